@@ -1,0 +1,101 @@
+// The four plugin kinds and the contracts between them and the core.
+//
+//   InputPlugin::read ──PacketBlock──▶ worker: parsePacket ──▶ StoragePlugin::processBatch
+//                                                                  │ FlowRecord (ExportRing)
+//                                                                  ▼
+//                                            export thread: OutputPlugin::write(span)
+//
+// Virtual calls happen once per block of up to 64 packets (input, storage) or once per batch
+// of exported records (output), never per packet.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "rowprobe/flow_record.hpp"
+#include "rowprobe/packet.hpp"
+#include "rowprobe/spsc_ring.hpp"
+#include "rowprobe/stats.hpp"
+
+namespace rowprobe {
+
+enum class PluginKind : std::uint8_t { Input, Storage, Process, Output };
+
+/// Base of every plugin instance; the registry's factories return it.
+class Plugin {
+public:
+    virtual ~Plugin() = default;
+};
+
+/// Reads packets. One instance per queue, used by that queue's input thread only, except
+/// `stop` and `stats`, which other threads may call at any time.
+class InputPlugin : public Plugin {
+public:
+    enum class Status : std::uint8_t {
+        Ok,       ///< `block` holds at least one packet
+        Timeout,  ///< live input had nothing within its read timeout (block empty): lets the
+                  ///< worker expire flows on wall-clock time
+        End,      ///< no more packets, ever (end of file, or stopped)
+    };
+    /// Fills `block` (cleared by the caller) with up to kMaxBatch packets and sets block.link.
+    /// May block up to the plugin's read timeout. Throws RuntimeError on an I/O failure.
+    virtual Status read(PacketBlock& block) = 0;
+    /// Any thread: make a blocking read return End soon (SIGINT, SIGTERM, -c reached).
+    virtual void stop() noexcept {}
+    /// Any thread: counters of the capture itself (e.g. kernel drops). Must be thread-safe.
+    virtual InputStats stats() const { return {}; }
+    /// True for live sources: the worker then expires idle flows on wall-clock time.
+    virtual bool live() const noexcept { return false; }
+};
+
+/// The ring that carries finished records from a worker to the export thread.
+using ExportRing = SpscRing<FlowRecord>;
+
+/// Where a storage plugin sends finished records. `ring` is owned by the core; `abandon` turns
+/// true only if the export thread failed, so a full ring never deadlocks the worker.
+struct ExportTarget {
+    ExportRing* ring = nullptr;
+    const std::atomic<bool>* abandon = nullptr;
+    std::uint8_t queue = 0;
+};
+
+/// Keeps flows. One instance per queue, owned and called by that queue's worker thread only.
+class StoragePlugin : public Plugin {
+public:
+    /// Called once before the first batch.
+    virtual void attach(const ExportTarget& target) = 0;
+    /// The packet path: updates flows for every packet in arrival order and incrementally
+    /// expires inactive flows. No allocation, lock (except the optional row lock), exception
+    /// or log line.
+    virtual void processBatch(std::span<ParsedPacket> batch) noexcept = 0;
+    /// Expires flows up to time `now` without packets (idle live input).
+    virtual void advanceTime(TimeNs now) noexcept = 0;
+    /// Exports every cached flow with EndReason::ForcedEnd (end of input, shutdown).
+    virtual void flushAll() noexcept = 0;
+    /// Snapshot of the table's counters (worker thread).
+    virtual CacheStats stats() const noexcept = 0;
+};
+
+/// Inspects packets of flows and adds fields. Declared for the plugin SDK; the flow table calls
+/// process plugins through per-hook arrays built at start-up.
+class ProcessPlugin : public Plugin {
+public:
+    /// Bytes of per-flow state this plugin needs in each flow's arena.
+    virtual std::size_t flowStateSize() const noexcept = 0;
+};
+
+/// Writes records. One instance, called by the export thread only.
+class OutputPlugin : public Plugin {
+public:
+    /// Formats and writes a batch of records. May buffer. Throws RuntimeError on I/O failure.
+    virtual void write(std::span<const FlowRecord> records) = 0;
+    /// Pushes buffered data out (called when the export rings are idle, and at exit).
+    virtual void flush() {}
+    /// Thread-safe counters (records written, dropped).
+    virtual OutputStats stats() const { return {}; }
+};
+
+}  // namespace rowprobe

@@ -1,0 +1,87 @@
+// Single-producer single-consumer ring, the hand-off between the threads of a queue:
+// input -> worker (packet blocks), worker -> export (flow records).
+//
+//   m_head (producer-owned, cache line 1)   m_tail (consumer-owned, cache line 2)
+//   slots [capacity], capacity a power of two
+//
+// * Lock-free: one acquire load and one release store per operation, each index on its own cache
+//   line; the producer caches the consumer's index (and vice versa) so the common case touches
+//   only its own line.
+// * Capacity is fixed at construction; nothing allocates afterwards.
+// * tryPush / tryPop never block. Callers that must not lose data wait with a bounded spin,
+//   then std::this_thread::yield (see waitPush).
+#pragma once
+
+#include <atomic>
+#include <bit>
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <thread>
+
+namespace rowprobe {
+
+template <class T>
+class SpscRing {
+public:
+    explicit SpscRing(std::size_t capacity)
+        : m_capacity(std::bit_ceil(capacity < 2 ? std::size_t{2} : capacity)),
+          m_mask(m_capacity - 1),
+          m_slots(std::make_unique<T[]>(m_capacity)) {}
+
+    SpscRing(const SpscRing&) = delete;
+    SpscRing& operator=(const SpscRing&) = delete;
+
+    /// Producer only. Returns false when full.
+    bool tryPush(const T& value) noexcept {
+        const std::size_t head = m_head.load(std::memory_order_relaxed);
+        if (head - m_cachedTail == m_capacity) {
+            m_cachedTail = m_tail.load(std::memory_order_acquire);
+            if (head - m_cachedTail == m_capacity) return false;
+        }
+        m_slots[head & m_mask] = value;
+        m_head.store(head + 1, std::memory_order_release);
+        return true;
+    }
+
+    /// Producer only. Waits (spin, then yield) until there is room; returns false only if
+    /// `abandon` becomes true while waiting (the consumer has gone away).
+    bool waitPush(const T& value, const std::atomic<bool>& abandon) noexcept {
+        for (unsigned spin = 0; !tryPush(value); ++spin) {
+            if (abandon.load(std::memory_order_relaxed)) return false;
+            if (spin > 64) std::this_thread::yield();
+        }
+        return true;
+    }
+
+    /// Consumer only. Returns false when empty.
+    bool tryPop(T& out) noexcept {
+        const std::size_t tail = m_tail.load(std::memory_order_relaxed);
+        if (tail == m_cachedHead) {
+            m_cachedHead = m_head.load(std::memory_order_acquire);
+            if (tail == m_cachedHead) return false;
+        }
+        out = m_slots[tail & m_mask];
+        m_tail.store(tail + 1, std::memory_order_release);
+        return true;
+    }
+
+    /// Either side; approximate while the other side runs.
+    std::size_t size() const noexcept {
+        return m_head.load(std::memory_order_acquire) - m_tail.load(std::memory_order_acquire);
+    }
+    bool empty() const noexcept { return size() == 0; }
+    std::size_t capacity() const noexcept { return m_capacity; }
+
+private:
+    static constexpr std::size_t kLine = 64;
+    const std::size_t m_capacity;
+    const std::size_t m_mask;
+    std::unique_ptr<T[]> m_slots;
+    alignas(kLine) std::atomic<std::size_t> m_head{0};
+    std::size_t m_cachedTail = 0;  ///< producer's copy of m_tail
+    alignas(kLine) std::atomic<std::size_t> m_tail{0};
+    std::size_t m_cachedHead = 0;  ///< consumer's copy of m_head
+};
+
+}  // namespace rowprobe
