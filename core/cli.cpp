@@ -1,0 +1,194 @@
+#include "cli.hpp"
+
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "rowprobe/errors.hpp"
+#include "rowprobe/options.hpp"
+#include "rowprobe/registry.hpp"
+
+namespace po = boost::program_options;
+
+namespace rowprobe::core {
+
+namespace {
+
+po::options_description describeOptions() {
+    po::options_description d("Options");
+    // clang-format off
+    d.add_options()
+        ("input,i", po::value<std::vector<std::string>>()->composing(),
+            "input plugin string, e.g. 'pcap;file=trace.pcap' (repeat for more queues)")
+        ("storage,s", po::value<std::string>(), "storage plugin string (default 'cache')")
+        ("process,p", po::value<std::vector<std::string>>()->composing(),
+            "process plugin string (repeatable)")
+        ("output,o", po::value<std::string>(), "output plugin string (default 'text')")
+        ("count,c", po::value<std::string>(), "stop after N packets on each input")
+        ("stats-interval,t", po::value<std::string>(), "print statistics every SECONDS")
+        ("stats-json", po::value<std::string>(), "write the final statistics as JSON to FILE")
+        ("pid-file", po::value<std::string>(), "write the process id to FILE")
+        ("quiet,Q", "do not print statistics to stderr at exit")
+        ("no-vlan-key", "leave the VLAN id out of the flow key")
+        ("config", po::value<std::string>(), "read options from FILE (same names, one 'name = value' per line)")
+        ("help,h", "show help; '-h input|storage|process|output' lists plugins, '-h NAME' shows a plugin")
+        ("version,V", "show the version");
+    // clang-format on
+    return d;
+}
+
+std::vector<std::string> longOptionNames(const po::options_description& d) {
+    std::vector<std::string> names;
+    for (const auto& o : d.options()) names.push_back("--" + o->long_name());
+    return names;
+}
+
+ConfigError cliError(std::string option, std::string value, std::string problem,
+                     std::vector<std::string> choices = {}) {
+    return ConfigError({.component = "command line",
+                        .option = std::move(option),
+                        .value = std::move(value),
+                        .problem = std::move(problem),
+                        .choices = std::move(choices),
+                        .help = "rowprobe -h"});
+}
+
+std::uint64_t parseCount(const std::string& text) {
+    std::uint64_t v = 0;
+    std::size_t used = 0;
+    try {
+        if (!text.empty() && text[0] != '-') v = std::stoull(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used == 0 || used != text.size()) {
+        throw cliError("-c", text, "must be a whole number of packets (0 = no limit), got '" + text + "'");
+    }
+    return v;
+}
+
+double parseSeconds(const std::string& text) {
+    std::uint64_t ns = 0;
+    if (!parseDuration(text, ns) || ns > 86400ULL * kNsPerSec) {
+        throw cliError("-t", text, "must be a number of seconds in [0, 86400], got '" + text + "'");
+    }
+    return static_cast<double>(ns) / 1e9;
+}
+
+}  // namespace
+
+CliResult parseCommandLine(int argc, const char* const* argv) {
+    CliResult result;
+    // -h takes an optional topic as the next word, which Program_options cannot express for
+    // short options: handle it before the parser.
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "-h" || a == "--help") {
+            result.action = CliResult::Action::Help;
+            if (i + 1 < argc && argv[i + 1][0] != '-') result.helpTopic = argv[i + 1];
+            return result;
+        }
+        if (a.rfind("--help=", 0) == 0) {
+            result.action = CliResult::Action::Help;
+            result.helpTopic = a.substr(7);
+            return result;
+        }
+    }
+
+    const po::options_description desc = describeOptions();
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+        if (vm.count("config") != 0) {
+            const std::string path = vm["config"].as<std::string>();
+            std::ifstream file(path);
+            if (!file) throw cliError("--config", path, "cannot read the configuration file '" + path + "'");
+            po::store(po::parse_config_file(file, desc), vm);
+        }
+        po::notify(vm);
+    } catch (const po::unknown_option& e) {
+        const std::string name = e.get_option_name();
+        std::vector<std::string> choices = longOptionNames(desc);
+        throw cliError({}, name, "unknown option '" + name + "'", choices);
+    } catch (const po::error& e) {
+        throw cliError({}, {}, e.what());
+    }
+
+    if (vm.count("version") != 0) {
+        result.action = CliResult::Action::Version;
+        return result;
+    }
+    Config& c = result.config;
+    if (vm.count("input") != 0) c.inputs = vm["input"].as<std::vector<std::string>>();
+    if (vm.count("storage") != 0) c.storage = vm["storage"].as<std::string>();
+    if (vm.count("process") != 0) c.process = vm["process"].as<std::vector<std::string>>();
+    if (vm.count("output") != 0) c.output = vm["output"].as<std::string>();
+    if (vm.count("count") != 0) c.packetLimit = parseCount(vm["count"].as<std::string>());
+    if (vm.count("stats-interval") != 0) c.statsInterval = parseSeconds(vm["stats-interval"].as<std::string>());
+    if (vm.count("stats-json") != 0) c.statsJson = vm["stats-json"].as<std::string>();
+    if (vm.count("pid-file") != 0) c.pidFile = vm["pid-file"].as<std::string>();
+    c.quiet = vm.count("quiet") != 0;
+    c.vlanInKey = vm.count("no-vlan-key") == 0;
+    if (c.inputs.empty()) {
+        throw cliError("-i", {}, "an input is required, e.g. -i 'pcap;file=trace.pcap' (see rowprobe -h input)");
+    }
+    if (c.inputs.size() > 255) throw cliError("-i", {}, "at most 255 inputs (queues) are supported");
+    return result;
+}
+
+std::string helpText(const std::string& topic) {
+    const Registry& reg = Registry::instance();
+    std::ostringstream out;
+    if (topic.empty()) {
+        out << "Usage: rowprobe -i INPUT [-s STORAGE] [-p PROCESS]... [-o OUTPUT] [options]\n\n"
+            << "A flow exporter: packets from INPUT become bidirectional flow records in the\n"
+            << "STORAGE flow cache and leave through OUTPUT. Plugin strings: 'name;opt=value;flag'.\n\n"
+            << "Example:\n"
+            << "  rowprobe -i 'pcap;file=trace.pcap' -s 'cache;size=17;policy=lru' -o 'json;file=flows.json'\n\n"
+            << describeOptions() << '\n'
+            << "Plugins: rowprobe -h input | storage | process | output; one plugin: rowprobe -h NAME\n";
+        return out.str();
+    }
+    for (PluginKind kind : {PluginKind::Input, PluginKind::Storage, PluginKind::Process, PluginKind::Output}) {
+        if (topic != pluginKindName(kind)) continue;
+        const auto entries = reg.list(kind);
+        out << topic << " plugins:\n";
+        if (entries.empty()) out << "  (none built in)\n";
+        std::size_t width = 0;
+        for (const auto* e : entries) width = std::max(width, e->info.name.size());
+        for (const auto* e : entries) {
+            out << "  " << e->info.name << std::string(width - e->info.name.size() + 2, ' ')
+                << e->info.summary << '\n';
+        }
+        return out.str();
+    }
+    const Registry::Entry* e = reg.findAny(topic);
+    if (e == nullptr) {
+        std::vector<std::string> topics = {"input", "storage", "process", "output"};
+        for (PluginKind kind : {PluginKind::Input, PluginKind::Storage, PluginKind::Process, PluginKind::Output}) {
+            for (auto& n : reg.names(kind)) topics.push_back(n);
+        }
+        throw ConfigError({.component = "help",
+                           .value = topic,
+                           .problem = "no plugin or topic named '" + topic + "'",
+                           .choices = topics});
+    }
+    out << pluginKindName(e->info.kind) << " plugin '" << e->info.name << "': " << e->info.summary
+        << "\n\nOptions ('name;opt=value;flag', long or short names):\n"
+        << formatOptionHelp(e->info.options);
+    if (e->info.extraHelp != nullptr) out << '\n' << e->info.extraHelp();
+    return out.str();
+}
+
+std::string versionText() {
+    std::string s = "rowprobe " ROWPROBE_VERSION;
+    s += " (plugins:";
+    const Registry& reg = Registry::instance();
+    for (PluginKind kind : {PluginKind::Input, PluginKind::Storage, PluginKind::Process, PluginKind::Output}) {
+        for (auto& n : reg.names(kind)) s += " " + n;
+    }
+    s += ")";
+    return s;
+}
+
+}  // namespace rowprobe::core

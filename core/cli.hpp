@@ -1,0 +1,42 @@
+// Command line and configuration file (Boost.Program_options).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rowprobe::core {
+
+/// Everything the command line (and an optional --config file) asks for.
+struct Config {
+    std::vector<std::string> inputs;    ///< -i, one per queue
+    std::string storage = "cache";      ///< -s
+    std::vector<std::string> process;   ///< -p, repeatable
+    std::string output = "text";        ///< -o
+    std::uint64_t packetLimit = 0;      ///< -c, per input; 0 = no limit
+    double statsInterval = 0;           ///< -t seconds; 0 = only at exit
+    std::string statsJson;              ///< --stats-json FILE
+    std::string pidFile;                ///< --pid-file FILE
+    bool quiet = false;                 ///< -Q: no statistics on stderr at exit
+    bool vlanInKey = true;              ///< --no-vlan-key clears it
+};
+
+/// What main should do after parsing.
+struct CliResult {
+    enum class Action { Run, Help, Version } action = Action::Run;
+    std::string helpTopic;  ///< for Help: "", "input", "storage", "process", "output" or a plugin
+    Config config;
+};
+
+/// Parses argv. Throws ConfigError for anything wrong (unknown option with "did you mean",
+/// bad value, missing -i, unreadable --config file).
+CliResult parseCommandLine(int argc, const char* const* argv);
+
+/// The text for `-h` (general usage) or `-h TOPIC`; throws ConfigError for an unknown topic.
+std::string helpText(const std::string& topic);
+
+/// "rowprobe 0.1.0 (...build features...)".
+std::string versionText();
+
+}  // namespace rowprobe::core

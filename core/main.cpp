@@ -1,0 +1,90 @@
+// rowprobe: command-line entry point. Exit codes: 0 success, 1 runtime failure (I/O, output),
+// 2 configuration error (bad option or plugin string), printed as one message.
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+
+#include "cli.hpp"
+#include "pipeline.hpp"
+#include "rowprobe/errors.hpp"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void onSignal(int /*signal*/) {
+    if (g_stop.exchange(true)) {
+        std::_Exit(130);  // a second signal: the user insists
+    }
+}
+
+void installSignals() {
+    struct sigaction sa {};
+    sa.sa_handler = onSignal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    std::signal(SIGPIPE, SIG_IGN);
+}
+
+int configError(const rowprobe::ConfigError& e) {
+    std::cerr << "rowprobe: error: " << e.render() << '\n';
+    return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace rowprobe;
+    using namespace rowprobe::core;
+    CliResult cli;
+    try {
+        cli = parseCommandLine(argc, argv);
+        if (cli.action == CliResult::Action::Help) {
+            std::cout << helpText(cli.helpTopic);
+            return 0;
+        }
+        if (cli.action == CliResult::Action::Version) {
+            std::cout << versionText() << '\n';
+            return 0;
+        }
+    } catch (const ConfigError& e) {
+        return configError(e);
+    }
+    const Config& config = cli.config;
+
+    std::unique_ptr<Pipeline> pipeline;
+    try {
+        pipeline = std::make_unique<Pipeline>(config);
+    } catch (const ConfigError& e) {
+        return configError(e);
+    } catch (const std::exception& e) {
+        std::cerr << "rowprobe: error: " << e.what() << '\n';
+        return 1;
+    }
+
+    if (!config.pidFile.empty()) {
+        std::ofstream pid(config.pidFile);
+        if (!pid || !(pid << getpid() << '\n')) {
+            std::cerr << "rowprobe: error: cannot write pid file '" << config.pidFile << "'\n";
+            return 1;
+        }
+    }
+    installSignals();
+    const int rc = pipeline->run(g_stop);
+    const StatsSnapshot stats = pipeline->stats();
+    if (!config.quiet) std::cerr << formatStatsText(stats, nullptr);
+    if (!config.statsJson.empty()) {
+        std::ofstream out(config.statsJson);
+        if (!out || !(out << formatStatsJson(stats))) {
+            std::cerr << "rowprobe: error: cannot write statistics to '" << config.statsJson << "'\n";
+            return 1;
+        }
+    }
+    if (!config.pidFile.empty()) std::remove(config.pidFile.c_str());
+    if (rc != 0) std::cerr << "rowprobe: error: " << pipeline->error() << '\n';
+    return rc;
+}

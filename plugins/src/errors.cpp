@@ -1,0 +1,86 @@
+#include "rowprobe/errors.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+
+namespace rowprobe {
+
+namespace {
+std::string joinChoices(const std::vector<std::string>& choices) {
+    std::vector<std::string> sorted = choices;
+    std::sort(sorted.begin(), sorted.end());
+    std::string out;
+    for (const auto& c : sorted) {
+        if (!out.empty()) out += ", ";
+        out += c;
+    }
+    return out;
+}
+
+std::string headline(const ConfigError::Details& d) {
+    std::string s = d.component;
+    if (!d.option.empty()) s += ": option '" + d.option + "'";
+    if (!d.problem.empty()) s += (s.empty() ? "" : ": ") + d.problem;
+    return s;
+}
+}  // namespace
+
+ConfigError::ConfigError(Details d) : std::runtime_error(headline(d)), m_details(std::move(d)) {}
+
+std::string ConfigError::render() const {
+    const Details& d = m_details;
+    std::ostringstream out;
+    out << headline(d) << '\n';
+    if (!d.source.empty()) {
+        const std::string prefix = "    " + (d.flag.empty() ? std::string() : d.flag + " ") + "\"";
+        out << prefix << d.source << "\"\n";
+        if (d.column != std::string::npos && d.column <= d.source.size()) {
+            const std::size_t width = std::max<std::size_t>(1, d.value.size());
+            out << std::string(prefix.size() + d.column, ' ') << '^'
+                << std::string(width - 1, '~') << '\n';
+        }
+    }
+    if (!d.choices.empty()) {
+        out << "    available: " << joinChoices(d.choices);
+        const std::string guess = closestMatch(d.value, d.choices);
+        if (!guess.empty()) out << "   (did you mean '" << guess << "'?)";
+        out << '\n';
+    }
+    if (!d.help.empty()) out << "    help: " << d.help << '\n';
+    std::string s = out.str();
+    if (!s.empty() && s.back() == '\n') s.pop_back();
+    return s;
+}
+
+std::size_t editDistance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> prev(b.size() + 1);
+    std::vector<std::size_t> cur(b.size() + 1);
+    std::iota(prev.begin(), prev.end(), std::size_t{0});
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+        }
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
+}
+
+std::string closestMatch(std::string_view word, const std::vector<std::string>& candidates) {
+    if (word.empty()) return {};
+    const std::size_t limit = std::max<std::size_t>(1, word.size() / 3);
+    std::string best;
+    std::size_t bestDistance = limit + 1;
+    for (const auto& c : candidates) {
+        const std::size_t d = editDistance(word, c);
+        if (d < bestDistance || (d == bestDistance && c < best)) {
+            best = c;
+            bestDistance = d;
+        }
+    }
+    return bestDistance <= limit ? best : std::string();
+}
+
+}  // namespace rowprobe
