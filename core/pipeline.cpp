@@ -214,7 +214,7 @@ void Pipeline::exportLoop() {
                 std::this_thread::sleep_for(std::chrono::microseconds(200));
             }
         }
-        m_output->flush();
+        m_output->finish();
     } catch (const std::exception& e) {
         m_abandon = true;
         fail(e.what());

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <map>
 #include <string>
 #include <vector>
@@ -65,5 +67,62 @@ std::vector<std::uint8_t> ethIpv4Udp(const std::string& src, std::uint16_t sport
 using JsonObject = std::map<std::string, std::string>;
 /// Parses JSON-lines text made of flat objects (the json output's format).
 std::vector<JsonObject> parseJsonLines(const std::string& text);
+
+// ---- Additions (groundtruth / golden suites) -------------------------------------------------
+
+/// Parses one JSON document, flattening nested objects and arrays into dotted keys
+/// ("total.cache.hits", "queues.0.parsed"); strings unquoted, other scalars as written.
+/// Throws std::runtime_error on malformed JSON.
+JsonObject parseJsonFlat(const std::string& text);
+
+/// The whole file as a string (empty when it cannot be read).
+std::string readFile(const std::filesystem::path& path);
+
+/// RFC 4180 CSV: quoted fields, doubled quotes, commas and newlines inside quotes.
+std::vector<std::vector<std::string>> parseCsv(const std::string& text);
+
+/// "2023-11-14T22:13:20.001289368Z" (1-9 fraction digits, optional Z, also ' ' for 'T') or
+/// "1700000000.001289368" -> nanoseconds since the epoch; nullopt when unparsable.
+std::optional<std::uint64_t> parseTimeNs(const std::string& text);
+
+/// A tiny YAML subset: block mappings and sequences, flow sequences `[a, b]` and flow mappings
+/// `{a: 1}` (possibly spanning lines), quoted and plain scalars (plain ones may continue on
+/// more-indented lines), `#` comments. Enough for suricata-verify / FlowTest style files.
+struct YamlNode {
+    enum class Kind { Null, Scalar, Map, List };
+    Kind kind = Kind::Null;
+    std::string scalar;
+    std::vector<std::pair<std::string, YamlNode>> map;  ///< in file order
+    std::vector<YamlNode> list;
+
+    bool isNull() const { return kind == Kind::Null; }
+    /// The value of `key` in a map, or nullptr.
+    const YamlNode* find(const std::string& key) const;
+};
+/// Throws std::runtime_error with a line number on input outside the subset.
+YamlNode parseYaml(const std::string& text);
+
+/// A child process started without a shell, stdout/stderr captured into files; used to send
+/// signals to a running rowprobe. The destructor kills (SIGKILL) and reaps it if still running.
+class ChildProcess {
+public:
+    explicit ChildProcess(const std::vector<std::string>& argv);
+    ~ChildProcess();
+    ChildProcess(const ChildProcess&) = delete;
+    ChildProcess& operator=(const ChildProcess&) = delete;
+
+    int pid() const { return m_pid; }
+    bool running();
+    void signal(int sig);
+    /// Waits up to `timeoutSec`; returns exit code (128 + signal when killed by one) or -1 on
+    /// timeout (the process is left running). Output captured so far is returned too.
+    CommandResult wait(double timeoutSec);
+
+private:
+    int m_pid = -1;
+    int m_status = -1;
+    bool m_reaped = false;
+    std::filesystem::path m_dir;
+};
 
 }  // namespace rowprobe::test

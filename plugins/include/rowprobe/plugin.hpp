@@ -94,6 +94,12 @@ public:
     virtual void write(std::span<const FlowRecord> records) = 0;
     /// Pushes buffered data out (called when the export rings are idle, and at exit).
     virtual void flush() {}
+    /// Called once by the export thread after the last write, before the final statistics are
+    /// read: delivers everything still buffered and closes the output. May block for a bounded,
+    /// plugin-configured time (e.g. the ipfix TCP `linger` while a collector is down); records
+    /// it cannot deliver are counted in stats().dropped. The default flushes. Plugins must
+    /// also behave when it is never called (their destructor then does the same work).
+    virtual void finish() { flush(); }
     /// Thread-safe counters (records written, dropped).
     virtual OutputStats stats() const { return {}; }
 };

@@ -1,0 +1,226 @@
+#include "pcap_input.hpp"
+
+#include <ctime>
+#include <string_view>
+
+#include "rowprobe/errors.hpp"
+#include "rowprobe/registry.hpp"
+
+namespace rowprobe::input {
+
+namespace {
+
+constexpr OptionSpec kOptions[] = {
+    {.name = "file", .shortName = "f", .type = OptionType::String,
+     .help = "pcap or pcapng file to read ('-' = standard input)"},
+    {.name = "ifc", .shortName = "i", .type = OptionType::String,
+     .help = "network interface to capture from live"},
+    {.name = "filter", .shortName = "F", .type = OptionType::String,
+     .help = "BPF filter expression (tcpdump syntax)"},
+    {.name = "snaplen", .shortName = "s", .type = OptionType::Int, .defaultValue = "65535",
+     .help = "bytes kept of each frame", .min = 64, .max = 262144},
+    {.name = "promisc", .shortName = "p", .type = OptionType::Flag,
+     .help = "put the interface into promiscuous mode (ignored for files)"},
+    {.name = "timeout", .type = OptionType::Duration, .defaultValue = "100ms",
+     .help = "live read timeout: longest wait of an idle read (ignored for files)", .min = 0.001,
+     .max = 10},
+};
+
+constexpr std::uint64_t kStatsPeriodNs = 100'000'000;
+
+std::uint64_t monotonicNs() noexcept {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * kNsPerSec + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+/// The LinkType for a pcap DLT value, or false when the parser does not handle it.
+bool toLinkType(int dlt, LinkType& out) noexcept {
+    switch (dlt) {
+        case DLT_EN10MB: out = LinkType::Ethernet; return true;
+        case 12:   // DLT_RAW on most systems
+        case 14:   // DLT_RAW on BSD/OS and OpenBSD
+        case 101:  // LINKTYPE_RAW as stored in files
+        case 228:  // DLT_IPV4
+        case 229:  // DLT_IPV6
+            out = LinkType::Raw;
+            return true;
+        case DLT_LINUX_SLL: out = LinkType::LinuxSll; return true;
+        case DLT_NULL: out = LinkType::Null; return true;
+        default: return false;
+    }
+}
+
+std::string dltText(int dlt) {
+    const char* name = pcap_datalink_val_to_name(dlt);
+    std::string text = name != nullptr ? std::string(name) : std::string("unknown");
+    const char* description = pcap_datalink_val_to_description(dlt);
+    if (description != nullptr) text += " (" + std::string(description) + ")";
+    return text + ", DLT " + std::to_string(dlt);
+}
+
+}  // namespace
+
+PcapInput::PcapInput(const Options& options)
+    : m_snaplen(static_cast<std::uint32_t>(options.getInt("snaplen"))) {
+    const bool hasFile = options.explicitlySet("file");
+    const bool hasIfc = options.explicitlySet("ifc");
+    if (hasFile == hasIfc) {
+        options.fail(hasFile ? "ifc" : "file", "give exactly one of 'file' or 'ifc'");
+    }
+    try {
+        if (hasFile) {
+            openFile(options);
+        } else {
+            openLive(options);
+        }
+        checkLinkType(options);
+        installFilter(options);
+    } catch (...) {
+        if (m_handle != nullptr) pcap_close(m_handle);
+        m_handle = nullptr;
+        throw;
+    }
+    if (m_live) m_nextStatsNs = monotonicNs() + kStatsPeriodNs;
+}
+
+PcapInput::~PcapInput() {
+    if (m_handle != nullptr) pcap_close(m_handle);
+}
+
+void PcapInput::openFile(const Options& options) {
+    m_source = options.getString("file");
+    char errbuf[PCAP_ERRBUF_SIZE] = {};
+    m_handle = pcap_open_offline_with_tstamp_precision(m_source.c_str(), PCAP_TSTAMP_PRECISION_NANO,
+                                                       errbuf);
+    if (m_handle == nullptr) options.fail("file", "cannot read '" + m_source + "': " + errbuf);
+    m_nanoTs = pcap_get_tstamp_precision(m_handle) == PCAP_TSTAMP_PRECISION_NANO;
+}
+
+void PcapInput::openLive(const Options& options) {
+    m_source = options.getString("ifc");
+    m_live = true;
+    char errbuf[PCAP_ERRBUF_SIZE] = {};
+    m_handle = pcap_create(m_source.c_str(), errbuf);
+    if (m_handle == nullptr) options.fail("ifc", "cannot open interface '" + m_source + "': " + errbuf);
+    const auto timeoutMs = static_cast<int>(options.getDurationNs("timeout") / 1'000'000);
+    pcap_set_snaplen(m_handle, static_cast<int>(m_snaplen));
+    pcap_set_promisc(m_handle, options.getFlag("promisc") ? 1 : 0);
+    pcap_set_timeout(m_handle, timeoutMs < 1 ? 1 : timeoutMs);
+    // Nanosecond stamps where the platform has them; microseconds otherwise.
+    pcap_set_tstamp_precision(m_handle, PCAP_TSTAMP_PRECISION_NANO);
+    const int rc = pcap_activate(m_handle);
+    if (rc < 0) {
+        std::string reason = pcap_statustostr(rc);
+        const std::string detail = pcap_geterr(m_handle);
+        if (!detail.empty()) reason += ": " + detail;
+        options.fail("ifc", "cannot capture on '" + m_source + "': " + reason);
+    }
+    m_nanoTs = pcap_get_tstamp_precision(m_handle) == PCAP_TSTAMP_PRECISION_NANO;
+}
+
+void PcapInput::checkLinkType(const Options& options) {
+    const int dlt = pcap_datalink(m_handle);
+    if (!toLinkType(dlt, m_link)) {
+        options.fail(m_live ? "ifc" : "file",
+                     "link type " + dltText(dlt) +
+                         " is not supported; supported: EN10MB (Ethernet), RAW (raw IPv4/IPv6), "
+                         "LINUX_SLL (Linux cooked), NULL (BSD loopback)");
+    }
+}
+
+void PcapInput::installFilter(const Options& options) {
+    if (!options.explicitlySet("filter")) return;
+    const std::string expression = options.getString("filter");
+    bpf_u_int32 net = 0;
+    bpf_u_int32 mask = PCAP_NETMASK_UNKNOWN;
+    char errbuf[PCAP_ERRBUF_SIZE] = {};
+    if (m_live && pcap_lookupnet(m_source.c_str(), &net, &mask, errbuf) != 0) {
+        mask = PCAP_NETMASK_UNKNOWN;
+    }
+    bpf_program program{};
+    if (pcap_compile(m_handle, &program, expression.c_str(), 1, mask) != 0) {
+        options.fail("filter", "invalid BPF filter: " + std::string(pcap_geterr(m_handle)));
+    }
+    const int rc = pcap_setfilter(m_handle, &program);
+    pcap_freecode(&program);
+    if (rc != 0) {
+        options.fail("filter", "cannot install BPF filter: " + std::string(pcap_geterr(m_handle)));
+    }
+}
+
+InputPlugin::Status PcapInput::read(PacketBlock& block) {
+    block.link = m_link;
+    if (m_stopRequested.load(std::memory_order_relaxed)) m_ended = true;
+    if (m_ended) return Status::End;
+
+    const std::size_t before = block.count;
+    const std::uint32_t tsScale = m_nanoTs ? 1 : 1000;
+    bool timedOut = false;
+    if (m_pendingData != nullptr) {
+        // Fits: the block is empty and the frame was cut to the arena size below.
+        block.append(m_pendingData, m_pendingHeader.caplen, m_pendingHeader.len,
+                     static_cast<TimeNs>(m_pendingHeader.ts.tv_sec) * kNsPerSec +
+                         static_cast<TimeNs>(m_pendingHeader.ts.tv_usec) * tsScale);
+        m_pendingData = nullptr;
+    }
+    while (!block.full()) {
+        pcap_pkthdr* header = nullptr;
+        const u_char* data = nullptr;
+        const int rc = pcap_next_ex(m_handle, &header, &data);
+        if (rc == 1) {
+            std::uint32_t capLen = header->caplen < m_snaplen ? header->caplen : m_snaplen;
+            if (capLen > PacketBlock::kArenaBytes) capLen = PacketBlock::kArenaBytes;
+            const TimeNs ts = static_cast<TimeNs>(header->ts.tv_sec) * kNsPerSec +
+                              static_cast<TimeNs>(header->ts.tv_usec) * tsScale;
+            if (!block.append(data, capLen, header->len, ts)) {
+                m_pendingHeader = *header;
+                m_pendingHeader.caplen = capLen;
+                m_pendingData = data;
+                break;
+            }
+            continue;
+        }
+        if (rc == 0) {  // live read timeout
+            timedOut = true;
+            break;
+        }
+        if (rc == PCAP_ERROR_BREAK) {  // end of file, or stop() broke the live loop
+            m_ended = true;
+            break;
+        }
+        throw RuntimeError("input 'pcap'", "reading '" + m_source + "': " + pcap_geterr(m_handle));
+    }
+
+    const std::size_t got = block.count - before;
+    if (got != 0) m_received.fetch_add(got, std::memory_order_relaxed);
+    if (m_live && (m_ended || timedOut || monotonicNs() >= m_nextStatsNs)) refreshKernelStats();
+    if (got != 0) return Status::Ok;
+    return m_ended ? Status::End : Status::Timeout;
+}
+
+void PcapInput::refreshKernelStats() noexcept {
+    m_nextStatsNs = monotonicNs() + kStatsPeriodNs;
+    pcap_stat ps{};
+    if (pcap_stats(m_handle, &ps) != 0) return;
+    m_kernelDrops.store(ps.ps_drop, std::memory_order_relaxed);
+    m_ifaceDrops.store(ps.ps_ifdrop, std::memory_order_relaxed);
+}
+
+void PcapInput::stop() noexcept {
+    m_stopRequested.store(true, std::memory_order_relaxed);
+    if (m_handle != nullptr) pcap_breakloop(m_handle);
+}
+
+InputStats PcapInput::stats() const {
+    return {.received = m_received.load(std::memory_order_relaxed),
+            .kernelDrops = m_kernelDrops.load(std::memory_order_relaxed),
+            .ifaceDrops = m_ifaceDrops.load(std::memory_order_relaxed)};
+}
+
+ROWPROBE_REGISTER_PLUGIN(PluginKind::Input, PcapInput,
+                         {.name = "pcap",
+                          .summary = "packets from a pcap/pcapng file or a live interface (libpcap)",
+                          .options = kOptions});
+
+}  // namespace rowprobe::input

@@ -1,0 +1,383 @@
+#include "ipfix_encoder.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <ctime>
+#include <stdexcept>
+
+namespace rowprobe::output {
+
+namespace {
+
+inline void put16(std::uint8_t* p, std::uint16_t v) noexcept {
+    const std::uint16_t be = __builtin_bswap16(v);
+    std::memcpy(p, &be, 2);
+}
+inline void put32(std::uint8_t* p, std::uint32_t v) noexcept {
+    const std::uint32_t be = __builtin_bswap32(v);
+    std::memcpy(p, &be, 4);
+}
+inline void put64(std::uint8_t* p, std::uint64_t v) noexcept {
+    const std::uint64_t be = __builtin_bswap64(v);
+    std::memcpy(p, &be, 8);
+}
+template <class T>
+inline T load(const std::uint8_t* p) noexcept {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+inline std::uint64_t loadAny(const std::uint8_t* p, std::size_t width) noexcept {
+    switch (width) {
+        case 1: return *p;
+        case 2: return load<std::uint16_t>(p);
+        case 4: return load<std::uint32_t>(p);
+        default: return load<std::uint64_t>(p);
+    }
+}
+
+inline void putAny(std::uint8_t* p, std::uint64_t v, std::size_t length) noexcept {
+    for (std::size_t i = length; i-- > 0;) {
+        p[i] = static_cast<std::uint8_t>(v);
+        v >>= 8;
+    }
+}
+
+std::uint32_t defaultExportTime() { return static_cast<std::uint32_t>(std::time(nullptr)); }
+
+std::uint64_t defaultMonotonicNs() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * kNsPerSec + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+/// IANA flowStart/End timestamps come in four precisions two ids apart: 150/151 seconds,
+/// 152/153 milliseconds, 154/155 microseconds, 156/157 nanoseconds. The schema names the
+/// microsecond ids (ipfixprobe's); this maps them to the configured precision.
+IpfixElement timeElement(IpfixElement e, TimePrecision p) {
+    if (e.pen != kPenIana || e.id < 150 || e.id > 157) return e;
+    const unsigned end = (e.id - 150U) % 2U;
+    e.id = static_cast<std::uint16_t>(150 + 2 * static_cast<unsigned>(p) + end);
+    e.length = p == TimePrecision::Seconds ? 4 : 8;
+    return e;
+}
+
+IpfixTemplate compile(std::span<const FieldId> ids, std::uint8_t ipVersion, std::uint16_t templateId,
+                      const EncoderConfig& config) {
+    using Op = IpfixTemplate::Op;
+    IpfixTemplate t;
+    t.id = templateId;
+    t.ipVersion = ipVersion;
+    for (FieldId id : ids) {
+        const FieldSpec& f = fieldSpec(id);
+        IpfixElement e = f.ipfixFor(ipVersion);
+        if (!e.exported()) {
+            throw std::invalid_argument("field '" + std::string(f.name) + "' has no IPFIX element");
+        }
+        if (e.length == kIpfixVarLen) {
+            throw std::invalid_argument("field '" + std::string(f.name) + "' is variable-length");
+        }
+        IpfixTemplate::Step step;
+        step.offset = f.offset;
+        step.sourceSize = static_cast<std::uint8_t>(fieldTypeSize(f.type));
+        if (f.type == FieldType::Timestamp) e = timeElement(e, config.timePrecision);
+        step.length = static_cast<std::uint8_t>(e.length);
+        if (f.origin == FieldOrigin::Exporter) {
+            const std::uint64_t v = readUnsigned(f, FlowRecord{}, config.constants);
+            std::uint8_t bytes[8] = {};
+            putAny(bytes, v, e.length);
+            t.constants.push_back(load<std::uint64_t>(bytes));
+            step.op = Op::Constant;
+            step.constantIndex = static_cast<std::uint8_t>(t.constants.size() - 1);
+        } else {
+            switch (f.type) {
+                case FieldType::IpAddress:
+                    step.op = e.length == 4 ? Op::Ipv4 : Op::Copy16;
+                    break;
+                case FieldType::MacAddress: step.op = Op::Copy6; break;
+                case FieldType::Timestamp:
+                    switch (config.timePrecision) {
+                        case TimePrecision::Seconds: step.op = Op::TimeSec; break;
+                        case TimePrecision::Milliseconds: step.op = Op::TimeMs; break;
+                        case TimePrecision::Microseconds: step.op = Op::TimeUsNtp; break;
+                        case TimePrecision::Nanoseconds: step.op = Op::TimeNsNtp; break;
+                    }
+                    break;
+                default:
+                    if (step.sourceSize == e.length) {
+                        step.op = e.length == 1   ? Op::Int1
+                                  : e.length == 2 ? Op::Int2
+                                  : e.length == 4 ? Op::Int4
+                                                  : Op::Int8;
+                    } else if (step.sourceSize == 4 && e.length == 8) {
+                        step.op = Op::Int4To8;
+                    } else {
+                        step.op = Op::IntAny;
+                    }
+                    break;
+            }
+        }
+        t.steps.push_back(step);
+        t.fields.push_back(&f);
+        t.elements.push_back(e);
+        t.recordLength += e.length;
+    }
+    // Template record: id, field count, then per field (id | enterprise bit, length[, PEN]).
+    t.record.resize(4);
+    put16(t.record.data(), templateId);
+    put16(t.record.data() + 2, static_cast<std::uint16_t>(t.elements.size()));
+    for (const IpfixElement& e : t.elements) {
+        const std::size_t at = t.record.size();
+        t.record.resize(at + (e.enterprise() ? 8 : 4));
+        put16(t.record.data() + at,
+              static_cast<std::uint16_t>(e.id | (e.enterprise() ? 0x8000U : 0U)));
+        put16(t.record.data() + at + 2, e.length);
+        if (e.enterprise()) put32(t.record.data() + at + 4, e.pen);
+    }
+    return t;
+}
+
+}  // namespace
+
+std::uint64_t ntpMicroseconds(TimeNs t) noexcept {
+    const std::uint64_t sec = t / kNsPerSec;
+    const std::uint64_t usec = (t % kNsPerSec) / 1000;
+    const std::uint64_t frac = ((usec << 32) + 999'999) / 1'000'000;
+    return ((sec + kNtpEpochOffset) << 32) | frac;
+}
+
+std::uint64_t ntpNanoseconds(TimeNs t) noexcept {
+    const std::uint64_t sec = t / kNsPerSec;
+    const std::uint64_t nsec = t % kNsPerSec;
+    const std::uint64_t frac = ((nsec << 32) + (kNsPerSec - 1)) / kNsPerSec;
+    return ((sec + kNtpEpochOffset) << 32) | frac;
+}
+
+std::size_t IpfixEncoder::minMessageSize(std::span<const FieldId> fields) {
+    EncoderConfig config;
+    std::size_t largest = 0;
+    for (std::uint8_t v : {std::uint8_t{4}, std::uint8_t{6}}) {
+        const IpfixTemplate t = compile(fields, v, kFirstTemplateId, config);
+        largest = std::max({largest, t.recordLength, t.record.size()});
+    }
+    return kIpfixHeaderSize + kIpfixSetHeaderSize + largest;
+}
+
+IpfixEncoder::IpfixEncoder(const EncoderConfig& config, std::span<const FieldId> fields,
+                           MessageSink& sink)
+    : m_config(config), m_sink(sink) {
+    if (m_config.exportTime == nullptr) m_config.exportTime = &defaultExportTime;
+    if (m_config.monotonicNs == nullptr) m_config.monotonicNs = &defaultMonotonicNs;
+    if (m_config.maxMessageSize > 65535) {
+        throw std::invalid_argument("IPFIX messages are at most 65535 bytes");
+    }
+    if (m_config.maxMessageSize < minMessageSize(fields)) {
+        throw std::invalid_argument("message size " + std::to_string(m_config.maxMessageSize) +
+                                    " is below the minimum " +
+                                    std::to_string(minMessageSize(fields)));
+    }
+    m_templates.push_back(compile(fields, 4, kFirstTemplateId, m_config));
+    m_templates.push_back(compile(fields, 6, kFirstTemplateId + 1, m_config));
+    for (const auto& t : m_templates) {
+        SetBuffer s;
+        s.data.assign(kIpfixHeaderSize + m_config.maxMessageSize, 0);
+        m_sets.push_back(std::move(s));
+        resetSet(t, m_sets.back());
+    }
+    m_message.assign(m_config.maxMessageSize, 0);
+}
+
+void IpfixEncoder::resetSet(const IpfixTemplate& t, SetBuffer& s) noexcept {
+    put16(s.data.data() + kSetStart, t.id);
+    s.used = kSetStart + kIpfixSetHeaderSize;
+    s.records = 0;
+}
+
+void IpfixEncoder::encode(const IpfixTemplate& t, const FlowRecord& r,
+                          std::uint8_t* out) const noexcept {
+    using Op = IpfixTemplate::Op;
+    const auto* base = reinterpret_cast<const std::uint8_t*>(&r);
+    for (const IpfixTemplate::Step& s : t.steps) {
+        const std::uint8_t* src = base + s.offset;
+        switch (s.op) {
+            case Op::Int1: *out = *src; break;
+            case Op::Int2: put16(out, load<std::uint16_t>(src)); break;
+            case Op::Int4: put32(out, load<std::uint32_t>(src)); break;
+            case Op::Int4To8: put64(out, load<std::uint32_t>(src)); break;
+            case Op::Int8: put64(out, load<std::uint64_t>(src)); break;
+            case Op::IntAny: putAny(out, loadAny(src, s.sourceSize), s.length); break;
+            case Op::Ipv4: std::memcpy(out, src + 12, 4); break;
+            case Op::Copy16: std::memcpy(out, src, 16); break;
+            case Op::Copy6: std::memcpy(out, src, 6); break;
+            case Op::Constant: {
+                std::uint8_t bytes[8];
+                const std::uint64_t c = t.constants[s.constantIndex];
+                std::memcpy(bytes, &c, 8);
+                std::memcpy(out, bytes, s.length);
+                break;
+            }
+            case Op::TimeSec:
+                put32(out, static_cast<std::uint32_t>(load<std::uint64_t>(src) / kNsPerSec));
+                break;
+            case Op::TimeMs: put64(out, load<std::uint64_t>(src) / 1'000'000); break;
+            case Op::TimeUsNtp: put64(out, ntpMicroseconds(load<std::uint64_t>(src))); break;
+            case Op::TimeNsNtp: put64(out, ntpNanoseconds(load<std::uint64_t>(src))); break;
+        }
+        out += s.length;
+    }
+}
+
+std::size_t IpfixEncoder::encodeRecord(const FlowRecord& record, std::uint8_t* out) const {
+    const IpfixTemplate& t = templateFor(record.ipVersion);
+    encode(t, record, out);
+    return t.recordLength;
+}
+
+void IpfixEncoder::writeHeader(std::uint8_t* message, std::size_t length) const noexcept {
+    put16(message, kIpfixVersion);
+    put16(message + 2, static_cast<std::uint16_t>(length));
+    put32(message + 4, m_config.exportTime());
+    put32(message + 8, m_sequence);
+    put32(message + 12, m_config.observationDomain);
+}
+
+bool IpfixEncoder::send(std::uint8_t* message, std::size_t length, std::uint32_t records,
+                        bool templates) {
+    writeHeader(message, length);
+    const bool ok = m_sink.sendMessage({message, length}, records, templates);
+    if (ok) m_sequence += records;
+    ++m_messages;
+    if (templates) {
+        ++m_templateMessages;
+    } else {
+        ++m_dataMessagesSinceTemplates;
+    }
+    return ok;
+}
+
+std::vector<std::vector<std::uint8_t>> IpfixEncoder::templateMessages() {
+    std::vector<std::vector<std::uint8_t>> out;
+    std::vector<std::uint8_t> msg;
+    auto finish = [&] {
+        if (msg.empty()) return;
+        put16(msg.data() + kIpfixHeaderSize + 2,
+              static_cast<std::uint16_t>(msg.size() - kIpfixHeaderSize));
+        writeHeader(msg.data(), msg.size());
+        out.push_back(std::move(msg));
+        msg.clear();
+    };
+    for (const auto& t : m_templates) {
+        if (!msg.empty() && msg.size() + t.record.size() > m_config.maxMessageSize) finish();
+        if (msg.empty()) {
+            msg.assign(kIpfixHeaderSize + kIpfixSetHeaderSize, 0);
+            put16(msg.data() + kIpfixHeaderSize, kTemplateSetId);
+        }
+        msg.insert(msg.end(), t.record.begin(), t.record.end());
+    }
+    finish();
+    return out;
+}
+
+void IpfixEncoder::sendTemplates() {
+    // Built into m_message without allocating: templates in order, split when full.
+    std::size_t used = 0;
+    auto finish = [&] {
+        if (used == 0) return;
+        put16(m_message.data() + kIpfixHeaderSize + 2,
+              static_cast<std::uint16_t>(used - kIpfixHeaderSize));
+        send(m_message.data(), used, 0, true);
+        used = 0;
+    };
+    for (const auto& t : m_templates) {
+        if (used != 0 && used + t.record.size() > m_config.maxMessageSize) finish();
+        if (used == 0) {
+            put16(m_message.data() + kIpfixHeaderSize, kTemplateSetId);
+            used = kIpfixHeaderSize + kIpfixSetHeaderSize;
+        }
+        std::memcpy(m_message.data() + used, t.record.data(), t.record.size());
+        used += t.record.size();
+    }
+    finish();
+    m_templatesOwed = false;
+    m_lastTemplatesNs = m_config.monotonicNs();
+    m_dataMessagesSinceTemplates = 0;
+}
+
+void IpfixEncoder::sendTemplatesIfDue() {
+    if (!m_templatesOwed) {
+        if (m_config.templateRefreshNs != 0 &&
+            m_config.monotonicNs() - m_lastTemplatesNs >= m_config.templateRefreshNs) {
+            m_templatesOwed = true;
+        }
+        if (m_config.templateRefreshMessages != 0 &&
+            m_dataMessagesSinceTemplates >= m_config.templateRefreshMessages) {
+            m_templatesOwed = true;
+        }
+    }
+    if (m_templatesOwed) sendTemplates();
+}
+
+void IpfixEncoder::sendFullSet(const IpfixTemplate& t, SetBuffer& s) {
+    sendTemplatesIfDue();
+    const std::size_t setLength = s.used - kSetStart;
+    put16(s.data.data() + kSetStart + 2, static_cast<std::uint16_t>(setLength));
+    // The set buffer has the header room in front: the message is the buffer itself.
+    send(s.data.data(), s.used, s.records, false);
+    resetSet(t, s);
+}
+
+void IpfixEncoder::flush() {
+    bool any = false;
+    for (const auto& s : m_sets) any = any || s.records != 0;
+    if (!any) {
+        if (m_templatesOwed) sendTemplates();
+        return;
+    }
+    sendTemplatesIfDue();
+    // Greedy packing: start a message with the first non-empty set (in place); if others fit
+    // after it, copy everything into m_message instead.
+    std::size_t i = 0;
+    while (i < m_sets.size()) {
+        if (m_sets[i].records == 0) {
+            ++i;
+            continue;
+        }
+        std::size_t total = kIpfixHeaderSize + (m_sets[i].used - kSetStart);
+        std::size_t last = i;
+        for (std::size_t j = i + 1; j < m_sets.size(); ++j) {
+            if (m_sets[j].records == 0) continue;
+            const std::size_t len = m_sets[j].used - kSetStart;
+            if (total + len > m_config.maxMessageSize) break;
+            total += len;
+            last = j;
+        }
+        for (std::size_t j = i; j <= last; ++j) {
+            SetBuffer& s = m_sets[j];
+            if (s.records != 0) {
+                put16(s.data.data() + kSetStart + 2, static_cast<std::uint16_t>(s.used - kSetStart));
+            }
+        }
+        if (last == i) {
+            send(m_sets[i].data.data(), m_sets[i].used, m_sets[i].records, false);
+        } else {
+            std::size_t at = kIpfixHeaderSize;
+            std::uint32_t records = 0;
+            for (std::size_t j = i; j <= last; ++j) {
+                const SetBuffer& s = m_sets[j];
+                if (s.records == 0) continue;
+                std::memcpy(m_message.data() + at, s.data.data() + kSetStart, s.used - kSetStart);
+                at += s.used - kSetStart;
+                records += s.records;
+            }
+            send(m_message.data(), at, records, false);
+        }
+        for (std::size_t j = i; j <= last; ++j) {
+            if (m_sets[j].records != 0) resetSet(m_templates[j], m_sets[j]);
+        }
+        i = last + 1;
+    }
+}
+
+}  // namespace rowprobe::output

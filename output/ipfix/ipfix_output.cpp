@@ -1,0 +1,171 @@
+#include "ipfix_output.hpp"
+
+#include <sys/socket.h>
+
+#include <string>
+
+#include "rowprobe/errors.hpp"
+#include "rowprobe/registry.hpp"
+
+namespace rowprobe::output {
+
+namespace {
+
+constexpr std::string_view kPrecisions[] = {"s", "ms", "us", "ns"};
+constexpr std::size_t kMaxUdpPayload = 65507;
+
+// Names and defaults follow ipfixprobe's ipfix output (wire-formats.md §4.1) where it has the
+// option; the rest are rowprobe's.
+constexpr OptionSpec kOptions[] = {
+    {.name = "host", .shortName = "h", .type = OptionType::String, .defaultValue = "127.0.0.1",
+     .help = "collector address: name, IPv4 or IPv6"},
+    {.name = "port", .shortName = "p", .type = OptionType::Int, .defaultValue = "4739",
+     .help = "collector port", .min = 1, .max = 65535},
+    {.name = "udp", .shortName = "u", .type = OptionType::Flag,
+     .help = "send over UDP (default: TCP)"},
+    {.name = "file", .shortName = "f", .type = OptionType::String,
+     .help = "write an IPFIX file (RFC 5655) instead of sending; '-' is stdout"},
+    {.name = "mtu", .shortName = "m", .type = OptionType::Int, .defaultValue = "1458",
+     .help = "largest message in bytes incl. the 16-byte header (file: 65535 unless given)",
+     .min = 17, .max = 65535},
+    {.name = "id", .shortName = "I", .type = OptionType::Int, .defaultValue = "1",
+     .help = "observation domain id", .min = 0, .max = 4294967295.0},
+    {.name = "dir", .shortName = "d", .type = OptionType::Int, .defaultValue = "0",
+     .help = "value exported as ingressInterface (IE 10)", .min = 0, .max = 4294967295.0},
+    {.name = "template", .shortName = "t", .type = OptionType::Duration, .defaultValue = "600",
+     .help = "UDP: re-send templates after this long; 0 disables", .min = 0, .max = 86400},
+    {.name = "template-packets", .type = OptionType::Int, .defaultValue = "0",
+     .help = "UDP: re-send templates after this many data messages; 0 disables", .min = 0,
+     .max = 1e9},
+    {.name = "timestamps", .type = OptionType::Choice, .defaultValue = "us",
+     .help = "precision of flowStart/End: s (150/151), ms (152/153), us (154/155), ns (156/157)",
+     .choices = kPrecisions},
+    {.name = "buffer", .shortName = "b", .type = OptionType::Int, .defaultValue = "16",
+     .help = "TCP: MiB of messages kept while the collector is unreachable", .min = 1,
+     .max = 4096},
+    {.name = "reconnect", .shortName = "r", .type = OptionType::Duration, .defaultValue = "5",
+     .help = "TCP: longest wait between reconnect attempts (from 0.1 s, doubling)", .min = 0.1,
+     .max = 3600},
+    {.name = "linger", .shortName = "l", .type = OptionType::Duration, .defaultValue = "5",
+     .help = "TCP: at exit, how long to keep delivering buffered records", .min = 0, .max = 3600},
+    {.name = "non-blocking-tcp", .shortName = "n", .type = OptionType::Flag,
+     .help = "accepted for ipfixprobe compatibility: connects never block the export thread"},
+    {.name = "verbose", .shortName = "v", .type = OptionType::Flag,
+     .help = "log every connect attempt and disconnect"},
+};
+
+TimePrecision precisionFrom(const std::string& text) {
+    if (text == "s") return TimePrecision::Seconds;
+    if (text == "ms") return TimePrecision::Milliseconds;
+    if (text == "ns") return TimePrecision::Nanoseconds;
+    return TimePrecision::Microseconds;
+}
+
+}  // namespace
+
+IpfixOutput::IpfixOutput(const Options& o) {
+    const bool toFile = o.explicitlySet("file");
+    const bool udp = o.getFlag("udp");
+    if (toFile) {
+        for (const char* net : {"host", "port", "udp"}) {
+            if (o.explicitlySet(net)) o.fail(net, "does not apply with 'file' (the output is a file)");
+        }
+        if (o.getString("file").empty()) o.fail("file", "needs a path, or '-' for stdout");
+    }
+    if (toFile || udp) {
+        for (const char* tcp : {"buffer", "reconnect", "linger"}) {
+            if (o.explicitlySet(tcp)) {
+                o.fail(tcp, std::string("applies to TCP only (this output uses ") +
+                                (toFile ? "a file)" : "UDP)"));
+            }
+        }
+    }
+
+    EncoderConfig config;
+    config.observationDomain = static_cast<std::uint32_t>(o.getInt("id"));
+    config.constants.dirBitField = static_cast<std::uint32_t>(o.getInt("dir"));
+    config.timePrecision = precisionFrom(o.getString("timestamps"));
+    config.maxMessageSize = static_cast<std::size_t>(o.getInt("mtu"));
+    if (toFile && !o.explicitlySet("mtu")) config.maxMessageSize = 65535;
+    const auto fields = ipfixBasicFields();
+    const std::size_t minimum = IpfixEncoder::minMessageSize(fields);
+    if (config.maxMessageSize < minimum) {
+        o.fail("mtu", "must be at least " + std::to_string(minimum) +
+                          " bytes to hold one IPv6 record and one template, got " +
+                          std::to_string(config.maxMessageSize));
+    }
+    if (udp && config.maxMessageSize > kMaxUdpPayload) {
+        o.fail("mtu", "must be at most " + std::to_string(kMaxUdpPayload) +
+                          " bytes over UDP (largest datagram), got " +
+                          std::to_string(config.maxMessageSize));
+    }
+    if (udp) {
+        config.templateRefreshNs = o.getDurationNs("template");
+        config.templateRefreshMessages = static_cast<std::uint64_t>(o.getInt("template-packets"));
+    }
+
+    if (toFile) {
+        m_transport = std::make_unique<FileTransport>(o.getString("file"));
+        m_encoder = std::make_unique<IpfixEncoder>(config, fields, *m_transport);
+        return;
+    }
+
+    const std::string host = o.getString("host");
+    const auto port = static_cast<std::uint16_t>(o.getInt("port"));
+    std::string error;
+    auto addresses = resolveAddress(host, port, udp ? SOCK_DGRAM : SOCK_STREAM, error);
+    if (addresses.empty()) o.fail("host", "cannot resolve '" + host + "': " + error);
+
+    if (udp) {
+        m_transport = std::make_unique<UdpTransport>(std::move(addresses));
+        m_encoder = std::make_unique<IpfixEncoder>(config, fields, *m_transport);
+        return;
+    }
+    // TCP: the transport needs the template messages for every new connection, so the encoder
+    // is built first against a placeholder and the templates are handed over.
+    struct NullSink final : MessageSink {
+        bool sendMessage(std::span<const std::uint8_t>, std::uint32_t, bool) override { return true; }
+    } nullSink;
+    auto templates = IpfixEncoder(config, fields, nullSink).templateMessages();
+    TcpTransport::Config tcp;
+    tcp.addresses = std::move(addresses);
+    tcp.bufferBytes = static_cast<std::size_t>(o.getInt("buffer")) << 20;
+    tcp.reconnectMax = std::chrono::nanoseconds(o.getDurationNs("reconnect"));
+    tcp.linger = std::chrono::nanoseconds(o.getDurationNs("linger"));
+    tcp.verbose = o.getFlag("verbose");
+    tcp.name = "output 'ipfix'";
+    m_transport = std::make_unique<TcpTransport>(std::move(tcp), std::move(templates));
+    m_encoder = std::make_unique<IpfixEncoder>(config, fields, *m_transport);
+}
+
+IpfixOutput::~IpfixOutput() {
+    try {
+        finish();
+    } catch (const std::exception&) {
+        // A destructor cannot report; finish() is called explicitly by the pipeline.
+    }
+}
+
+void IpfixOutput::write(std::span<const FlowRecord> records) { m_encoder->add(records); }
+
+void IpfixOutput::flush() {
+    m_encoder->flush();
+    m_transport->flush();
+}
+
+void IpfixOutput::finish() {
+    if (m_finished) return;
+    m_finished = true;
+    m_encoder->flush();
+    m_transport->finish();
+}
+
+OutputStats IpfixOutput::stats() const { return m_transport->stats(); }
+
+ROWPROBE_REGISTER_PLUGIN(PluginKind::Output, IpfixOutput,
+                         {.name = "ipfix",
+                          .summary = "IPFIX (RFC 7011, RFC 5103 biflows) to a collector over TCP "
+                                     "or UDP, or to a file; ipfixprobe's templates",
+                          .options = kOptions});
+
+}  // namespace rowprobe::output

@@ -1,0 +1,37 @@
+// The `ipfix` output plugin: the encoder (ipfix_encoder.hpp) in front of one transport
+// (ipfix_transport.hpp), configured by ipfixprobe-compatible options (README.md).
+#pragma once
+
+#include <memory>
+#include <span>
+
+#include "ipfix_encoder.hpp"
+#include "ipfix_transport.hpp"
+#include "rowprobe/options.hpp"
+#include "rowprobe/plugin.hpp"
+
+namespace rowprobe::output {
+
+class IpfixOutput final : public OutputPlugin {
+public:
+    /// Validates the options, resolves the collector (ConfigError when the name does not
+    /// resolve) and opens the transport. A TCP collector that is down is not an error: the
+    /// transport connects in the background.
+    explicit IpfixOutput(const Options& options);
+    ~IpfixOutput() override;
+
+    void write(std::span<const FlowRecord> records) override;
+    void flush() override;
+    void finish() override;
+    OutputStats stats() const override;
+
+    const IpfixEncoder& encoder() const { return *m_encoder; }
+    IpfixTransport& transport() { return *m_transport; }
+
+private:
+    std::unique_ptr<IpfixTransport> m_transport;
+    std::unique_ptr<IpfixEncoder> m_encoder;
+    bool m_finished = false;
+};
+
+}  // namespace rowprobe::output

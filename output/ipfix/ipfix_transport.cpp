@@ -1,0 +1,544 @@
+#include "ipfix_transport.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <linux/sockios.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <iostream>
+
+#include "rowprobe/errors.hpp"
+
+namespace rowprobe::output {
+
+namespace {
+
+constexpr auto kBackoffStart = std::chrono::milliseconds(100);
+constexpr auto kConnectTimeout = std::chrono::seconds(2);
+constexpr auto kIdlePoll = std::chrono::milliseconds(20);
+
+std::string errnoText(int e) { return std::strerror(e); }
+
+std::string formatAddress(const sockaddr* sa) {
+    char text[INET6_ADDRSTRLEN] = {};
+    if (sa->sa_family == AF_INET) {
+        const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
+        inet_ntop(AF_INET, &in->sin_addr, text, sizeof text);
+        return std::string(text) + ":" + std::to_string(ntohs(in->sin_port));
+    }
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
+    inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof text);
+    return "[" + std::string(text) + "]:" + std::to_string(ntohs(in6->sin6_port));
+}
+
+/// Stamps a message for the session it is about to leave in: export time now, and the
+/// session's sequence number (both may differ from when the message was built and buffered).
+void stampMessage(std::uint8_t* message, std::uint32_t sequence) {
+    const std::uint32_t now = htonl(static_cast<std::uint32_t>(std::time(nullptr)));
+    const std::uint32_t be = htonl(sequence);
+    std::memcpy(message + 4, &now, 4);
+    std::memcpy(message + 8, &be, 4);
+}
+
+}  // namespace
+
+std::vector<SocketAddress> resolveAddress(const std::string& host, std::uint16_t port,
+                                          int socketType, std::string& error) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = socketType;
+    hints.ai_flags = AI_NUMERICSERV;
+    addrinfo* result = nullptr;
+    const std::string service = std::to_string(port);
+    const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &result);
+    std::vector<SocketAddress> out;
+    if (rc != 0) {
+        error = gai_strerror(rc);
+        return out;
+    }
+    for (addrinfo* ai = result; ai != nullptr; ai = ai->ai_next) {
+        if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6) continue;
+        SocketAddress a;
+        std::memcpy(&a.storage, ai->ai_addr, ai->ai_addrlen);
+        a.length = ai->ai_addrlen;
+        a.family = ai->ai_family;
+        a.text = formatAddress(ai->ai_addr);
+        out.push_back(std::move(a));
+    }
+    freeaddrinfo(result);
+    if (out.empty()) error = "no IPv4 or IPv6 address";
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// UDP
+
+UdpTransport::UdpTransport(std::vector<SocketAddress> addresses) {
+    int lastErrno = 0;
+    for (auto& a : addresses) {
+        const int fd = ::socket(a.family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd >= 0) {
+            m_fd = fd;
+            m_address = std::move(a);
+            break;
+        }
+        lastErrno = errno;
+    }
+    if (m_fd < 0) throw RuntimeError("output 'ipfix'", "cannot create a UDP socket: " + errnoText(lastErrno));
+    // Let a burst of messages queue locally rather than fail with ENOBUFS.
+    const int sndbuf = 4 << 20;
+    ::setsockopt(m_fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+}
+
+UdpTransport::~UdpTransport() {
+    if (m_fd >= 0) ::close(m_fd);
+}
+
+bool UdpTransport::sendMessage(std::span<const std::uint8_t> message, std::uint32_t dataRecords,
+                               bool /*templates*/) {
+    for (;;) {
+        const ssize_t n = ::sendto(m_fd, message.data(), message.size(), 0,
+                                   reinterpret_cast<const sockaddr*>(&m_address.storage), m_address.length);
+        if (n == static_cast<ssize_t>(message.size())) {
+            m_records.fetch_add(dataRecords, std::memory_order_relaxed);
+            m_bytes.fetch_add(message.size(), std::memory_order_relaxed);
+            return true;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        // ECONNREFUSED (ICMP from an earlier datagram), ENOBUFS, EHOSTUNREACH, ...: the
+        // datagram is lost; UDP has no retransmission.
+        m_dropped.fetch_add(dataRecords, std::memory_order_relaxed);
+        return false;
+    }
+}
+
+OutputStats UdpTransport::stats() const {
+    return {m_records.load(std::memory_order_relaxed), m_dropped.load(std::memory_order_relaxed),
+            m_bytes.load(std::memory_order_relaxed)};
+}
+
+// ---------------------------------------------------------------------------------------------
+// File (RFC 5655: a file is a sequence of IPFIX messages, templates before their data)
+
+FileTransport::FileTransport(const std::string& path) : m_path(path) {
+    if (path == "-") {
+        m_file = stdout;
+        m_ownsFile = false;
+    } else {
+        m_file = std::fopen(path.c_str(), "wb");
+        if (m_file == nullptr) {
+            throw RuntimeError("output 'ipfix'", "cannot open '" + path + "': " + errnoText(errno));
+        }
+    }
+    m_buffer.resize(1 << 20);
+    std::setvbuf(m_file, m_buffer.data(), _IOFBF, m_buffer.size());
+}
+
+FileTransport::~FileTransport() {
+    if (m_file != nullptr) {
+        std::fflush(m_file);
+        if (m_ownsFile) std::fclose(m_file);
+    }
+}
+
+bool FileTransport::sendMessage(std::span<const std::uint8_t> message, std::uint32_t dataRecords,
+                                bool /*templates*/) {
+    if (std::fwrite(message.data(), 1, message.size(), m_file) != message.size()) {
+        throw RuntimeError("output 'ipfix'", "cannot write '" + m_path + "': " + errnoText(errno));
+    }
+    m_records.fetch_add(dataRecords, std::memory_order_relaxed);
+    m_bytes.fetch_add(message.size(), std::memory_order_relaxed);
+    return true;
+}
+
+void FileTransport::flush() {
+    if (m_file != nullptr && std::fflush(m_file) != 0) {
+        throw RuntimeError("output 'ipfix'", "cannot write '" + m_path + "': " + errnoText(errno));
+    }
+}
+
+void FileTransport::finish() {
+    if (m_file == nullptr) return;
+    std::FILE* f = m_file;
+    m_file = nullptr;
+    const bool ok = std::fflush(f) == 0;
+    const bool closed = !m_ownsFile || std::fclose(f) == 0;
+    if (!ok || !closed) {
+        throw RuntimeError("output 'ipfix'", "cannot write '" + m_path + "': " + errnoText(errno));
+    }
+}
+
+OutputStats FileTransport::stats() const {
+    return {m_records.load(std::memory_order_relaxed), 0, m_bytes.load(std::memory_order_relaxed)};
+}
+
+// ---------------------------------------------------------------------------------------------
+// MessageRing
+
+MessageRing::MessageRing(std::size_t capacityBytes) : m_buffer((capacityBytes + 7) & ~std::size_t{7}) {}
+
+std::size_t MessageRing::needed(std::size_t messageLength) const noexcept {
+    const std::size_t entry = kEntryHeader + ((messageLength + 7) & ~std::size_t{7});
+    const std::size_t offset = m_head % m_buffer.size();
+    const std::size_t room = m_buffer.size() - offset;
+    return entry <= room ? entry : room + entry;  // a wrap skips the rest of the buffer
+}
+
+bool MessageRing::fits(std::size_t messageLength) const noexcept {
+    return (m_head - m_tail) + needed(messageLength) <= m_buffer.size();
+}
+
+bool MessageRing::push(std::span<const std::uint8_t> message, std::uint32_t records) {
+    if (!fits(message.size())) return false;
+    std::size_t offset = m_head % m_buffer.size();
+    const std::size_t entry = kEntryHeader + ((message.size() + 7) & ~std::size_t{7});
+    if (entry > m_buffer.size() - offset) {
+        std::memcpy(m_buffer.data() + offset, &kWrapMarker, 4);
+        m_head += m_buffer.size() - offset;
+        offset = 0;
+    }
+    std::uint8_t* p = m_buffer.data() + offset;
+    const auto length = static_cast<std::uint32_t>(message.size());
+    const std::uint64_t zero = 0;
+    std::memcpy(p, &length, 4);
+    std::memcpy(p + 4, &records, 4);
+    std::memcpy(p + 8, &zero, 8);
+    std::memcpy(p + kEntryHeader, message.data(), message.size());
+    m_head += entry;
+    return true;
+}
+
+MessageRing::Entry MessageRing::at(std::uint64_t position) noexcept {
+    std::size_t offset = position % m_buffer.size();
+    std::uint32_t length = 0;
+    std::memcpy(&length, m_buffer.data() + offset, 4);
+    if (length == kWrapMarker) {
+        position += m_buffer.size() - offset;
+        offset = 0;
+        std::memcpy(&length, m_buffer.data(), 4);
+    }
+    Entry e;
+    std::uint8_t* p = m_buffer.data() + offset;
+    e.position = position;
+    e.length = length;
+    std::memcpy(&e.records, p + 4, 4);
+    e.streamEnd = reinterpret_cast<std::uint64_t*>(p + 8);
+    e.message = p + kEntryHeader;
+    e.next = position + kEntryHeader + ((length + 7) & ~std::uint64_t{7});
+    return e;
+}
+
+// ---------------------------------------------------------------------------------------------
+// TCP
+
+TcpTransport::TcpTransport(Config config, std::vector<std::vector<std::uint8_t>> templateMessages)
+    : m_config(std::move(config)), m_ring(m_config.bufferBytes),
+      m_templates(std::move(templateMessages)) {
+    m_backoff = kBackoffStart;
+    m_thread = std::thread([this] { run(); });
+}
+
+TcpTransport::~TcpTransport() {
+    try {
+        finish();
+    } catch (...) {
+        // finish() only throws if the thread cannot be joined; nothing more to do here.
+    }
+}
+
+void TcpTransport::log(const std::string& line) const {
+    std::cerr << "rowprobe: " << m_config.name << ": " << line << '\n';
+}
+
+bool TcpTransport::sendMessage(std::span<const std::uint8_t> message, std::uint32_t dataRecords,
+                               bool templates) {
+    std::unique_lock lock(m_mutex);
+    if (templates) {
+        // The encoder sends its complete template set as one batch of messages; keep the
+        // latest batch for every new connection.
+        if (!m_templateBatchOpen) m_templates.clear();
+        m_templateBatchOpen = true;
+        m_templates.emplace_back(message.begin(), message.end());
+        ++m_templateVersion;
+        m_wake.notify_one();
+        return true;
+    }
+    m_templateBatchOpen = false;
+    while (!m_ring.push(message, dataRecords)) {
+        if (m_fd < 0 || m_stopping || m_ring.capacity() < message.size() + 32) {
+            m_dropped.fetch_add(dataRecords, std::memory_order_relaxed);
+            return false;
+        }
+        // Connected: wait while the collector keeps taking data (back-pressure).
+        const std::uint64_t tailBefore = m_ring.tail();
+        m_space.wait_for(lock, m_config.stall, [&] {
+            return m_ring.fits(message.size()) || m_fd < 0 || m_ring.tail() != tailBefore;
+        });
+        if (!m_ring.fits(message.size()) && m_fd >= 0 && m_ring.tail() == tailBefore) {
+            m_dropped.fetch_add(dataRecords, std::memory_order_relaxed);  // stalled collector
+            return false;
+        }
+    }
+    m_wake.notify_one();
+    return true;
+}
+
+void TcpTransport::finish() {
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_finished) return;
+        m_finished = true;
+        m_stopping = true;
+        m_deadline = Clock::now() + m_config.linger;
+        m_deadlineTicks.store(m_deadline.time_since_epoch().count());
+        m_stopRequested.store(true, std::memory_order_release);
+        m_wake.notify_all();
+    }
+    if (m_thread.joinable()) m_thread.join();
+}
+
+OutputStats TcpTransport::stats() const {
+    return {m_delivered.load(std::memory_order_relaxed), m_dropped.load(std::memory_order_relaxed),
+            m_bytes.load(std::memory_order_relaxed)};
+}
+
+int TcpTransport::connectOnce(std::string& error) {
+    for (const SocketAddress& a : m_config.addresses) {
+        const int fd = ::socket(a.family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            error = errnoText(errno);
+            continue;
+        }
+        const int one = 1;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&a.storage), a.length);
+        if (rc != 0 && errno == EINPROGRESS) {
+            pollfd p{fd, POLLOUT, 0};
+            rc = ::poll(&p, 1, static_cast<int>(std::chrono::milliseconds(kConnectTimeout).count()));
+            if (rc == 1) {
+                int soError = 0;
+                socklen_t len = sizeof soError;
+                ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &soError, &len);
+                rc = soError == 0 ? 0 : -1;
+                errno = soError;
+            } else {
+                rc = -1;
+                errno = ETIMEDOUT;
+            }
+        }
+        if (rc == 0) return fd;
+        error = errnoText(errno);
+        ::close(fd);
+    }
+    return -1;
+}
+
+bool TcpTransport::peerClosed(int fd) {
+    pollfd p{fd, static_cast<short>(POLLIN | POLLRDHUP), 0};
+    if (::poll(&p, 1, 0) != 1) return false;
+    if ((p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) return true;
+    // IPFIX over TCP is one-way: a collector sends nothing. Discard whatever it sent; a read
+    // of 0 bytes is the end of the connection.
+    std::uint8_t sink[512];
+    const ssize_t n = ::recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+int TcpTransport::sendAll(int fd, const std::uint8_t* data, std::size_t length) {
+    while (length > 0) {
+        const ssize_t n = ::send(fd, data, length, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            data += n;
+            length -= static_cast<std::size_t>(n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (m_stopRequested.load(std::memory_order_acquire) &&
+                Clock::now().time_since_epoch().count() >= m_deadlineTicks.load()) {
+                return ETIMEDOUT;
+            }
+            pollfd p{fd, POLLOUT, 0};
+            ::poll(&p, 1, 100);
+            if ((p.revents & (POLLERR | POLLHUP)) != 0) return ECONNRESET;
+            continue;
+        }
+        return n < 0 ? errno : EIO;
+    }
+    return 0;
+}
+
+void TcpTransport::updateAcks() {
+    if (m_fd < 0) return;
+    int unacked = 0;
+    if (::ioctl(m_fd, SIOCOUTQ, &unacked) != 0) return;
+    const std::uint64_t acked = m_streamSent - static_cast<std::uint64_t>(unacked);
+    std::uint64_t tail = m_ring.tail();
+    std::uint64_t records = 0;
+    std::uint64_t bytes = 0;
+    while (tail != m_sendPos) {
+        const MessageRing::Entry e = m_ring.at(tail);
+        if (*e.streamEnd > acked) break;
+        records += e.records;
+        bytes += e.length;
+        tail = e.next;
+    }
+    if (tail != m_ring.tail()) {
+        m_ring.release(tail);
+        m_delivered.fetch_add(records, std::memory_order_relaxed);
+        m_bytes.fetch_add(bytes, std::memory_order_relaxed);
+        m_space.notify_all();
+    }
+}
+
+void TcpTransport::disconnect(const char* why) {
+    if (m_fd >= 0) ::close(m_fd);
+    m_fd = -1;
+    m_connected.store(false);
+    m_sendPos = m_ring.tail();  // everything not acknowledged goes out again
+    m_nextAttempt = Clock::now();
+    m_backoff = kBackoffStart;
+    m_outageStart = Clock::now();
+    m_inOutage = true;
+    const auto buffered = static_cast<double>(m_config.bufferBytes) / (1 << 20);
+    log(std::string("collector ") + m_config.addresses.front().text + ": connection lost (" + why +
+        "); buffering up to " + std::to_string(static_cast<int>(buffered)) + " MiB and reconnecting");
+    m_space.notify_all();
+}
+
+void TcpTransport::run() {
+    std::unique_lock lock(m_mutex);
+    std::vector<std::uint8_t> templateBytes;
+    for (;;) {
+        const auto now = Clock::now();
+        const bool pastDeadline = m_stopping && now >= m_deadline;
+        if (m_stopping && (m_ring.empty() || pastDeadline)) break;
+        if (pastDeadline) break;
+
+        if (m_fd < 0) {
+            if (now < m_nextAttempt) {
+                auto until = m_nextAttempt;
+                if (m_stopping) until = std::min(until, m_deadline);
+                m_wake.wait_until(lock, until);
+                continue;
+            }
+            lock.unlock();
+            std::string error;
+            const int fd = connectOnce(error);
+            lock.lock();
+            if (fd < 0) {
+                if (!m_inOutage || m_config.verbose) {
+                    log("collector " + m_config.addresses.front().text + ": cannot connect (" + error +
+                        "); buffering and retrying");
+                }
+                if (!m_inOutage) {
+                    m_inOutage = true;
+                    m_outageStart = Clock::now();
+                }
+                auto wait = m_backoff;
+                if (m_stopping) wait = std::min<std::chrono::nanoseconds>(wait, std::chrono::milliseconds(250));
+                m_nextAttempt = Clock::now() + wait;
+                m_backoff = std::min<std::chrono::nanoseconds>(m_backoff * 2, m_config.reconnectMax);
+                m_space.notify_all();
+                continue;
+            }
+            m_fd = fd;
+            m_connected.store(true);
+            m_connections.fetch_add(1);
+            m_sessionRecords = 0;
+            m_streamSent = 0;
+            m_sendPos = m_ring.tail();
+            m_templatesSentVersion = 0;
+            m_backoff = kBackoffStart;
+            if (m_inOutage || m_config.verbose) {
+                const auto down = std::chrono::duration<double>(Clock::now() - m_outageStart).count();
+                log("collector " + m_config.addresses.front().text + ": connected" +
+                    (m_inOutage ? " after " + std::to_string(down) + " s" : std::string()));
+            }
+            m_inOutage = false;
+            continue;
+        }
+
+        if (m_templatesSentVersion != m_templateVersion && !m_templates.empty()) {
+            // Every template before any data of this session (RFC 7011 §8.1).
+            templateBytes.clear();
+            for (const auto& t : m_templates) {
+                const std::size_t at = templateBytes.size();
+                templateBytes.insert(templateBytes.end(), t.begin(), t.end());
+                stampMessage(templateBytes.data() + at, m_sessionRecords);
+            }
+            const std::uint64_t version = m_templateVersion;
+            const int fd = m_fd;
+            lock.unlock();
+            const int error = sendAll(fd, templateBytes.data(), templateBytes.size());
+            lock.lock();
+            if (error != 0) {
+                disconnect(std::strerror(error));
+                continue;
+            }
+            m_streamSent += templateBytes.size();
+            m_templatesSentVersion = version;
+            continue;
+        }
+
+        if (m_sendPos != m_ring.head()) {
+            const MessageRing::Entry e = m_ring.at(m_sendPos);
+            stampMessage(e.message, m_sessionRecords);
+            const int fd = m_fd;
+            lock.unlock();
+            const bool closed = peerClosed(fd);
+            const int error = closed ? 0 : sendAll(fd, e.message, e.length);
+            lock.lock();
+            if (closed || error != 0) {
+                disconnect(closed ? "closed by the collector" : std::strerror(error));
+                continue;
+            }
+            m_streamSent += e.length;
+            *e.streamEnd = m_streamSent;
+            m_sessionRecords += e.records;
+            m_sendPos = e.next;
+            updateAcks();
+            continue;
+        }
+
+        // Everything sent: wait for acknowledgements, new data, or the end of the connection.
+        updateAcks();
+        if (peerClosed(m_fd)) {
+            disconnect("closed by the collector");
+            continue;
+        }
+        if (m_stopping && m_ring.empty()) break;
+        m_wake.wait_for(lock, kIdlePoll);
+    }
+    if (m_fd >= 0) {
+        updateAcks();
+        ::close(m_fd);
+        m_fd = -1;
+    }
+    m_connected.store(false);
+    // Whatever was not acknowledged is lost.
+    std::uint64_t lost = 0;
+    for (std::uint64_t p = m_ring.tail(); p != m_ring.head();) {
+        const MessageRing::Entry e = m_ring.at(p);
+        lost += e.records;
+        p = e.next;
+    }
+    m_ring.release(m_ring.head());
+    if (lost != 0) {
+        m_dropped.fetch_add(lost, std::memory_order_relaxed);
+        log("collector " + m_config.addresses.front().text + ": " + std::to_string(lost) +
+            " records not delivered before exit (linger expired)");
+    }
+    m_space.notify_all();
+}
+
+}  // namespace rowprobe::output

@@ -1,0 +1,43 @@
+// The `json` output: one flat JSON object per flow record and line (JSON Lines), for jq, log
+// shippers and tests. Field names are a stable interface, listed in README.md.
+//
+// * Threads: the export thread calls write / flush; stats() may be called from any thread and
+//   reads atomics updated once per batch.
+// * Costs: hand-formatted into one reused buffer (no snprintf, no allocation per record),
+//   roughly 0.3 us per IPv4 record; inet_ntop is the only libc call (IPv6 addresses).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "rowprobe/format.hpp"
+#include "rowprobe/options.hpp"
+#include "rowprobe/plugin.hpp"
+
+namespace rowprobe::output {
+
+class JsonOutput final : public OutputPlugin {
+public:
+    /// Upper bound of one formatted record including its newline.
+    static constexpr std::size_t kMaxLine = 768;
+
+    /// Opens `file` ("-" = stdout). Throws ConfigError when it cannot be opened.
+    explicit JsonOutput(const Options& options);
+
+    void write(std::span<const FlowRecord> records) override;
+    void flush() override;
+    OutputStats stats() const override;
+
+    /// Writes one record as a JSON object followed by '\n' (at most kMaxLine bytes) and returns
+    /// the end. Pure; used by write() and by tests and benchmarks.
+    static char* formatRecord(char* out, const FlowRecord& record) noexcept;
+
+private:
+    OutputFile m_file;
+    std::atomic<std::uint64_t> m_records{0};
+    std::atomic<std::uint64_t> m_bytes{0};
+};
+
+}  // namespace rowprobe::output

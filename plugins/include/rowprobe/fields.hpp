@@ -1,0 +1,237 @@
+// The field schema: every exported field described once.
+//
+// An exported field has one description here, and every output builds its layout from it:
+//
+//   FieldSpec "bytes_rev"
+//     name / JSON key   bytes_rev
+//     value             u64 at FlowRecord::bytes[kReverse]        (origin + offset + type)
+//     IPFIX             reverseOctetDeltaCount = PEN 29305, id 1, 8 bytes (RFC 5103)
+//     UniRec            uint64 BYTES_REV
+//
+//   ipfix output   template records = the IPFIX elements of a field list, in list order; the
+//                  encoder compiles the list into (offset, conversion) steps once at start-up
+//   unirec output  the UniRec names and types of a field list, sorted as libunirec sorts
+//   text / json    the names and values of the Record-origin fields
+//
+// Values live either in the FlowRecord (origin Record) or in per-exporter constants that the
+// output plugin owns (origin Exporter: ipfixprobe's DIR_BIT_FIELD / ingressInterface and
+// LINK_BIT_FIELD / ODID). A field is located by (origin, byte offset, FieldType), so reading
+// it is a fixed-size load and no per-field function pointer is called on the export path.
+//
+// Biflows (RFC 5103): a reverse counter is its own field (`bytes_rev`) whose IPFIX element is
+// the forward element with PEN 29305 (`reverseElement`), and whose `direction` says so. Flow
+// keys, timestamps and flowEndReason have no reverse variant (as in ipfixprobe).
+//
+// Adding fields: a later process plugin declares its own `std::span<const FieldSpec>` (origin
+// Record today; a per-plugin arena origin will be added with the arena) and the outputs append
+// it to their field lists. Core fields are listed once in `coreFields()`; the ipfixprobe
+// "basic" templates are ordered lists of FieldIds into it.
+//
+// Thread safety: everything here is immutable static data; the functions are pure and may be
+// called from any thread. Nothing allocates.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string_view>
+
+#include "rowprobe/flow_record.hpp"
+
+namespace rowprobe {
+
+/// What a field's value is, as read from its source (not as encoded on a wire).
+enum class FieldType : std::uint8_t {
+    Unsigned8,   ///< 1-byte unsigned (also enum-valued bytes such as EndReason)
+    Unsigned16,  ///< 2-byte unsigned, host order
+    Unsigned32,  ///< 4-byte unsigned, host order
+    Unsigned64,  ///< 8-byte unsigned, host order
+    IpAddress,   ///< 16 bytes, network order; IPv4 as IPv4-mapped (::ffff:a.b.c.d)
+    MacAddress,  ///< 6 bytes, wire order
+    Timestamp,   ///< TimeNs: u64 nanoseconds since the Unix epoch
+};
+
+/// Size in bytes of a value of `type` at its source.
+constexpr std::size_t fieldTypeSize(FieldType type) noexcept {
+    switch (type) {
+        case FieldType::Unsigned8: return 1;
+        case FieldType::Unsigned16: return 2;
+        case FieldType::Unsigned32: return 4;
+        case FieldType::Unsigned64: return 8;
+        case FieldType::IpAddress: return 16;
+        case FieldType::MacAddress: return 6;
+        case FieldType::Timestamp: return 8;
+    }
+    return 0;
+}
+
+/// True for the types read as a number (`readUnsigned`); false for the byte-string types.
+constexpr bool isNumeric(FieldType type) noexcept {
+    return type != FieldType::IpAddress && type != FieldType::MacAddress;
+}
+
+/// Where a field's value lives.
+enum class FieldOrigin : std::uint8_t {
+    Record,    ///< in the FlowRecord, at `offset`
+    Exporter,  ///< in the output's ExportConstants, at `offset` (same for every record)
+};
+
+/// Which way of a biflow a field describes.
+enum class FieldDirection : std::uint8_t {
+    None,     ///< key, timestamp or property of the whole flow
+    Forward,  ///< src -> dst counter; its reverse twin is another field
+    Reverse,  ///< dst -> src counter (RFC 5103: PEN 29305 in IPFIX, `_REV` in UniRec)
+};
+
+inline constexpr std::uint32_t kPenIana = 0;
+inline constexpr std::uint32_t kPenReverse = 29305;  ///< RFC 5103 reverse information elements
+inline constexpr std::uint32_t kPenCesnet = 8057;
+inline constexpr std::uint32_t kPenFlowmon = 39499;
+inline constexpr std::uint16_t kIpfixVarLen = 0xFFFF;
+
+/// An IPFIX information element as exported: enterprise number, element id (without the
+/// enterprise bit) and the encoded length (reduced-size where ipfixprobe reduces it, e.g.
+/// tcpControlBits in 1 byte; kIpfixVarLen for variable length). id 0 = not exported.
+struct IpfixElement {
+    std::uint32_t pen = kPenIana;
+    std::uint16_t id = 0;
+    std::uint16_t length = 0;
+
+    constexpr bool exported() const noexcept { return id != 0; }
+    constexpr bool enterprise() const noexcept { return pen != kPenIana; }
+    friend constexpr bool operator==(const IpfixElement&, const IpfixElement&) = default;
+};
+
+/// The RFC 5103 reverse twin of an IANA element: same id and length, PEN 29305.
+constexpr IpfixElement reverseElement(IpfixElement forward) noexcept {
+    return {kPenReverse, forward.id, forward.length};
+}
+
+/// A UniRec field: NEMEA name and type string ("uint64", "ipaddr", "time", ...). An empty name
+/// means the field is not exported to UniRec.
+struct UnirecField {
+    std::string_view name;
+    std::string_view type;
+};
+
+/// One exported field. Plain constexpr data.
+struct FieldSpec {
+    std::string_view name;         ///< canonical name and JSON key, e.g. "bytes_rev"
+    std::string_view description;  ///< one line for docs and `-h`
+    FieldType type = FieldType::Unsigned64;
+    FieldOrigin origin = FieldOrigin::Record;
+    std::uint16_t offset = 0;  ///< byte offset of the value in its origin struct
+    FieldDirection direction = FieldDirection::None;
+    IpfixElement ipfix;    ///< element for IPv4 records (and for every non-address field)
+    IpfixElement ipfix6;   ///< element for IPv6 records when it differs (addresses, ICMP)
+    UnirecField unirec;
+
+    /// The element used in a template for records of IP version `ipVersion` (4 or 6).
+    constexpr const IpfixElement& ipfixFor(std::uint8_t ipVersion) const noexcept {
+        return ipVersion == 6 && ipfix6.exported() ? ipfix6 : ipfix;
+    }
+};
+
+/// Values the output plugin supplies for FieldOrigin::Exporter fields (ipfixprobe's `d` and
+/// `I` options). Standard layout so fields can address it by offset.
+struct ExportConstants {
+    std::uint64_t linkBitField = 1;   ///< UniRec LINK_BIT_FIELD (ipfixprobe `I`)
+    std::uint32_t dirBitField = 0;    ///< IPFIX ingressInterface / UniRec DIR_BIT_FIELD (`d`)
+    std::uint32_t odid = 1;           ///< UniRec ODID (`o` + `I`)
+};
+
+/// The core fields, one per value of FlowRecord (and of ExportConstants) that outputs export.
+/// Indexes are FieldId values.
+enum class FieldId : std::uint16_t {
+    EndReason,
+    Bytes,
+    BytesRev,
+    Packets,
+    PacketsRev,
+    TimeFirst,
+    TimeLast,
+    IpVersion,
+    Proto,
+    TcpFlags,
+    TcpFlagsRev,
+    SrcPort,
+    DstPort,
+    DirBitField,
+    SrcIp,
+    DstIp,
+    SrcMac,
+    DstMac,
+    LinkBitField,
+    Odid,
+    Vlan,
+    IcmpTypeCode,
+    Ttl,
+    TtlRev,
+    Count
+};
+inline constexpr std::size_t kCoreFieldCount = static_cast<std::size_t>(FieldId::Count);
+
+/// Every core field, indexed by FieldId. Static storage; valid for the whole program.
+std::span<const FieldSpec> coreFields() noexcept;
+
+/// The core field `id`.
+const FieldSpec& fieldSpec(FieldId id) noexcept;
+
+/// The core field called `name` ("src_ip"), or null.
+const FieldSpec* findField(std::string_view name) noexcept;
+
+/// ipfixprobe's IPFIX basic template (wire-formats.md §4.3), in template order: 18 elements,
+/// 81-byte records for IPv4 and 105 for IPv6.
+std::span<const FieldId> ipfixBasicFields() noexcept;
+
+/// ipfixprobe's UniRec basic template (wire-formats.md §1.6), in ipfixprobe's name-list order;
+/// the UniRec output sorts it. With `odid`, ODID replaces LINK_BIT_FIELD.
+std::span<const FieldId> unirecBasicFields(bool odid = false) noexcept;
+
+/// Reads a numeric field (Unsigned*, Timestamp) widened to 64 bits. Cost: one load.
+inline std::uint64_t readUnsigned(const FieldSpec& f, const FlowRecord& r,
+                                  const ExportConstants& c) noexcept {
+    const auto* base = f.origin == FieldOrigin::Record ? reinterpret_cast<const std::uint8_t*>(&r)
+                                                       : reinterpret_cast<const std::uint8_t*>(&c);
+    const std::uint8_t* p = base + f.offset;
+    switch (f.type) {
+        case FieldType::Unsigned8: return *p;
+        case FieldType::Unsigned16: {
+            std::uint16_t v;
+            std::memcpy(&v, p, sizeof v);
+            return v;
+        }
+        case FieldType::Unsigned32: {
+            std::uint32_t v;
+            std::memcpy(&v, p, sizeof v);
+            return v;
+        }
+        case FieldType::Unsigned64:
+        case FieldType::Timestamp: {
+            std::uint64_t v;
+            std::memcpy(&v, p, sizeof v);
+            return v;
+        }
+        case FieldType::IpAddress:
+        case FieldType::MacAddress: return 0;
+    }
+    return 0;
+}
+
+/// The bytes of an IpAddress (16) or MacAddress (6) field; empty for numeric fields.
+inline std::span<const std::uint8_t> readBytes(const FieldSpec& f, const FlowRecord& r,
+                                               const ExportConstants& c) noexcept {
+    if (isNumeric(f.type)) return {};
+    const auto* base = f.origin == FieldOrigin::Record ? reinterpret_cast<const std::uint8_t*>(&r)
+                                                       : reinterpret_cast<const std::uint8_t*>(&c);
+    return {base + f.offset, fieldTypeSize(f.type)};
+}
+
+/// True when a 16-byte address is IPv4-mapped (::ffff:a.b.c.d), i.e. an IPv4 address in
+/// FlowRecord's representation.
+inline bool isIpv4Mapped(std::span<const std::uint8_t> a) noexcept {
+    static constexpr std::uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
+    return a.size() == 16 && std::memcmp(a.data(), kPrefix, sizeof kPrefix) == 0;
+}
+
+}  // namespace rowprobe

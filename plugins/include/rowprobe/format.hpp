@@ -1,0 +1,125 @@
+// Text formatting of flow-record fields for the output plugins (text, json, and any third-party
+// output), plus a buffered file sink they write through.
+//
+// * Every `formatX(char* out, ...)` writes at most `kXMax` characters at `out`, no terminating
+//   NUL, and returns the end pointer (the std::to_chars style), so an output assembles a whole
+//   line in one buffer without allocating. The `std::string` overloads are conveniences for
+//   tests and start-up code; they allocate.
+// * All helpers are pure, thread-safe and never throw, except OutputFile, which does I/O.
+// * Times are UTC, in ISO 8601 with a trailing 'Z'; fractions are truncated, never rounded, so a
+//   formatted time never moves into the next second.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "rowprobe/packet.hpp"
+
+namespace rowprobe {
+
+class Options;
+
+/// Longest text of formatIp: an IPv6 address without embedded IPv4 (inet_ntop never produces
+/// more than 39 characters for such, 45 for the embedded forms).
+inline constexpr std::size_t kIpTextMax = 45;
+/// Length of formatMac's text: "aa:bb:cc:dd:ee:ff".
+inline constexpr std::size_t kMacTextLen = 17;
+/// Longest text of formatTimeIso: "2023-11-14T22:13:20.001289368Z" (9 decimals).
+inline constexpr std::size_t kTimeIsoMax = 30;
+/// Length of formatTcpFlags's text: "CEUAPRSF" with '.' for each unset flag.
+inline constexpr std::size_t kTcpFlagsTextLen = 8;
+/// Longest text of formatUint (UINT64_MAX).
+inline constexpr std::size_t kUintTextMax = 20;
+
+/// Writes an address of a FlowRecord / FlowKey. `ipv4` true: the dotted quad of the last four
+/// bytes of the IPv4-mapped address ("192.0.2.1", never "::ffff:192.0.2.1"). `ipv4` false: the
+/// RFC 5952 compressed IPv6 form from inet_ntop ("2001:db8::1"). At most kIpTextMax characters.
+/// Cost: ~15 ns for IPv4 (hand-formatted), ~100 ns for IPv6.
+char* formatIp(char* out, const std::array<std::uint8_t, 16>& addr, bool ipv4) noexcept;
+/// Convenience form of formatIp (allocates).
+std::string formatIp(const std::array<std::uint8_t, 16>& addr, bool ipv4);
+
+/// Writes a MAC address as six lower-case hex pairs separated by ':' (kMacTextLen characters).
+char* formatMac(char* out, const std::array<std::uint8_t, 6>& mac) noexcept;
+/// Convenience form of formatMac (allocates).
+std::string formatMac(const std::array<std::uint8_t, 6>& mac);
+
+/// Writes `t` (ns since the Unix epoch) as UTC ISO 8601 with `decimals` fraction digits (0..9,
+/// larger values are clamped to 9; 0 writes no '.') and a trailing 'Z', e.g. with 9 decimals
+/// "2023-11-14T22:13:20.001289368Z". The fraction is truncated. Valid for every TimeNs value
+/// (the 64-bit nanosecond clock ends in 2554).
+/// Cost: ~20 ns, no libc time functions.
+char* formatTimeIso(char* out, TimeNs t, unsigned decimals = 9) noexcept;
+/// Convenience form of formatTimeIso (allocates).
+std::string formatTimeIso(TimeNs t, unsigned decimals = 9);
+
+/// Writes the eight TCP flag bits in nfdump's style, most significant bit first, a letter for
+/// each set flag and '.' for each unset one: C(WR) E(CE) U(RG) A(CK) P(SH) R(ST) S(YN) F(IN).
+/// SYN+ACK is "...A..S.", FIN+ACK "...A...F", no flags "........". kTcpFlagsTextLen characters.
+char* formatTcpFlags(char* out, std::uint8_t flags) noexcept;
+/// Convenience form of formatTcpFlags (allocates).
+std::string formatTcpFlags(std::uint8_t flags);
+
+/// Writes `v` in decimal (at most kUintTextMax characters). Cost: a few ns.
+char* formatUint(char* out, std::uint64_t v) noexcept;
+
+/// Short lower-case name of an IP protocol number for human-readable output: "tcp", "udp",
+/// "icmp", "icmp6", "sctp", "gre", "esp", "ah", "igmp", "ospf"; empty for other numbers.
+std::string_view protoName(std::uint8_t proto) noexcept;
+
+/// A buffered text sink for output plugins: a path or "-" for stdout, a large private buffer
+/// (default 1 MiB), plain fwrite calls when it fills. Used by the export thread only.
+///
+///     char* p = file.reserve(kMaxLine);   // room for one line
+///     p = formatUint(p, 42);
+///     file.commit(p);
+class OutputFile {
+public:
+    /// Opens the path in option `option` of `options` ("-" = stdout) for writing, truncating it.
+    /// Throws ConfigError naming the option and the system's reason when it cannot be opened.
+    OutputFile(const Options& options, std::string_view option,
+               std::size_t bufferBytes = std::size_t{1} << 20);
+    /// Flushes (errors are ignored here: call flush() first to see them) and closes the file
+    /// unless it is stdout.
+    ~OutputFile();
+    OutputFile(const OutputFile&) = delete;
+    OutputFile& operator=(const OutputFile&) = delete;
+
+    /// Makes room for `n` bytes (n <= the buffer size), writing the buffer out if needed, and
+    /// returns where to write them. Throws RuntimeError on an I/O failure.
+    char* reserve(std::size_t n) {
+        if (static_cast<std::size_t>(m_end - m_pos) < n) drain();
+        return m_pos;
+    }
+    /// Marks the bytes up to `end` (inside the reserved room) as written.
+    void commit(char* end) noexcept { m_pos = end; }
+    /// Appends `text` (any length). Throws RuntimeError on an I/O failure.
+    void append(std::string_view text);
+    /// Writes the buffer out and fflushes the file. Throws RuntimeError (naming the plugin, the
+    /// path and errno's text) on an I/O failure.
+    void flush();
+    /// Bytes handed to the file so far, including those still buffered.
+    std::uint64_t bytes() const noexcept {
+        return m_drained + static_cast<std::uint64_t>(m_pos - m_buffer.get());
+    }
+    const std::string& path() const noexcept { return m_path; }
+
+private:
+    void drain();  ///< writes the buffer out (no fflush)
+
+    std::string m_component;
+    std::string m_path;
+    std::FILE* m_file = nullptr;
+    bool m_owned = false;  ///< false for stdout
+    std::unique_ptr<char[]> m_buffer;
+    char* m_pos = nullptr;
+    char* m_end = nullptr;
+    std::uint64_t m_drained = 0;
+};
+
+}  // namespace rowprobe

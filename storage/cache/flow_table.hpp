@@ -1,0 +1,598 @@
+// FlowTable<P, L>: the flow cache of one worker, a row-divided hash table whose replacement
+// policy P is a template parameter (row-policies.md §9, style.md §3.4-3.6).
+//
+//   processBatch(≤64 packets)                      one virtual call per batch
+//   ├ 0  fragment cache: fill ports of non-first fragments (changes keys, so before hashing)
+//   ├ 1  hash every key (one HashBatchFn call), prefetch every packet's row
+//   ├ 2  strictly in arrival order: prefetch the candidate record of packet i+8, update packet i
+//   └ 3  incremental sweep: a few blocks of 64 rows, skipping blocks and rows not yet due
+//
+//   h = hash(canonical key)      row = h & (rows-1)      tag = top 8 bits of h (0 → 1)
+//
+//   m_rows[rows]           tags[L] | RowState | deadline      (row.hpp)
+//   m_records[rows * L]    CachedFlow, 128 B, never moves     (row.hpp)
+//   m_blockDeadline[rows/64]  min of the 64 rows' deadlines   (sweep skip, Suricata style)
+//
+// Per packet (update):
+//   1. tag match (SIMD) → full key compare → slot s, or none.
+//   2. Found: the flow ends *before* this packet joins it if (ipfixprobe v5.7 order)
+//        a. SYN without ACK arrives in a direction whose flags hold FIN or RST → EndOfFlow;
+//        b. ts - last >= inactive → InactiveTimeout (EndOfFlow if FIN/RST was seen);
+//        c. ts - first >= active  → ActiveTimeout.
+//      Then it is exported and erased (policy.onErase) and the packet takes the miss path.
+//      Checked before promotion, so an ended flow is never moved to the front.
+//   3. Hit: statistics (1-based position = policy position + 1), policy.onHit, counters.
+//   4. Miss: policy.pickFree; if the row is full, every expired record of the row is exported
+//      with its timeout reason (reclaim, missReclaim) and pickFree asked again; only if none
+//      expired is policy.victim exported with LackOfResources (exactly one per new flow).
+//      create(s), policy.onInsert(s, vacancy).
+//   Nothing on this path allocates, locks, throws, logs or makes a virtual call.
+//
+// Expiry and its lateness bound. Flows are ended exactly on their own packets (step 2). Idle
+// flows are found by the sweep, which runs on packet time (the largest timestamp seen): every
+// batch it visits max(sweepMinBlocks, blocks × Δt / sweepPeriod) blocks of 64 rows, Δt being the
+// packet time since the previous batch. A block whose deadline is in the future costs one
+// compare; a row whose deadline is in the future costs one compare; only due rows touch
+// records. Hence a full pass over the table completes within
+//     min( ⌈blocks / sweepMinBlocks⌉ batches,  sweepPeriod of packet time + one batch )
+// (defaults: 2^17 records, L = 16 → 128 blocks → ≤ 128 batches or ≤ 1 s), which bounds how
+// late an expired flow is exported. Lateness never changes flow boundaries or reasons: a late
+// packet of an expired flow is caught by step 2, a full row reclaims expired records first,
+// and advanceTime(now) / flushAll run a complete pass, so everything due is exported with its
+// timeout reason before forced ends.
+//
+// Deadlines are lower bounds: create lowers the row's and the block's deadline to the new
+// flow's earliest expiry; a hit only delays its own flow's expiry, so bounds stay valid; the
+// sweep and the reclaim recompute a row exactly, the sweep recomputes a block exactly.
+//
+// Export: a finished flow becomes an oriented FlowRecord (src = initiator) and is pushed into
+// the ExportRing with waitPush (spins, then yields, while the ring is full; gives up only when
+// the export thread abandoned it). Counted per reason, and as exportedBySweep / exportedAtEnd.
+//
+// Thread ownership: single writer. Every member is touched only by the worker that owns the
+// table (processBatch, advanceTime, flushAll, stats); the export thread sees only the ring.
+// Introspection (CacheTable) is for tests and tools on the same thread.
+//
+// Costs (L = 16, 10k flows, x86-64, measured by tools/bench_table): see docs/performance.md;
+// typically a hit is 2 cache lines (row, record line 0; record line 1 is adjacent) already
+// prefetched, ~40-80 ns per packet including the hash.
+#pragma once
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cache/frag_cache.hpp"
+#include "cache/hash.hpp"
+#include "cache/row.hpp"
+#include "cache/row_policy.hpp"
+#include "cache/slot.hpp"
+#include "cache/table_config.hpp"
+#include "cache/tag_match.hpp"
+#include "rowprobe/errors.hpp"
+#include "rowprobe/flow_record.hpp"
+#include "rowprobe/plugin.hpp"
+#include "rowprobe/stats.hpp"
+
+namespace rowprobe::storage {
+
+/// One slot as seen by tests and tools (never used on the packet path).
+struct SlotView {
+    Slot slot = 0;
+    bool occupied = false;
+    unsigned position = 0;  ///< the policy's 0-based position (rank) of the slot
+    FlowKey key;
+    std::uint32_t packets = 0;  ///< both directions
+    TimeNs timeFirst = 0;
+    TimeNs timeLast = 0;
+};
+
+/// The non-template face of every FlowTable<P, L>: the StoragePlugin surface plus
+/// introspection for tests and tools. None of the extra functions is used on the packet path.
+class CacheTable : public StoragePlugin {
+public:
+    virtual std::string_view policyName() const noexcept = 0;
+    virtual const TableConfig& config() const noexcept = 0;
+    virtual std::size_t rowCount() const noexcept = 0;
+    virtual unsigned line() const noexcept = 0;
+    /// The row a key maps to under this table's hash and seed.
+    virtual std::size_t rowOf(const FlowKey& key) const noexcept = 0;
+    virtual std::vector<SlotView> inspectRow(std::size_t row) const = 0;
+    /// Empty when every structural invariant holds, else a description of the first violation.
+    virtual std::string checkInvariants() const = 0;
+};
+
+namespace detail {
+
+/// A zero-initialised-on-demand array for large tables: aligned, backed by transparent huge
+/// pages when the kernel allows (fewer TLB misses on random row access), freed with free().
+template <class T>
+class TableArray {
+public:
+    TableArray() = default;
+    explicit TableArray(std::size_t count) : m_count(count) {
+        const std::size_t bytes = count * sizeof(T);
+        const std::size_t align = bytes >= (std::size_t{4} << 20) ? (std::size_t{2} << 20)
+                                                                  : std::max<std::size_t>(64, alignof(T));
+        const std::size_t rounded = (bytes + align - 1) / align * align;
+        void* p = std::aligned_alloc(align, rounded);
+        if (p == nullptr) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+        if (align > 64) ::madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+        m_data.reset(static_cast<T*>(p));
+    }
+    T& operator[](std::size_t i) noexcept { return m_data.get()[i]; }
+    const T& operator[](std::size_t i) const noexcept { return m_data.get()[i]; }
+    T* data() noexcept { return m_data.get(); }
+    const T* data() const noexcept { return m_data.get(); }
+    std::size_t size() const noexcept { return m_count; }
+
+private:
+    struct Free {
+        void operator()(T* p) const noexcept { std::free(p); }
+    };
+    std::unique_ptr<T, Free> m_data;
+    std::size_t m_count = 0;
+};
+
+inline void prefetchRead(const void* p) noexcept { __builtin_prefetch(p, 0, 3); }
+inline void prefetchWrite(const void* p) noexcept { __builtin_prefetch(p, 1, 3); }
+
+}  // namespace detail
+
+template <class P, unsigned L>
+class FlowTable final : public CacheTable {
+    static_assert(isSupportedLine(L), "L must be 4, 8, 16 or 32");
+    static_assert(RowPolicy<P, L>, "P does not satisfy RowPolicy<P, L> (see row_policy.hpp)");
+
+public:
+    using RowType = Row<P, L>;
+
+    /// Reads the `cache` options (throws ConfigError) and builds the table and the policy.
+    explicit FlowTable(const Options& options) : FlowTable(parseTableConfig(options), options) {}
+
+    FlowTable(const TableConfig& config, const Options& policyOptions)
+        : m_config(config), m_policy(policyOptions) {
+        if (config.line != L) {
+            throw ConfigError({.component = "storage 'cache'",
+                               .option = "line",
+                               .value = std::to_string(config.line),
+                               .problem = "internal: table built for line " + std::to_string(L)});
+        }
+        const std::size_t records = std::size_t{1} << config.sizeLog2;
+        m_rowCount = records / L;
+        m_rowMask = m_rowCount - 1;
+        m_rowsPerBlock = std::min<std::size_t>(kRowsPerBlock, m_rowCount);
+        m_blockShift = static_cast<unsigned>(std::countr_zero(m_rowsPerBlock));
+        m_blockCount = m_rowCount / m_rowsPerBlock;
+        try {
+            m_rows = detail::TableArray<RowType>(m_rowCount);
+            std::uninitialized_value_construct_n(m_rows.data(), m_rowCount);
+            m_records = detail::TableArray<CachedFlow>(records);
+            m_blockDeadline.assign(m_blockCount, kNever);
+        } catch (const std::bad_alloc&) {
+            throw ConfigError(
+                {.component = "storage 'cache'",
+                 .option = "size",
+                 .value = std::to_string(config.sizeLog2),
+                 .problem = "cannot allocate " +
+                            std::to_string((records * sizeof(CachedFlow) + m_rowCount * sizeof(RowType)) >> 20) +
+                            " MiB for 2^" + std::to_string(config.sizeLog2) + " records"});
+        }
+        m_hashBatch = config.hash->batch;
+        m_seed = config.seed;
+        if (config.fragEnabled) m_frag.emplace(config.fragSize, config.fragTimeout, config.seed);
+        m_stats.capacity = records;
+    }
+
+    // --- StoragePlugin ----------------------------------------------------------------------
+
+    void attach(const ExportTarget& target) override {
+        m_target = target;
+        if (m_target.abandon == nullptr) m_target.abandon = &kNeverAbandon;
+    }
+
+    void processBatch(std::span<ParsedPacket> batch) noexcept override {
+        for (std::size_t off = 0; off < batch.size(); off += kMaxBatch) {
+            processPart(batch.subspan(off, std::min(kMaxBatch, batch.size() - off)));
+        }
+        sweepIncremental();
+    }
+
+    void advanceTime(TimeNs now) noexcept override {
+        m_now = std::max(m_now, now);
+        sweepBlocks(m_blockCount);
+        m_lastSweep = m_now;
+        m_sweepCredit = 0;
+    }
+
+    void flushAll() noexcept override {
+        advanceTime(m_now);  // everything due leaves with its timeout reason first
+        for (std::size_t r = 0; r < m_rowCount; ++r) {
+            RowType& row = m_rows[r];
+            for (std::uint32_t m = occupiedMask(row); m != 0; m &= m - 1) {
+                retire(r, static_cast<Slot>(std::countr_zero(m)), EndReason::ForcedEnd);
+                ++m_stats.exportedAtEnd;
+            }
+            row.deadline = kNever;
+        }
+        std::fill(m_blockDeadline.begin(), m_blockDeadline.end(), kNever);
+    }
+
+    CacheStats stats() const noexcept override { return m_stats; }
+
+    // --- CacheTable (tests, tools) ----------------------------------------------------------
+
+    std::string_view policyName() const noexcept override { return P::kName; }
+    const TableConfig& config() const noexcept override { return m_config; }
+    std::size_t rowCount() const noexcept override { return m_rowCount; }
+    unsigned line() const noexcept override { return L; }
+    std::size_t rowOf(const FlowKey& key) const noexcept override {
+        return m_config.hash->key(key, m_seed) & m_rowMask;
+    }
+
+    std::vector<SlotView> inspectRow(std::size_t r) const override {
+        std::vector<SlotView> out;
+        const ConstRowRef<P, L> row = constRef(r);
+        for (Slot s = 0; s < L; ++s) {
+            SlotView v;
+            v.slot = s;
+            v.occupied = row.occupied(s);
+            v.position = m_policy.position(row, s);
+            if (v.occupied) {
+                const CachedFlow& f = row.rec(s);
+                v.key = f.key;
+                v.packets = f.packets[0] + f.packets[1];
+                v.timeFirst = f.timeFirst;
+                v.timeLast = f.timeLast;
+            }
+            out.push_back(v);
+        }
+        return out;
+    }
+
+    std::string checkInvariants() const override {
+        std::uint64_t occupied = 0;
+        for (std::size_t r = 0; r < m_rowCount; ++r) {
+            const RowType& row = m_rows[r];
+            const std::string where = "row " + std::to_string(r);
+            if constexpr (requires { row.state.order.valid(); }) {
+                if (!row.state.order.valid()) return where + ": ranks are not a permutation";
+            }
+            TimeNs earliest = kNever;
+            for (Slot s = 0; s < L; ++s) {
+                if (row.tags[s] == kEmptyTag) continue;
+                ++occupied;
+                const CachedFlow& f = m_records[r * L + s];
+                if (f.hash != m_config.hash->key(f.key, m_seed)) return where + ": stale hash";
+                if ((f.hash & m_rowMask) != r) return where + ": flow in the wrong row";
+                if (tagOf(f.hash) != row.tags[s]) return where + ": tag does not match the flow";
+                earliest = std::min(earliest, f.deadline(m_config.inactive, m_config.active));
+            }
+            if (row.deadline > earliest) return where + ": deadline later than a flow's expiry";
+            if (m_blockDeadline[r >> m_blockShift] > row.deadline) {
+                return where + ": block deadline later than the row's";
+            }
+        }
+        if (occupied != m_stats.flowsInCache) {
+            return "flowsInCache " + std::to_string(m_stats.flowsInCache) + " but " +
+                   std::to_string(occupied) + " occupied slots";
+        }
+        return {};
+    }
+
+private:
+    friend class RowRef<P, L>;
+
+    static constexpr std::size_t kRowsPerBlock = 64;
+    static constexpr std::size_t kLookAhead = 8;
+    static constexpr EndReason kAlive = static_cast<EndReason>(0);  ///< "no reason to end"
+    static constexpr std::uint8_t kFin = 0x01;
+    static constexpr std::uint8_t kSyn = 0x02;
+    static constexpr std::uint8_t kRst = 0x04;
+    static constexpr std::uint8_t kAck = 0x10;
+    static inline const std::atomic<bool> kNeverAbandon{false};
+
+    CachedFlow* recordsOf(std::size_t r) noexcept { return &m_records[r * L]; }
+    const CachedFlow* recordsOf(std::size_t r) const noexcept { return &m_records[r * L]; }
+    RowRef<P, L> rowRef(std::size_t r) noexcept { return RowRef<P, L>(m_rows[r], recordsOf(r), *this, r); }
+    ConstRowRef<P, L> constRef(std::size_t r) const noexcept {
+        return ConstRowRef<P, L>(m_rows[r], recordsOf(r));
+    }
+    static std::uint32_t occupiedMask(const RowType& row) noexcept {
+        constexpr std::uint32_t kAll = L == 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << L) - 1;
+        return ~TagMatch::template match<L>(row.tags.data(), kEmptyTag) & kAll;
+    }
+
+    // --- packet path ------------------------------------------------------------------------
+
+    void processPart(std::span<ParsedPacket> part) noexcept {
+        if (m_frag) {
+            for (ParsedPacket& pkt : part) {
+                if (pkt.frag.isFragment) m_frag->process(pkt, m_stats);
+            }
+        }
+        std::array<std::uint64_t, kMaxBatch> hashes;  // stage 1: hash, pull the rows in
+        m_hashBatch(part, m_seed, hashes.data());
+        const std::size_t n = part.size();
+        for (std::size_t i = 0; i < n; ++i) detail::prefetchRead(&m_rows[hashes[i] & m_rowMask]);
+        for (std::size_t i = 0; i < std::min(n, kLookAhead); ++i) prefetchCandidate(hashes[i]);
+        for (std::size_t i = 0; i < n; ++i) {  // stage 2: strictly in arrival order
+            if (i + kLookAhead < n) prefetchCandidate(hashes[i + kLookAhead]);
+            update(part[i], hashes[i]);
+        }
+    }
+
+    /// Pulls in the record packet `h` will most likely touch: its tag candidate, else the slot a
+    /// miss would take. A hint only: earlier packets of the batch may still change the row.
+    void prefetchCandidate(std::uint64_t h) const noexcept {
+        const std::size_t r = h & m_rowMask;
+        const RowType& row = m_rows[r];
+        Slot s = kNoSlot;
+        const std::uint32_t m = TagMatch::template match<L>(row.tags.data(), tagOf(h));
+        if (m != 0) {
+            s = static_cast<Slot>(std::countr_zero(m));
+        } else {
+            const PacketContext ctx{.hash = h};
+            s = m_policy.pickFree(constRef(r), ctx);
+            if (s == kNoSlot) s = m_policy.victim(constRef(r), ctx);
+        }
+        const CachedFlow* f = recordsOf(r) + s;
+        detail::prefetchWrite(f);
+        detail::prefetchWrite(reinterpret_cast<const char*>(f) + 64);
+    }
+
+    void update(const ParsedPacket& pkt, std::uint64_t h) noexcept {
+        const std::size_t r = h & m_rowMask;
+        RowType& row = m_rows[r];
+        CachedFlow* recs = recordsOf(r);
+        const Tag tag = tagOf(h);
+        m_now = std::max(m_now, pkt.ts);
+
+        Slot s = kNoSlot;
+        for (std::uint32_t m = TagMatch::template match<L>(row.tags.data(), tag); m != 0; m &= m - 1) {
+            const auto c = static_cast<Slot>(std::countr_zero(m));
+            if (recs[c].key == pkt.key) {  // never trust the tag alone
+                s = c;
+                break;
+            }
+        }
+
+        PacketContext ctx{.hash = h, .ts = pkt.ts, .cls = 0, .tcpFlags = pkt.tcpFlags, .forward = true};
+        m_policy.classify(ctx);
+        if (s != kNoSlot) {
+            CachedFlow& f = recs[s];
+            ctx.forward = pkt.fromA == f.initiatorIsA;
+            const EndReason why = endBefore(f, pkt, ctx.forward);
+            if (why == kAlive) {
+                const std::uint64_t pos = m_policy.position(constRef(r), s) + 1U;
+                ++m_stats.hits;
+                m_stats.positionSum += pos;
+                m_stats.positionSqSum += pos * pos;
+                m_policy.onHit(rowRef(r), s, ctx);
+                addPacket(f, pkt, ctx.forward ? 0 : 1);
+                return;
+            }
+            retire(r, s, why);  // ended before this packet: it starts a new flow
+            ctx.forward = true;
+        }
+
+        Vacancy vacancy = Vacancy::Free;
+        s = m_policy.pickFree(constRef(r), ctx);
+        if (s == kNoSlot) {
+            s = reclaimExpired(r, ctx);
+            if (s != kNoSlot) {
+                vacancy = Vacancy::Expired;
+                ++m_stats.missReclaim;
+            } else {
+                vacancy = Vacancy::Evicted;
+                ++m_stats.missEvict;
+                s = m_policy.victim(constRef(r), ctx);
+                retire(r, s, EndReason::LackOfResources);
+            }
+        } else {
+            ++m_stats.missFree;
+        }
+        create(r, s, tag, pkt, h);
+        m_policy.onInsert(rowRef(r), s, ctx, vacancy);
+    }
+
+    /// The reason the stored flow `f` ends before packet `pkt` joins it, or kAlive.
+    EndReason endBefore(const CachedFlow& f, const ParsedPacket& pkt, bool forward) const noexcept {
+        const std::uint8_t seen = f.tcpFlags[forward ? 0 : 1];
+        if ((pkt.tcpFlags & (kSyn | kAck)) == kSyn && (seen & (kFin | kRst)) != 0) {
+            return EndReason::EndOfFlow;  // a new connection on a finished 5-tuple
+        }
+        return expiryAt(f, pkt.ts);
+    }
+
+    /// Whether `f` has expired at time `now`, and why.
+    EndReason expiryAt(const CachedFlow& f, TimeNs now) const noexcept {
+        if (now >= f.timeLast && now - f.timeLast >= m_config.inactive) {
+            return ((f.tcpFlags[0] | f.tcpFlags[1]) & (kFin | kRst)) != 0 ? EndReason::EndOfFlow
+                                                                           : EndReason::InactiveTimeout;
+        }
+        if (now >= f.timeFirst && now - f.timeFirst >= m_config.active) return EndReason::ActiveTimeout;
+        return kAlive;
+    }
+
+    static void addPacket(CachedFlow& f, const ParsedPacket& pkt, std::size_t dir) noexcept {
+        if (f.packets[dir] == 0) {
+            f.ttl[dir] = pkt.ttl;
+            f.icmpTypeCode[dir] = pkt.icmpTypeCode;
+        }
+        ++f.packets[dir];
+        f.bytes[dir] += pkt.ipLen;
+        f.tcpFlags[dir] |= pkt.tcpFlags;
+        f.timeLast = std::max(f.timeLast, pkt.ts);
+    }
+
+    void create(std::size_t r, Slot s, Tag tag, const ParsedPacket& pkt, std::uint64_t h) noexcept {
+        RowType& row = m_rows[r];
+        CachedFlow& f = recordsOf(r)[s];
+        f.key = pkt.key;
+        f.timeFirst = pkt.ts;
+        f.timeLast = pkt.ts;
+        f.packets = {1, 0};
+        f.bytes = {pkt.ipLen, 0};
+        f.hash = h;
+        f.icmpTypeCode = {pkt.icmpTypeCode, 0};
+        f.tcpFlags = {pkt.tcpFlags, 0};
+        f.ttl = {pkt.ttl, 0};
+        f.srcMac = pkt.srcMac;
+        f.dstMac = pkt.dstMac;
+        f.initiatorIsA = pkt.fromA;
+        row.tags[s] = tag;
+        const TimeNs due = f.deadline(m_config.inactive, m_config.active);
+        row.deadline = std::min(row.deadline, due);
+        TimeNs& block = m_blockDeadline[r >> m_blockShift];
+        block = std::min(block, due);
+        ++m_stats.flowsCreated;
+        ++m_stats.flowsInCache;
+    }
+
+    /// Full row: exports every expired record (as its timeout) and returns the free slot the
+    /// policy picks then, or kNoSlot if nothing had expired. Recomputes the row's deadline.
+    Slot reclaimExpired(std::size_t r, const PacketContext& ctx) noexcept {
+        RowType& row = m_rows[r];
+        if (row.deadline > m_now) return kNoSlot;
+        if (!expireRow(r, m_now)) return kNoSlot;
+        return m_policy.pickFree(constRef(r), ctx);
+    }
+
+    /// Exports every record of row r expired at `now`; sets the row's exact deadline. Returns
+    /// the number exported.
+    std::size_t expireRow(std::size_t r, TimeNs now) noexcept {
+        RowType& row = m_rows[r];
+        const CachedFlow* recs = recordsOf(r);
+        TimeNs next = kNever;
+        std::size_t exported = 0;
+        for (std::uint32_t m = occupiedMask(row); m != 0; m &= m - 1) {
+            const auto s = static_cast<Slot>(std::countr_zero(m));
+            const EndReason why = expiryAt(recs[s], now);
+            if (why != kAlive) {
+                retire(r, s, why);
+                ++exported;
+            } else {
+                next = std::min(next, recs[s].deadline(m_config.inactive, m_config.active));
+            }
+        }
+        row.deadline = next;
+        return exported;
+    }
+
+    /// Exports the flow in slot s of row r with `why`, frees the slot, tells the policy.
+    void retire(std::size_t r, Slot s, EndReason why) noexcept {
+        RowType& row = m_rows[r];
+        exportRecord(recordsOf(r)[s], why);
+        row.tags[s] = kEmptyTag;
+        --m_stats.flowsInCache;
+        m_policy.onErase(rowRef(r), s, why);
+    }
+
+    void exportRecord(const CachedFlow& f, EndReason why) noexcept {
+        ++m_stats.exported[static_cast<std::size_t>(why)];
+        if (m_target.ring == nullptr) return;
+        FlowRecord out;
+        const bool a = f.initiatorIsA;
+        out.srcAddr = a ? f.key.addrA : f.key.addrB;
+        out.dstAddr = a ? f.key.addrB : f.key.addrA;
+        out.srcPort = a ? f.key.portA : f.key.portB;
+        out.dstPort = a ? f.key.portB : f.key.portA;
+        out.timeFirst = f.timeFirst;
+        out.timeLast = f.timeLast;
+        out.bytes = f.bytes;
+        out.packets = f.packets;
+        out.vlan = f.key.vlan;
+        out.icmpTypeCode = f.icmpTypeCode;
+        out.srcMac = f.srcMac;
+        out.dstMac = f.dstMac;
+        out.tcpFlags = f.tcpFlags;
+        out.ttl = f.ttl;
+        out.proto = f.key.proto;
+        out.ipVersion = f.key.ipVersion;
+        out.endReason = why;
+        out.queue = m_target.queue;
+        m_target.ring->waitPush(out, *m_target.abandon);
+    }
+
+    // --- sweep ------------------------------------------------------------------------------
+
+    void sweepIncremental() noexcept {
+        if (!m_sweepStarted) {
+            m_sweepStarted = true;
+            m_lastSweep = m_now;
+        }
+        const TimeNs dt = m_now - m_lastSweep;
+        m_lastSweep = m_now;
+        std::size_t blocks = m_blockCount;
+        if (dt < m_config.sweepPeriod) {
+            m_sweepCredit += dt * m_blockCount;
+            blocks = static_cast<std::size_t>(m_sweepCredit / m_config.sweepPeriod);
+            m_sweepCredit -= static_cast<TimeNs>(blocks) * m_config.sweepPeriod;
+        } else {
+            m_sweepCredit = 0;
+        }
+        blocks = std::clamp(blocks, std::min(m_config.sweepMinBlocks, m_blockCount), m_blockCount);
+        sweepBlocks(blocks);
+    }
+
+    /// Visits `count` blocks from the cursor, exporting what has expired at m_now.
+    void sweepBlocks(std::size_t count) noexcept {
+        const TimeNs now = m_now;
+        for (std::size_t k = 0; k < count; ++k) {
+            const std::size_t b = m_sweepCursor;
+            m_sweepCursor = (b + 1) & (m_blockCount - 1);
+            if (m_blockDeadline[b] > now) continue;
+            TimeNs earliest = kNever;
+            const std::size_t first = b << m_blockShift;
+            for (std::size_t r = first; r < first + m_rowsPerBlock; ++r) {
+                if (m_rows[r].deadline <= now) m_stats.exportedBySweep += expireRow(r, now);
+                earliest = std::min(earliest, m_rows[r].deadline);
+            }
+            m_blockDeadline[b] = earliest;
+        }
+    }
+
+    TableConfig m_config;
+    P m_policy;
+    std::size_t m_rowCount = 0;
+    std::size_t m_rowMask = 0;
+    std::size_t m_rowsPerBlock = 0;
+    unsigned m_blockShift = 0;
+    std::size_t m_blockCount = 0;
+    detail::TableArray<RowType> m_rows;
+    detail::TableArray<CachedFlow> m_records;
+    std::vector<TimeNs> m_blockDeadline;
+    HashBatchFn m_hashBatch = nullptr;
+    std::uint64_t m_seed = 0;
+    std::optional<FragCache> m_frag;
+    ExportTarget m_target;
+    CacheStats m_stats;
+    TimeNs m_now = 0;           ///< packet time: the largest timestamp seen (or advanceTime's)
+    TimeNs m_lastSweep = 0;
+    TimeNs m_sweepCredit = 0;   ///< ns × blocks owed to the sweep, below one block's worth
+    std::size_t m_sweepCursor = 0;
+    bool m_sweepStarted = false;
+};
+
+template <class P, unsigned L>
+void RowRef<P, L>::evict(Slot s, EndReason why) const noexcept {
+    m_table->retire(m_index, s, why);
+}
+
+}  // namespace rowprobe::storage

@@ -1,0 +1,39 @@
+// The validated configuration of one flow table, parsed once from the `cache` plugin's options
+// (cache_storage.cpp) and then read-only. Plain data; copied into each table at construction.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "cache/hash.hpp"
+#include "rowprobe/options.hpp"
+#include "rowprobe/packet.hpp"
+
+namespace rowprobe::storage {
+
+struct TableConfig {
+    unsigned sizeLog2 = 17;                  ///< 2^sizeLog2 records
+    unsigned line = 16;                      ///< slots per row (4, 8, 16, 32)
+    TimeNs active = 300 * kNsPerSec;         ///< first packet older than this: split the flow
+    TimeNs inactive = 30 * kNsPerSec;        ///< last packet older than this: the flow ended
+    const HashFunction* hash = &kHashFunctions[0];
+    std::uint64_t seed = 0;
+    bool fragEnabled = true;                 ///< fill ports of non-first fragments
+    std::size_t fragSize = 10007;            ///< fragment cache entries
+    TimeNs fragTimeout = 3 * kNsPerSec;      ///< how long a first fragment's ports stay usable
+    /// The incremental sweep visits every row at least once per this much packet time ...
+    TimeNs sweepPeriod = kNsPerSec;
+    /// ... and at least this many blocks of 64 rows per batch, so a full pass also takes at
+    /// most rows / (64 * sweepMinBlocks) batches.
+    std::size_t sweepMinBlocks = 1;
+};
+
+/// The option table of the `cache` storage plugin (one source for parsing, -h and docs).
+std::span<const OptionSpec> cacheOptionSpecs() noexcept;
+
+/// Reads and cross-checks the options; throws ConfigError with the bounds in the message.
+/// Draws a random seed (std::random_device) when `seed` is not given.
+TableConfig parseTableConfig(const Options& options);
+
+}  // namespace rowprobe::storage
