@@ -36,6 +36,9 @@ CliResult parseCommandLine(int argc, const char* const* argv);
 /// The text for `-h` (general usage) or `-h TOPIC`; throws ConfigError for an unknown topic.
 std::string helpText(const std::string& topic);
 
+/// Every plugin's option table as Markdown (docs/plugin-strings.md is this text).
+std::string pluginReferenceMarkdown();
+
 /// "rowprobe 0.1.0 (...build features...)".
 std::string versionText();
 

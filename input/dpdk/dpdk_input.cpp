@@ -18,7 +18,9 @@
 //   DPDK 22.11), so flows from `dpdk` on a pcap vdev match flows from `pcap` on the file.
 // * Idle: rx_burst is polled (pause instructions first, then 10 us sleeps after 100 us
 //   without packets, so an idle probe does not burn a shared core); Timeout after `timeout`
-//   idle, End after `idle-end` idle (for vdevs that replay a file once).
+//   idle, End after `idle-end` idle (for vdevs that replay a file once). Timeout makes the
+//   worker expire flows on wall time, so it is reported only with `system` time stamps: a
+//   NIC or file clock (net_pcap replays 2011 captures) must not be mixed with wall time.
 // * Threads: read() on the input thread, which registers as a DPDK lcore on its first call
 //   so the mempool's per-lcore cache serves both rx_burst refills and our bulk frees.
 //   stop() is an atomic flag; stats() reads rte_eth_stats and atomics.
@@ -72,7 +74,7 @@ constexpr OptionSpec kOptions[] = {
              "(auto: nic-us on net_pcap, else system)",
      .choices = kTimestampChoices},
     {.name = "timeout", .shortName = "t", .type = OptionType::Duration, .defaultValue = "100ms",
-     .help = "report an idle queue (Timeout) after this long without packets", .min = 0.001,
+     .help = "report an idle queue after this long without packets (system time stamps)", .min = 0.001,
      .max = 60},
     {.name = "idle-end", .shortName = "E", .type = OptionType::Duration,
      .help = "end the input after this long without packets (off by default; for vdevs)",
@@ -97,7 +99,8 @@ public:
     Status read(PacketBlock& block) override;
     void stop() noexcept override { m_stopping.store(true, std::memory_order_relaxed); }
     InputStats stats() const override;
-    bool live() const noexcept override { return true; }
+    /// Live only when packet time is wall time: the worker then expires flows on wall time.
+    bool live() const noexcept override { return m_timestamps == DpdkTimestamp::System; }
 
 private:
     /// The mbufs a PacketBlock points into, freed when that block is read into again.
@@ -232,7 +235,7 @@ InputPlugin::Status DpdkInput::read(PacketBlock& block) {
         }
         const auto now = std::chrono::steady_clock::now();
         if (m_idleEnd.count() != 0 && now - m_lastPacket >= m_idleEnd) return Status::End;
-        if (now - m_lastReport >= m_timeout) {
+        if (m_timestamps == DpdkTimestamp::System && now - m_lastReport >= m_timeout) {
             m_lastReport = now;
             return Status::Timeout;
         }

@@ -49,6 +49,12 @@ std::vector<std::string> portNames() {
 
 }  // namespace
 
+std::vector<std::uint8_t> symmetricRssKey(std::size_t length) {
+    std::vector<std::uint8_t> key(length);
+    for (std::size_t i = 0; i < length; ++i) key[i] = i % 2 == 0 ? 0x6d : 0x5a;
+    return key;
+}
+
 DpdkRuntime& DpdkRuntime::instance() {
     static DpdkRuntime runtime;
     return runtime;
@@ -114,10 +120,7 @@ void DpdkRuntime::configure(std::uint16_t id, Port& port, const Options& options
     port.info.driver = info.driver_name;
     std::vector<std::uint8_t> key;
     if (port.queues > 1 && info.flow_type_rss_offloads != 0) {
-        // Symmetric Toeplitz (Woo & Park): with the key 0x6d5a repeated, swapping source and
-        // destination (addresses and ports) leaves the hash unchanged.
-        key.resize(info.hash_key_size != 0 ? info.hash_key_size : 40);
-        for (std::size_t i = 0; i < key.size(); ++i) key[i] = i % 2 == 0 ? 0x6d : 0x5a;
+        key = symmetricRssKey(info.hash_key_size != 0 ? info.hash_key_size : 40);
         conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
         conf.rx_adv_conf.rss_conf.rss_key = key.data();
         conf.rx_adv_conf.rss_conf.rss_key_len = static_cast<std::uint8_t>(key.size());

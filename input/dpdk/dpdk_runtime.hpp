@@ -45,6 +45,12 @@ enum class DpdkTimestamp : std::uint8_t {
     NicNs,   ///< the mbuf RX time stamp field, nanoseconds since the epoch
 };
 
+/// The RSS key that makes Toeplitz hashing symmetric (Woo & Park, "Scalable TCP Session
+/// Monitoring with Symmetric Receive-side Scaling", 2012): 0x6d5a repeated to `length` bytes.
+/// Swapping source and destination address and port leaves the hash unchanged, so both
+/// directions of a flow reach the same queue.
+std::vector<std::uint8_t> symmetricRssKey(std::size_t length);
+
 /// What one input asks of its port; the first claim of a port decides its set-up.
 struct DpdkPortRequest {
     std::uint16_t port = 0;

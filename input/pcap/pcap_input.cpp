@@ -1,5 +1,11 @@
 #include "pcap_input.hpp"
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <string_view>
 
@@ -78,7 +84,9 @@ PcapInput::PcapInput(const Options& options)
         installFilter(options);
     } catch (...) {
         if (m_handle != nullptr) pcap_close(m_handle);
+        if (m_wakeFd >= 0) close(m_wakeFd);
         m_handle = nullptr;
+        m_wakeFd = -1;
         throw;
     }
     if (m_live) m_nextStatsNs = monotonicNs() + kStatsPeriodNs;
@@ -86,6 +94,7 @@ PcapInput::PcapInput(const Options& options)
 
 PcapInput::~PcapInput() {
     if (m_handle != nullptr) pcap_close(m_handle);
+    if (m_wakeFd >= 0) close(m_wakeFd);
 }
 
 void PcapInput::openFile(const Options& options) {
@@ -104,9 +113,10 @@ void PcapInput::openLive(const Options& options) {
     m_handle = pcap_create(m_source.c_str(), errbuf);
     if (m_handle == nullptr) options.fail("ifc", "cannot open interface '" + m_source + "': " + errbuf);
     const auto timeoutMs = static_cast<int>(options.getDurationNs("timeout") / 1'000'000);
+    m_timeoutMs = timeoutMs < 1 ? 1 : timeoutMs;
     pcap_set_snaplen(m_handle, static_cast<int>(m_snaplen));
     pcap_set_promisc(m_handle, options.getFlag("promisc") ? 1 : 0);
-    pcap_set_timeout(m_handle, timeoutMs < 1 ? 1 : timeoutMs);
+    pcap_set_timeout(m_handle, m_timeoutMs);  // also the kernel's block retire timeout
     // Nanosecond stamps where the platform has them; microseconds otherwise.
     pcap_set_tstamp_precision(m_handle, PCAP_TSTAMP_PRECISION_NANO);
     const int rc = pcap_activate(m_handle);
@@ -117,6 +127,27 @@ void PcapInput::openLive(const Options& options) {
         options.fail("ifc", "cannot capture on '" + m_source + "': " + reason);
     }
     m_nanoTs = pcap_get_tstamp_precision(m_handle) == PCAP_TSTAMP_PRECISION_NANO;
+    // Non-blocking reads plus our own poll: with TPACKET_V3, a blocking pcap_next_ex on an idle
+    // interface never returns (the kernel's block timer runs only once a packet arrived), and
+    // the worker needs Timeout to expire flows. The eventfd lets stop() wake the poll.
+    m_pcapFd = pcap_get_selectable_fd(m_handle);
+    if (m_pcapFd < 0) options.fail("ifc", "'" + m_source + "' has no selectable descriptor");
+    if (pcap_setnonblock(m_handle, 1, errbuf) != 0) {
+        options.fail("ifc", "cannot make '" + m_source + "' non-blocking: " + errbuf);
+    }
+    m_wakeFd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (m_wakeFd < 0) options.fail("ifc", std::string("eventfd: ") + std::strerror(errno));
+}
+
+bool PcapInput::waitReadable() noexcept {
+    pollfd fds[2] = {{.fd = m_pcapFd, .events = POLLIN, .revents = 0},
+                     {.fd = m_wakeFd, .events = POLLIN, .revents = 0}};
+    const int rc = poll(fds, 2, m_timeoutMs);
+    if (m_stopRequested.load(std::memory_order_relaxed)) {
+        m_ended = true;
+        return false;
+    }
+    return rc > 0;
 }
 
 void PcapInput::checkLinkType(const Options& options) {
@@ -157,6 +188,7 @@ InputPlugin::Status PcapInput::read(PacketBlock& block) {
     const std::size_t before = block.count;
     const std::uint32_t tsScale = m_nanoTs ? 1 : 1000;
     bool timedOut = false;
+    bool waited = false;
     if (m_pendingData != nullptr) {
         // Fits: the block is empty and the frame was cut to the arena size below.
         block.append(m_pendingData, m_pendingHeader.caplen, m_pendingHeader.len,
@@ -181,11 +213,16 @@ InputPlugin::Status PcapInput::read(PacketBlock& block) {
             }
             continue;
         }
-        if (rc == 0) {  // live read timeout
-            timedOut = true;
-            break;
+        if (rc == 0) {  // live: nothing buffered right now
+            if (block.count != before) break;  // deliver what we have without waiting
+            if (waited || !waitReadable()) {
+                timedOut = !m_ended;
+                break;
+            }
+            waited = true;
+            continue;
         }
-        if (rc == PCAP_ERROR_BREAK) {  // end of file, or stop() broke the live loop
+        if (rc == PCAP_ERROR_BREAK) {  // end of the file
             m_ended = true;
             break;
         }
@@ -209,7 +246,10 @@ void PcapInput::refreshKernelStats() noexcept {
 
 void PcapInput::stop() noexcept {
     m_stopRequested.store(true, std::memory_order_relaxed);
-    if (m_handle != nullptr) pcap_breakloop(m_handle);
+    if (m_wakeFd >= 0) {
+        const std::uint64_t one = 1;
+        [[maybe_unused]] const ssize_t n = ::write(m_wakeFd, &one, sizeof one);
+    }
 }
 
 InputStats PcapInput::stats() const {

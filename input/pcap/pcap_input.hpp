@@ -3,8 +3,11 @@
 //   libpcap buffer ──pcap_next_ex──▶ copy into PacketBlock arena (≤ 64 frames) ──▶ worker
 //
 // * Threads: `read` runs on the queue's input thread only. `stop` and `stats` may be called from
-//   any thread: `stop` sets an atomic flag and calls pcap_breakloop (which libpcap documents as
-//   safe from another thread), `stats` reads atomics the input thread refreshes.
+//   any thread: `stop` sets an atomic flag and signals an eventfd that a waiting live read polls
+//   together with the capture descriptor; `stats` reads atomics the input thread refreshes.
+// * Live reads: the capture is non-blocking; `read` drains what libpcap has and, only when it
+//   has nothing, polls once for up to `timeout`. So a read returns Ok as soon as packets are
+//   there, Timeout after `timeout` on an idle link, End within microseconds of `stop`.
 // * Copying: libpcap reuses its buffer on the next pcap_next_ex, so every frame is copied into
 //   the block's arena. When the arena is full, the frame in hand stays valid (libpcap keeps it
 //   until the next call) and opens the next block; nothing is dropped or allocated.
@@ -46,6 +49,8 @@ private:
     void checkLinkType(const Options& options);
     void installFilter(const Options& options);
     void refreshKernelStats() noexcept;
+    /// Live: waits up to the read timeout for the capture or a stop; false on timeout or stop.
+    bool waitReadable() noexcept;
 
     pcap_t* m_handle = nullptr;
     std::string m_source;  ///< file name or interface, for error messages
@@ -58,6 +63,9 @@ private:
     const std::uint8_t* m_pendingData = nullptr;
     pcap_pkthdr m_pendingHeader{};
     std::uint64_t m_nextStatsNs = 0;  ///< monotonic time of the next pcap_stats (live only)
+    int m_timeoutMs = 100;
+    int m_pcapFd = -1;   ///< live: libpcap's selectable descriptor
+    int m_wakeFd = -1;   ///< live: eventfd signalled by stop()
 
     std::atomic<bool> m_stopRequested{false};
     std::atomic<std::uint64_t> m_received{0};

@@ -11,11 +11,16 @@ namespace rowprobe {
 
 namespace {
 
+}  // namespace
+
 std::string formatNumber(double v) {
+    if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
     std::ostringstream s;
     s << v;
     return s.str();
 }
+
+namespace {
 
 bool parseInt(std::string_view text, std::int64_t& out) {
     if (text.empty()) return false;

@@ -1,6 +1,7 @@
 // The packet parser: one frame in, one canonical flow key plus packet facts out.
 //
-//   link header ──▶ L2 stack (VLAN*, MPLS*, PPPoE) ──▶ IPv4 | IPv6 (+ extension headers)
+//   link header (Ethernet, Cisco FabricPath, Linux SLL, raw, BSD null)
+//               ──▶ L2 stack (VLAN*, MPLS*, PPPoE) ──▶ IPv4 | IPv6 (+ extension headers)
 //               ──▶ TCP | UDP | SCTP | ICMP | ICMPv6 | other ──▶ canonical key
 //
 // * Every read is preceded by a bounds check against the captured length, and every field is
@@ -34,6 +35,7 @@ constexpr unsigned kMaxL2Headers = 8;       // VLAN tags + MPLS labels + PPPoE
 constexpr unsigned kMaxIpv6ExtHeaders = 8;  // hop-by-hop, routing, dest. options, fragment, AH
 
 constexpr std::uint32_t kEthHeaderLen = 14;
+constexpr std::uint32_t kFabricPathHeaderLen = 16;  // outer MACs, EtherType, FTag/TTL
 constexpr std::uint32_t kSllHeaderLen = 16;
 constexpr std::uint32_t kNullHeaderLen = 4;
 constexpr std::uint32_t kIpv4MinHeaderLen = 20;
@@ -47,6 +49,7 @@ constexpr std::uint16_t kEtherQinQOld = 0x9100;
 constexpr std::uint16_t kEtherMplsUnicast = 0x8847;
 constexpr std::uint16_t kEtherMplsMulticast = 0x8848;
 constexpr std::uint16_t kEtherPppoeSession = 0x8864;
+constexpr std::uint16_t kEtherFabricPath = 0x8903;
 constexpr std::uint16_t kPppIpv4 = 0x0021;
 constexpr std::uint16_t kPppIpv6 = 0x0057;
 // Not an EtherType: "IP follows, version nibble decides" (after MPLS and for raw links).
@@ -144,7 +147,7 @@ Anomaly walkL2(const std::uint8_t* d, std::uint32_t cap, std::uint16_t& type, st
 }
 
 inline void mapIpv4(std::array<std::uint8_t, 16>& dst, const std::uint8_t* v4) noexcept {
-    // The 10 leading zero bytes are already there: `out` is value-initialised.
+    // The 10 leading zero bytes are already there: parsePacket zeroed `out`.
     dst[10] = 0xFF;
     dst[11] = 0xFF;
     std::memcpy(dst.data() + 12, v4, 4);
@@ -397,10 +400,17 @@ bool parsePacket(const RawPacket& raw, LinkType link, const ParserConfig& config
     switch (link) {
         case LinkType::Ethernet:
             if (cap < kEthHeaderLen) return fail(anomalies, Anomaly::TruncatedL2);
-            std::memcpy(out.dstMac.data(), d, 6);
-            std::memcpy(out.srcMac.data(), d + 6, 6);
-            type = load16(d + 12);
-            off = kEthHeaderLen;
+            off = 0;
+            if (load16(d + 12) == kEtherFabricPath) {  // Cisco FabricPath: skip to the inner frame
+                if (cap < kFabricPathHeaderLen + kEthHeaderLen) {
+                    return fail(anomalies, Anomaly::TruncatedL2);
+                }
+                off = kFabricPathHeaderLen;
+            }
+            std::memcpy(out.dstMac.data(), d + off, 6);
+            std::memcpy(out.srcMac.data(), d + off + 6, 6);
+            type = load16(d + off + 12);
+            off += kEthHeaderLen;
             break;
         case LinkType::LinuxSll:
             if (cap < kSllHeaderLen) return fail(anomalies, Anomaly::TruncatedL2);

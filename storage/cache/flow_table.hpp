@@ -326,16 +326,21 @@ private:
                 if (pkt.frag.isFragment) m_frag->process(pkt, m_stats);
             }
         }
-        std::array<std::uint64_t, kMaxBatch> hashes;  // stage 1: hash, pull the rows in
+        std::array<std::uint64_t, kMaxBatch> hashes;  // stage 1: hash every key
         m_hashBatch(part, m_seed, hashes.data());
         const std::size_t n = part.size();
-        for (std::size_t i = 0; i < n; ++i) detail::prefetchRead(&m_rows[hashes[i] & m_rowMask]);
+        // Stage 2, strictly in arrival order, with a software pipeline: the row of packet
+        // i + 2D and the candidate record of packet i + D are in flight while packet i updates.
+        for (std::size_t i = 0; i < std::min(n, 2 * kLookAhead); ++i) prefetchRow(hashes[i]);
         for (std::size_t i = 0; i < std::min(n, kLookAhead); ++i) prefetchCandidate(hashes[i]);
-        for (std::size_t i = 0; i < n; ++i) {  // stage 2: strictly in arrival order
+        for (std::size_t i = 0; i < n; ++i) {
+            if (i + 2 * kLookAhead < n) prefetchRow(hashes[i + 2 * kLookAhead]);
             if (i + kLookAhead < n) prefetchCandidate(hashes[i + kLookAhead]);
             update(part[i], hashes[i]);
         }
     }
+
+    void prefetchRow(std::uint64_t h) const noexcept { detail::prefetchRead(&m_rows[h & m_rowMask]); }
 
     /// Pulls in the record packet `h` will most likely touch: its tag candidate, else the slot a
     /// miss would take. A hint only: earlier packets of the batch may still change the row.

@@ -215,8 +215,8 @@ TEST_P(Golden, Scenario) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, Golden, ::testing::ValuesIn(scenarioNames()),
-                         [](const auto& info) {
-                             std::string n = info.param;
+                         [](const auto& p) {
+                             std::string n = p.param;
                              std::replace_if(n.begin(), n.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) == 0; }, '_');
                              return n;
                          });

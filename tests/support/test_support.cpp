@@ -795,6 +795,12 @@ private:
     }
 
     static YamlNode flowOrScalar(const std::string& text, const YamlLine& line) {
+        if (text[0] != '[' && text[0] != '{' && text[0] != '"' && text[0] != '\'') {
+            YamlNode n;  // a block-context plain scalar may contain ',', '[', ...
+            n.kind = text == "~" || text == "null" ? YamlNode::Kind::Null : YamlNode::Kind::Scalar;
+            n.scalar = text;
+            return n;
+        }
         std::size_t i = 0;
         YamlNode n = flowValue(text, i, line);
         while (i < text.size() && text[i] == ' ') ++i;

@@ -96,6 +96,9 @@ Options parseOptions(std::string_view component, const PluginString& ps,
 /// malformed.
 bool parseDuration(std::string_view text, std::uint64_t& ns);
 
+/// A bound or default for messages: integers without exponent ("268435456"), else shortest form.
+std::string formatNumber(double v);
+
 /// Renders the option table as aligned text for `-h PLUGIN`.
 std::string formatOptionHelp(std::span<const OptionSpec> specs);
 

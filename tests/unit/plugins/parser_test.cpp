@@ -679,6 +679,20 @@ TEST(ParserL2, VlanThenPppoeSessionCarriesIpv4AndIpv6) {
     EXPECT_EQ(v6.p.l3Offset, 22);
 }
 
+TEST(ParserL2, CiscoFabricPathIsSkippedToTheInnerFrame) {
+    const Bytes outer = cat(Bytes(12, 0xEE), Bytes{0x89, 0x03, 0x00, 0x3F});
+    const Bytes frame = cat(outer, eth(0x0800), ipv4({.proto = 6}, tcp(57005, 48879, 0x02)));
+    const Parsed r = parse(frame);
+    ASSERT_TRUE(r.ok);
+    EXPECT_EQ(r.p.l3Offset, 16 + 14);
+    EXPECT_EQ(r.p.srcMac, kSrcMac);  // the inner frame's addresses
+    EXPECT_EQ(r.p.srcPort(), 57005);
+
+    const Parsed cut = parse(frame, LinkType::Ethernet, {}, 29);
+    EXPECT_FALSE(cut.ok);
+    EXPECT_EQ(cut.anomalies[Anomaly::TruncatedL2], 1U);
+}
+
 TEST(ParserL2, PppControlProtocolIsNotIp) {
     const Parsed r = parse(cat(eth(0x8864), pppoeSession(0xC021, 4), payload(4)));  // LCP
     EXPECT_FALSE(r.ok);

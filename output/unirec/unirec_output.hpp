@@ -1,0 +1,49 @@
+// The `unirec` output plugin: UniRec records (unirec_record.hpp) over TRAP output interfaces
+// (trap_output.hpp), configured like ipfixprobe's unirec output (README.md).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "rowprobe/options.hpp"
+#include "rowprobe/plugin.hpp"
+#include "trap_output.hpp"
+#include "unirec_record.hpp"
+
+namespace rowprobe::output {
+
+class UnirecOutput final : public OutputPlugin {
+public:
+    /// Parses `ifc` and `plugins` (ConfigError on mistakes), opens every interface
+    /// (RuntimeError when a port or socket cannot be bound, or a file cannot be opened).
+    explicit UnirecOutput(const Options& options);
+    ~UnirecOutput() override;
+
+    void write(std::span<const FlowRecord> records) override;
+    void flush() override;
+    void finish() override;
+    OutputStats stats() const override;
+
+    std::size_t interfaceCount() const noexcept { return m_interfaces.size(); }
+    TrapOutput& interface(std::size_t i) { return *m_interfaces[i].trap; }
+    const UnirecLayout& layout(std::size_t i) const { return m_interfaces[i].encoder->layout(); }
+
+private:
+    struct Interface {
+        std::unique_ptr<TrapOutput> trap;
+        std::unique_ptr<UnirecEncoder> encoder;
+    };
+    void publish() noexcept;
+
+    std::vector<Interface> m_interfaces;
+    std::vector<std::uint8_t> m_record;
+    bool m_eof = false;
+    bool m_finished = false;
+    std::atomic<std::uint64_t> m_records{0};
+    std::atomic<std::uint64_t> m_dropped{0};
+    std::atomic<std::uint64_t> m_bytes{0};
+};
+
+}  // namespace rowprobe::output

@@ -1,0 +1,206 @@
+#include "unirec_record.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace rowprobe::output {
+
+namespace {
+
+struct TypeRow {
+    std::string_view name;
+    int sortSize;
+};
+
+// wire-formats.md §1.1
+constexpr TypeRow kTypes[] = {
+    {"int8", 1},      {"uint8", 1},     {"char", 1},     {"int16", 2},      {"uint16", 2},
+    {"int32", 4},     {"uint32", 4},    {"float", 4},    {"int64", 8},      {"uint64", 8},
+    {"double", 8},    {"macaddr", 6},   {"time", 8},     {"ipaddr", 16},    {"string", -1},
+    {"bytes", -1},    {"uint8*", -1},   {"int8*", -1},   {"uint16*", -2},   {"int16*", -2},
+    {"uint32*", -4},  {"int32*", -4},   {"float*", -4},  {"macaddr*", -6},  {"uint64*", -8},
+    {"int64*", -8},   {"double*", -8},  {"time*", -8},   {"ipaddr*", -16},
+};
+
+bool validName(std::string_view n) {
+    if (n.empty() || !((n[0] >= 'A' && n[0] <= 'Z') || (n[0] >= 'a' && n[0] <= 'z'))) return false;
+    return std::all_of(n.begin(), n.end(), [](char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    });
+}
+
+void putLe(std::uint8_t* p, std::uint64_t v, std::size_t size) noexcept {
+    for (std::size_t i = 0; i < size; ++i) {
+        p[i] = static_cast<std::uint8_t>(v);
+        v >>= 8;
+    }
+}
+
+}  // namespace
+
+UnirecType unirecType(std::string_view typeName) noexcept {
+    for (const auto& t : kTypes) {
+        if (t.name == typeName) return {t.name, t.sortSize, true};
+    }
+    return {};
+}
+
+std::uint64_t unirecTimeFromNs(TimeNs t) noexcept {
+    const std::uint64_t sec = t / kNsPerSec;
+    const std::uint64_t nsec = t % kNsPerSec;
+    return (sec << 32) | ((nsec * 0x44B82FA0AULL) >> 32);
+}
+
+UnirecLayout::UnirecLayout(std::vector<std::pair<std::string, std::string>> fields) {
+    for (auto& [type, name] : fields) {
+        const UnirecType t = unirecType(type);
+        if (!t.known) throw std::invalid_argument("unknown UniRec type '" + type + "'");
+        if (!validName(name)) throw std::invalid_argument("invalid UniRec field name '" + name + "'");
+        for (const auto& f : m_fields) {
+            if (f.name == name) throw std::invalid_argument("UniRec field '" + name + "' given twice");
+        }
+        m_fields.push_back({name, type, t.sortSize, 0});
+    }
+    std::sort(m_fields.begin(), m_fields.end(), [](const Field& a, const Field& b) {
+        if (a.sortSize != b.sortSize) return a.sortSize > b.sortSize;
+        return std::strcmp(a.name.c_str(), b.name.c_str()) < 0;
+    });
+    for (auto& f : m_fields) {
+        f.offset = m_staticSize;
+        m_staticSize += f.size();
+        if (!m_specifier.empty()) m_specifier += ',';
+        m_specifier += f.type + ' ' + f.name;
+    }
+}
+
+int UnirecLayout::find(std::string_view name) const noexcept {
+    for (std::size_t i = 0; i < m_fields.size(); ++i) {
+        if (m_fields[i].name == name) return static_cast<int>(i);
+    }
+    return -1;
+}
+
+UnirecRecordBuilder::UnirecRecordBuilder(const UnirecLayout& layout)
+    : m_layout(layout), m_fixed(layout.staticSize(), 0), m_variable(layout.fields().size()) {}
+
+void UnirecRecordBuilder::setFixed(std::string_view name, std::span<const std::uint8_t> encoded) {
+    const int i = m_layout.find(name);
+    if (i < 0 || m_layout.fields()[i].variable() || encoded.size() != m_layout.fields()[i].size()) {
+        throw std::invalid_argument("not a fixed field of this size: " + std::string(name));
+    }
+    std::memcpy(m_fixed.data() + m_layout.fields()[i].offset, encoded.data(), encoded.size());
+}
+
+void UnirecRecordBuilder::setVariable(std::string_view name, std::span<const std::uint8_t> data) {
+    const int i = m_layout.find(name);
+    if (i < 0 || !m_layout.fields()[i].variable()) {
+        throw std::invalid_argument("not a variable field: " + std::string(name));
+    }
+    m_variable[i].assign(data.begin(), data.end());
+}
+
+std::vector<std::uint8_t> UnirecRecordBuilder::build() const {
+    std::vector<std::uint8_t> out = m_fixed;
+    std::size_t dataOffset = 0;
+    const auto fields = m_layout.fields();
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+        if (!fields[i].variable()) continue;
+        const auto& data = m_variable[i];
+        putLe(out.data() + fields[i].offset, dataOffset, 2);
+        putLe(out.data() + fields[i].offset + 2, data.size(), 2);
+        out.insert(out.end(), data.begin(), data.end());
+        dataOffset += data.size();
+    }
+    return out;
+}
+
+std::vector<const FieldSpec*> fieldSpecs(std::span<const FieldId> ids) {
+    std::vector<const FieldSpec*> out;
+    for (FieldId id : ids) out.push_back(&fieldSpec(id));
+    return out;
+}
+
+namespace {
+std::vector<std::pair<std::string, std::string>> typeNames(std::span<const FieldSpec* const> fields) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const FieldSpec* f : fields) {
+        if (f->unirec.name.empty()) {
+            throw std::invalid_argument("field '" + std::string(f->name) + "' has no UniRec name");
+        }
+        out.emplace_back(std::string(f->unirec.type), std::string(f->unirec.name));
+    }
+    return out;
+}
+}  // namespace
+
+UnirecEncoder::UnirecEncoder(std::span<const FieldSpec* const> fields, const ExportConstants& constants)
+    : m_layout(typeNames(fields)) {
+    for (const UnirecLayout::Field& lf : m_layout.fields()) {
+        if (lf.variable()) throw std::invalid_argument("variable UniRec field '" + lf.name + "'");
+        const FieldSpec* f = *std::find_if(fields.begin(), fields.end(),
+                                           [&](const FieldSpec* s) { return s->unirec.name == lf.name; });
+        Step s;
+        s.size = static_cast<std::uint8_t>(lf.size());
+        s.destination = static_cast<std::uint16_t>(lf.offset);
+        s.source = f->offset;
+        s.sourceSize = static_cast<std::uint8_t>(fieldTypeSize(f->type));
+        const bool numericUnirec = lf.type != "ipaddr" && lf.type != "macaddr";
+        if (f->origin == FieldOrigin::Exporter) {
+            if (!numericUnirec) throw std::invalid_argument("exporter constant '" + lf.name + "' must be numeric");
+            std::uint8_t bytes[8] = {};
+            putLe(bytes, readUnsigned(*f, FlowRecord{}, constants), s.size);
+            std::memcpy(&s.constant, bytes, 8);
+            s.op = Op::Constant;
+        } else if (f->type == FieldType::IpAddress && lf.type == "ipaddr") {
+            s.op = Op::IpAddr;
+        } else if (f->type == FieldType::MacAddress && lf.type == "macaddr") {
+            s.op = Op::Copy;
+        } else if (f->type == FieldType::Timestamp && lf.type == "time") {
+            s.op = Op::Time;
+        } else if (isNumeric(f->type) && f->type != FieldType::Timestamp && numericUnirec &&
+                   lf.type != "time" && lf.type != "float" && lf.type != "double") {
+            s.op = Op::IntLe;
+        } else {
+            throw std::invalid_argument("field '" + std::string(f->name) + "' cannot be encoded as UniRec " +
+                                        lf.type);
+        }
+        m_steps.push_back(s);
+    }
+}
+
+void UnirecEncoder::encode(const FlowRecord& record, std::uint8_t* out) const noexcept {
+    const auto* base = reinterpret_cast<const std::uint8_t*>(&record);
+    for (const Step& s : m_steps) {
+        const std::uint8_t* src = base + s.source;
+        std::uint8_t* dst = out + s.destination;
+        switch (s.op) {
+            case Op::IntLe: {
+                std::uint64_t v = 0;
+                std::memcpy(&v, src, s.sourceSize);  // little-endian host: low bytes first
+                std::memcpy(dst, &v, s.size);
+                break;
+            }
+            case Op::IpAddr:
+                if (isIpv4Mapped({src, 16})) {
+                    std::memset(dst, 0, 8);
+                    std::memcpy(dst + 8, src + 12, 4);
+                    std::memset(dst + 12, 0xFF, 4);
+                } else {
+                    std::memcpy(dst, src, 16);
+                }
+                break;
+            case Op::Copy: std::memcpy(dst, src, s.size); break;
+            case Op::Time: {
+                std::uint64_t t = 0;
+                std::memcpy(&t, src, 8);
+                const std::uint64_t v = unirecTimeFromNs(t);
+                std::memcpy(dst, &v, 8);
+                break;
+            }
+            case Op::Constant: std::memcpy(dst, &s.constant, s.size); break;
+        }
+    }
+}
+
+}  // namespace rowprobe::output

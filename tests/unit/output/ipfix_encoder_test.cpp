@@ -1,0 +1,413 @@
+// The IPFIX encoder against RFC 7011 / RFC 5103 and ipfixprobe's basic template
+// (wire-formats.md §4.2-4.3), checked with the independent test decoder.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ipfix_encoder.hpp"
+#include "ipfix_test_decoder.hpp"
+#include "rowprobe/fields.hpp"
+
+namespace rowprobe::output {
+namespace {
+
+namespace dec = rowprobe::test::ipfix;
+
+std::uint32_t fixedExportTime() { return 1700000123; }
+std::uint64_t g_fakeNow = 0;
+std::uint64_t fakeMonotonic() { return g_fakeNow; }
+
+std::array<std::uint8_t, 16> v4(const char* text) {
+    std::array<std::uint8_t, 16> a{};
+    a[10] = 0xFF;
+    a[11] = 0xFF;
+    inet_pton(AF_INET, text, a.data() + 12);
+    return a;
+}
+std::array<std::uint8_t, 16> v6(const char* text) {
+    std::array<std::uint8_t, 16> a{};
+    inet_pton(AF_INET6, text, a.data());
+    return a;
+}
+
+FlowRecord sampleV4() {
+    FlowRecord r;
+    r.srcAddr = v4("192.0.2.1");
+    r.dstAddr = v4("198.51.100.7");
+    r.srcPort = 12345;
+    r.dstPort = 443;
+    r.proto = 6;
+    r.ipVersion = 4;
+    r.packets = {10, 20};
+    r.bytes = {1000, 2000};
+    r.timeFirst = 1700000000ULL * kNsPerSec + 500'000'000;
+    r.timeLast = 1700000001ULL * kNsPerSec + 250'000'000;
+    r.tcpFlags = {0x1b, 0x12};
+    r.srcMac = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55};
+    r.dstMac = {0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb};
+    r.endReason = EndReason::ActiveTimeout;
+    return r;
+}
+
+FlowRecord sampleV6() {
+    FlowRecord r = sampleV4();
+    r.srcAddr = v6("2001:db8::1");
+    r.dstAddr = v6("2001:db8:0:1::2");
+    r.ipVersion = 6;
+    r.endReason = EndReason::EndOfFlow;
+    return r;
+}
+
+std::vector<std::uint8_t> hex(const std::string& text) {
+    std::vector<std::uint8_t> out;
+    for (std::size_t i = 0; i < text.size();) {
+        if (text[i] == ' ' || text[i] == '\n') {
+            ++i;
+            continue;
+        }
+        out.push_back(static_cast<std::uint8_t>(std::stoul(text.substr(i, 2), nullptr, 16)));
+        i += 2;
+    }
+    return out;
+}
+
+struct CapturingSink final : MessageSink {
+    std::vector<std::vector<std::uint8_t>> messages;
+    std::vector<std::uint32_t> records;
+    std::vector<bool> isTemplate;
+    bool accept = true;
+    bool sendMessage(std::span<const std::uint8_t> m, std::uint32_t n, bool t) override {
+        messages.emplace_back(m.begin(), m.end());
+        records.push_back(n);
+        isTemplate.push_back(t);
+        return accept;
+    }
+    std::vector<std::uint8_t> stream() const {
+        std::vector<std::uint8_t> out;
+        for (const auto& m : messages) out.insert(out.end(), m.begin(), m.end());
+        return out;
+    }
+    std::vector<dec::Message> decoded() const {
+        dec::Decoder d;
+        std::vector<dec::Message> out;
+        std::string error;
+        EXPECT_TRUE(d.decode(stream(), out, error)) << error;
+        return out;
+    }
+};
+
+EncoderConfig testConfig() {
+    EncoderConfig c;
+    c.exportTime = &fixedExportTime;
+    c.monotonicNs = &fakeMonotonic;
+    c.observationDomain = 7;
+    return c;
+}
+
+TEST(IpfixEncoder, BasicTemplatesAreIpfixprobesWithIds258And259) {
+    CapturingSink sink;
+    IpfixEncoder enc(testConfig(), ipfixBasicFields(), sink);
+    const auto& t4 = enc.templateFor(4);
+    const auto& t6 = enc.templateFor(6);
+    EXPECT_EQ(t4.id, 258);
+    EXPECT_EQ(t6.id, 259);
+    EXPECT_EQ(t4.recordLength, 81U);
+    EXPECT_EQ(t6.recordLength, 105U);
+    EXPECT_EQ(t4.record.size(), 88U);  // 4 + 18 * 4 + 3 PENs * 4
+    // wire-formats.md §4.3, in order: (PEN, id, length)
+    const std::vector<dec::Element> expect4 = {
+        {136, 1, 0},  {1, 8, 0},   {1, 8, 29305}, {2, 8, 0},  {2, 8, 29305}, {154, 8, 0},
+        {155, 8, 0},  {60, 1, 0},  {4, 1, 0},     {6, 1, 0},  {6, 1, 29305}, {7, 2, 0},
+        {11, 2, 0},   {10, 4, 0},  {8, 4, 0},     {12, 4, 0}, {56, 6, 0},    {80, 6, 0}};
+    enc.flush();  // templates are owed before the first data: sent even without data
+    const auto msgs = sink.decoded();
+    ASSERT_EQ(msgs.size(), 1U);
+    ASSERT_EQ(msgs[0].templates.size(), 2U);
+    EXPECT_EQ(msgs[0].templates[0].id, 258);
+    EXPECT_EQ(msgs[0].templates[0].elements, expect4);
+    auto expect6 = expect4;
+    expect6[14] = {27, 16, 0};
+    expect6[15] = {28, 16, 0};
+    EXPECT_EQ(msgs[0].templates[1].id, 259);
+    EXPECT_EQ(msgs[0].templates[1].elements, expect6);
+    // First template message: 16 + 4 + 88 + 88 = 196 bytes, template set id 2.
+    EXPECT_EQ(sink.messages[0].size(), 196U);
+    ASSERT_EQ(msgs[0].sets.size(), 1U);
+    EXPECT_EQ(msgs[0].sets[0].id, 2);
+    EXPECT_EQ(msgs[0].sets[0].length, 180);
+}
+
+TEST(IpfixEncoder, TemplateRecordBytesCarryEnterpriseBitAndReversePen) {
+    CapturingSink sink;
+    IpfixEncoder enc(testConfig(), ipfixBasicFields(), sink);
+    const auto& rec = enc.templateFor(4).record;
+    // id 258, 18 fields, flowEndReason 136/1, octetDeltaCount 1/8, reverseOctetDeltaCount
+    // 0x8001/8 + PEN 29305 (0x00007279)
+    const auto head = hex("0102 0012 0088 0001 0001 0008 8001 0008 00007279");
+    ASSERT_GE(rec.size(), head.size());
+    EXPECT_TRUE(std::equal(head.begin(), head.end(), rec.begin()));
+}
+
+TEST(IpfixEncoder, GoldenIpv4BasicRecord) {
+    CapturingSink sink;
+    IpfixEncoder enc(testConfig(), ipfixBasicFields(), sink);
+    std::vector<std::uint8_t> out(81);
+    ASSERT_EQ(enc.encodeRecord(sampleV4(), out.data()), 81U);
+    const auto expected = hex(
+        "02"                                  // flowEndReason: active timeout
+        "00000000000003e8 00000000000007d0"   // octets, reverse octets
+        "000000000000000a 0000000000000014"   // packets, reverse packets
+        "e8fe6f80 80000000 e8fe6f81 40000000" // start .5 s, end 1.25 s later (NTP64)
+        "04 06 1b 12"                         // ipVersion, protocol, flags, reverse flags
+        "3039 01bb 00000000"                  // ports 12345 -> 443, ingressInterface 0
+        "c0000201 c6336407"                   // 192.0.2.1 -> 198.51.100.7
+        "001122334455 66778899aabb");         // MACs
+    EXPECT_EQ(out, expected);
+}
+
+TEST(IpfixEncoder, GoldenIpv6BasicRecord) {
+    CapturingSink sink;
+    IpfixEncoder enc(testConfig(), ipfixBasicFields(), sink);
+    std::vector<std::uint8_t> out(105);
+    ASSERT_EQ(enc.encodeRecord(sampleV6(), out.data()), 105U);
+    const auto expected = hex(
+        "03"
+        "00000000000003e8 00000000000007d0"
+        "000000000000000a 0000000000000014"
+        "e8fe6f80 80000000 e8fe6f81 40000000"
+        "06 06 1b 12"
+        "3039 01bb 00000000"
+        "20010db8000000000000000000000001"
+        "20010db8000000010000000000000002"
+        "001122334455 66778899aabb");
+    EXPECT_EQ(out, expected);
+}
+
+TEST(IpfixEncoder, DirOptionIsExportedAsIngressInterface) {
+    CapturingSink sink;
+    EncoderConfig c = testConfig();
+    c.constants.dirBitField = 0x01020304;
+    IpfixEncoder enc(c, ipfixBasicFields(), sink);
+    enc.add(sampleV4());
+    enc.flush();
+    const auto msgs = sink.decoded();
+    ASSERT_EQ(msgs.size(), 2U);
+    ASSERT_EQ(msgs[1].records.size(), 1U);
+    EXPECT_EQ(msgs[1].records[0].number(0, 10), 0x01020304U);
+}
+
+TEST(IpfixEncoder, TimestampPrecisionsUseTheirIanaElements) {
+    FlowRecord r = sampleV4();
+    r.timeFirst = 1700000000ULL * kNsPerSec + 1'289'368;  // .001289368
+    r.timeLast = 1700000000ULL * kNsPerSec + 123'456'000;  // .123456
+    struct Case {
+        TimePrecision p;
+        std::uint16_t startId;
+        std::uint64_t first;
+        std::uint64_t last;
+    };
+    const Case cases[] = {
+        {TimePrecision::Seconds, 150, 1700000000, 1700000000},
+        {TimePrecision::Milliseconds, 152, 1700000000001ULL, 1700000000123ULL},
+        // µs: fraction rounded up so truncating decoders read back the exact microsecond.
+        {TimePrecision::Microseconds, 154, 0xe8fe6f80ULL << 32 | 5536213ULL,
+         0xe8fe6f80ULL << 32 | 0x1f9acffbULL},
+        {TimePrecision::Nanoseconds, 156, 0xe8fe6f80ULL << 32 | 0x548002ULL,
+         0xe8fe6f80ULL << 32 | 0x1f9acffbULL},
+    };
+    for (const Case& c : cases) {
+        CapturingSink sink;
+        EncoderConfig config = testConfig();
+        config.timePrecision = c.p;
+        IpfixEncoder enc(config, ipfixBasicFields(), sink);
+        enc.add(r);
+        enc.flush();
+        const auto msgs = sink.decoded();
+        ASSERT_EQ(msgs.size(), 2U);
+        const auto& rec = msgs[1].records.at(0);
+        EXPECT_EQ(rec.number(0, c.startId), c.first) << "start id " << c.startId;
+        EXPECT_EQ(rec.number(0, static_cast<std::uint16_t>(c.startId + 1)), c.last);
+    }
+}
+
+TEST(IpfixEncoder, MicrosecondFractionRoundsUpSoTruncatingDecodersAreExact) {
+    for (std::uint64_t usec : {0ULL, 1ULL, 20ULL, 1000ULL, 123456ULL, 500000ULL, 999999ULL}) {
+        const std::uint64_t ntp = ntpMicroseconds(1700000000ULL * kNsPerSec + usec * 1000);
+        const std::uint64_t frac = ntp & 0xFFFFFFFFULL;
+        EXPECT_EQ((frac * 1'000'000) >> 32, usec);                 // truncating decoder
+        EXPECT_EQ((frac * 1'000'000'000) >> 32, usec * 1000);      // to ns, truncating
+        EXPECT_EQ(ntp >> 32, 1700000000ULL + kNtpEpochOffset);
+    }
+    for (std::uint64_t nsec : {0ULL, 1ULL, 999ULL, 1289368ULL, 999999999ULL}) {
+        const std::uint64_t frac = ntpNanoseconds(nsec) & 0xFFFFFFFFULL;
+        EXPECT_EQ((frac * 1'000'000'000) >> 32, nsec);
+    }
+}
+
+TEST(IpfixEncoder, MessagesAreFullAtMtuAndSequenceCountsRecords) {
+    CapturingSink sink;
+    IpfixEncoder enc(testConfig(), ipfixBasicFields(), sink);
+    for (int i = 0; i < 100; ++i) enc.add(sampleV4());
+    enc.flush();
+    const auto msgs = sink.decoded();
+    // 1 template message, then 5 full messages of 17 records (16+4+17*81 = 1397 <= 1458) and one
+    // of 15.
+    ASSERT_EQ(msgs.size(), 7U);
+    EXPECT_TRUE(sink.isTemplate[0]);
+    EXPECT_EQ(msgs[0].sequence, 0U);
+    std::uint32_t expectedSeq = 0;
+    for (std::size_t i = 1; i < msgs.size(); ++i) {
+        EXPECT_EQ(msgs[i].version, 10);
+        EXPECT_EQ(msgs[i].length, sink.messages[i].size());
+        EXPECT_LE(sink.messages[i].size(), 1458U);
+        EXPECT_EQ(msgs[i].domain, 7U);
+        EXPECT_EQ(msgs[i].exportTime, 1700000123U);
+        EXPECT_EQ(msgs[i].sequence, expectedSeq) << "message " << i;
+        ASSERT_EQ(msgs[i].sets.size(), 1U);
+        EXPECT_EQ(msgs[i].sets[0].id, 258);
+        EXPECT_EQ(msgs[i].sets[0].length, 4 + 81 * msgs[i].records.size());
+        EXPECT_EQ(sink.records[i], msgs[i].records.size());
+        expectedSeq += static_cast<std::uint32_t>(msgs[i].records.size());
+    }
+    EXPECT_EQ(msgs[1].records.size(), 17U);
+    EXPECT_EQ(msgs[6].records.size(), 15U);
+    EXPECT_EQ(expectedSeq, 100U);
+    EXPECT_EQ(enc.sequence(), 100U);
+}
+
+TEST(IpfixEncoder, FlushPacksIpv4AndIpv6SetsIntoOneMessage) {
+    CapturingSink sink;
+    IpfixEncoder enc(testConfig(), ipfixBasicFields(), sink);
+    enc.add(sampleV4());
+    enc.add(sampleV6());
+    enc.add(sampleV4());
+    enc.flush();
+    const auto msgs = sink.decoded();
+    ASSERT_EQ(msgs.size(), 2U);
+    ASSERT_EQ(msgs[1].sets.size(), 2U);
+    EXPECT_EQ(msgs[1].sets[0].id, 258);
+    EXPECT_EQ(msgs[1].sets[0].length, 4 + 2 * 81);
+    EXPECT_EQ(msgs[1].sets[1].id, 259);
+    EXPECT_EQ(msgs[1].sets[1].length, 4 + 105);
+    EXPECT_EQ(msgs[1].length, 16 + 4 + 2 * 81 + 4 + 105);
+    EXPECT_EQ(sink.records[1], 3U);
+}
+
+TEST(IpfixEncoder, BiflowReverseCountersDecodeFromPen29305) {
+    CapturingSink sink;
+    IpfixEncoder enc(testConfig(), ipfixBasicFields(), sink);
+    FlowRecord r = sampleV4();
+    r.packets = {3, 123456789};
+    r.bytes = {1ULL << 40, 77};
+    r.tcpFlags = {0x02, 0x14};
+    enc.add(r);
+    enc.flush();
+    const auto msgs = sink.decoded();
+    const auto& rec = msgs.at(1).records.at(0);
+    EXPECT_EQ(rec.number(0, 2), 3U);
+    EXPECT_EQ(rec.number(29305, 2), 123456789U);
+    EXPECT_EQ(rec.number(0, 1), 1ULL << 40);
+    EXPECT_EQ(rec.number(29305, 1), 77U);
+    EXPECT_EQ(rec.number(0, 6), 0x02U);
+    EXPECT_EQ(rec.number(29305, 6), 0x14U);
+    // Keys, timestamps and the end reason have no reverse variant.
+    for (int id : {4, 7, 8, 11, 12, 136, 154, 155}) {
+        EXPECT_EQ(rec.find(29305, static_cast<std::uint16_t>(id)), nullptr) << id;
+    }
+}
+
+TEST(IpfixEncoder, TemplatesPrecedeDataOnceWithoutRefresh) {
+    CapturingSink sink;
+    IpfixEncoder enc(testConfig(), ipfixBasicFields(), sink);
+    for (int round = 0; round < 5; ++round) {
+        enc.add(sampleV4());
+        enc.flush();
+    }
+    EXPECT_EQ(enc.templateMessagesSent(), 1U);
+    EXPECT_TRUE(sink.isTemplate.front());
+}
+
+TEST(IpfixEncoder, TemplateRefreshByMessageCount) {
+    CapturingSink sink;
+    EncoderConfig c = testConfig();
+    c.templateRefreshMessages = 3;
+    IpfixEncoder enc(c, ipfixBasicFields(), sink);
+    for (int i = 0; i < 9; ++i) {
+        enc.add(sampleV4());
+        enc.flush();
+    }
+    // T D D D T D D D T D D D
+    std::string pattern;
+    for (bool t : sink.isTemplate) pattern += t ? 'T' : 'D';
+    EXPECT_EQ(pattern, "TDDDTDDDTDDD");
+    // Template messages carry the current sequence number without advancing it.
+    const auto msgs = sink.decoded();
+    EXPECT_EQ(msgs[4].sequence, 3U);
+    EXPECT_EQ(msgs[5].sequence, 3U);
+}
+
+TEST(IpfixEncoder, TemplateRefreshByTime) {
+    CapturingSink sink;
+    EncoderConfig c = testConfig();
+    c.templateRefreshNs = 10 * kNsPerSec;
+    g_fakeNow = 1000 * kNsPerSec;
+    IpfixEncoder enc(c, ipfixBasicFields(), sink);
+    enc.add(sampleV4());
+    enc.flush();
+    g_fakeNow += 9 * kNsPerSec;
+    enc.add(sampleV4());
+    enc.flush();
+    EXPECT_EQ(enc.templateMessagesSent(), 1U);
+    g_fakeNow += 1 * kNsPerSec;
+    enc.add(sampleV4());
+    enc.flush();
+    EXPECT_EQ(enc.templateMessagesSent(), 2U);
+    EXPECT_TRUE(sink.isTemplate[3]);
+}
+
+TEST(IpfixEncoder, RejectedMessagesDoNotAdvanceTheSequence) {
+    CapturingSink sink;
+    IpfixEncoder enc(testConfig(), ipfixBasicFields(), sink);
+    enc.add(sampleV4());
+    enc.flush();
+    sink.accept = false;
+    enc.add(sampleV4());
+    enc.flush();
+    sink.accept = true;
+    enc.add(sampleV4());
+    enc.flush();
+    const auto msgs = sink.decoded();
+    ASSERT_EQ(msgs.size(), 4U);
+    EXPECT_EQ(msgs[3].sequence, 1U);
+}
+
+TEST(IpfixEncoder, MessageSizeBoundsAreEnforced) {
+    CapturingSink sink;
+    EncoderConfig c = testConfig();
+    EXPECT_EQ(IpfixEncoder::minMessageSize(ipfixBasicFields()), 16U + 4U + 105U);
+    c.maxMessageSize = 124;
+    EXPECT_THROW(IpfixEncoder(c, ipfixBasicFields(), sink), std::invalid_argument);
+    c.maxMessageSize = 125;  // exactly one IPv6 record per message
+    IpfixEncoder enc(c, ipfixBasicFields(), sink);
+    enc.add(sampleV6());
+    enc.add(sampleV6());
+    enc.flush();
+    const auto msgs = sink.decoded();
+    // templates do not fit together (2 x 88): one per message
+    std::size_t templateMessages = 0;
+    std::size_t records = 0;
+    for (std::size_t i = 0; i < msgs.size(); ++i) {
+        EXPECT_LE(sink.messages[i].size(), 125U);
+        templateMessages += sink.isTemplate[i] ? 1 : 0;
+        records += msgs[i].records.size();
+    }
+    EXPECT_EQ(templateMessages, 2U);
+    EXPECT_EQ(records, 2U);
+}
+
+}  // namespace
+}  // namespace rowprobe::output

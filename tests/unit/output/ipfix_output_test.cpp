@@ -1,0 +1,325 @@
+// The `ipfix` plugin end to end through its transports: file, UDP and TCP on 127.0.0.1,
+// including collector restarts and outages longer than the buffer.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ipfix_output.hpp"
+#include "ipfix_test_decoder.hpp"
+#include "rowprobe/errors.hpp"
+#include "rowprobe/registry.hpp"
+#include "test_support.hpp"
+
+namespace rowprobe::output {
+namespace {
+
+namespace dec = rowprobe::test::ipfix;
+using Clock = std::chrono::steady_clock;
+
+std::unique_ptr<OutputPlugin> makeOutput(const std::string& text) {
+    return Registry::instance().createAs<OutputPlugin>(PluginKind::Output, text, "-o");
+}
+
+/// Record i carries i in its octet count, so every record can be identified after decoding.
+FlowRecord numbered(std::uint64_t i, bool v6 = false) {
+    FlowRecord r;
+    r.ipVersion = v6 ? 6 : 4;
+    if (v6) {
+        r.srcAddr = {0x20, 0x01, 0x0d, 0xb8};
+        r.dstAddr = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1};
+        r.srcAddr[15] = static_cast<std::uint8_t>(i);
+    } else {
+        r.srcAddr = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 10, 0, 0, 1};
+        r.dstAddr = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 10, 0, 0, 2};
+    }
+    r.srcPort = static_cast<std::uint16_t>(1024 + i % 60000);
+    r.dstPort = 443;
+    r.proto = 6;
+    r.bytes = {i, 2 * i};
+    r.packets = {1, 2};
+    r.timeFirst = 1700000000ULL * kNsPerSec;
+    r.timeLast = r.timeFirst + kNsPerSec;
+    return r;
+}
+
+void writeRange(OutputPlugin& out, std::uint64_t from, std::uint64_t to, std::size_t batch = 100) {
+    std::vector<FlowRecord> records;
+    for (std::uint64_t i = from; i < to; ++i) {
+        records.push_back(numbered(i, i % 7 == 0));
+        if (records.size() == batch) {
+            out.write(records);
+            records.clear();
+        }
+    }
+    if (!records.empty()) out.write(records);
+    out.flush();
+}
+
+std::vector<dec::Message> decodeAll(const std::vector<std::uint8_t>& bytes) {
+    dec::Decoder d;
+    std::vector<dec::Message> msgs;
+    std::string error;
+    EXPECT_TRUE(d.decode(bytes, msgs, error)) << error;
+    return msgs;
+}
+
+std::multiset<std::uint64_t> recordIds(const std::vector<dec::Message>& msgs) {
+    std::multiset<std::uint64_t> ids;
+    for (const auto& m : msgs) {
+        for (const auto& r : m.records) ids.insert(*r.number(0, 1));
+    }
+    return ids;
+}
+
+std::size_t countRecords(const std::vector<dec::Message>& msgs) {
+    std::size_t n = 0;
+    for (const auto& m : msgs) n += m.records.size();
+    return n;
+}
+
+/// A TCP port on 127.0.0.1 that nobody listens on (bound, read, released).
+std::uint16_t closedPort() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    ::close(fd);
+    return ntohs(a.sin_port);
+}
+
+/// Checks a TCP session: templates first with sequence 0, then data messages whose sequence
+/// is the number of data records before them in the session.
+void expectSession(const std::vector<dec::Message>& msgs) {
+    ASSERT_FALSE(msgs.empty());
+    EXPECT_EQ(msgs[0].templates.size(), 2U);
+    EXPECT_EQ(msgs[0].records.size(), 0U);
+    EXPECT_EQ(msgs[0].sequence, 0U);
+    std::uint32_t seq = 0;
+    for (const auto& m : msgs) {
+        EXPECT_EQ(m.sequence, seq);
+        seq += static_cast<std::uint32_t>(m.records.size());
+    }
+}
+
+TEST(IpfixOutput, FileIsAnIpfixStreamWithTemplatesFirstAndEveryRecord) {
+    const auto path = rowprobe::test::tempDir() / "out.ipfix";
+    auto out = makeOutput("ipfix;file=" + path.string() + ";id=42");
+    writeRange(*out, 0, 5000);
+    out->finish();
+    EXPECT_EQ(out->stats().records, 5000U);
+    EXPECT_EQ(out->stats().dropped, 0U);
+    std::ifstream in(path, std::ios::binary);
+    const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_EQ(out->stats().bytes, bytes.size());
+    const auto msgs = decodeAll(bytes);
+    ASSERT_FALSE(msgs.empty());
+    EXPECT_EQ(msgs[0].templates.size(), 2U);
+    EXPECT_EQ(msgs[0].domain, 42U);
+    EXPECT_EQ(countRecords(msgs), 5000U);
+    const auto ids = recordIds(msgs);
+    EXPECT_EQ(ids.size(), 5000U);
+    EXPECT_EQ(*ids.begin(), 0U);
+    EXPECT_EQ(*ids.rbegin(), 4999U);
+    // Files default to the largest messages (few, big messages).
+    std::size_t largest = 0;
+    for (const auto& m : msgs) largest = std::max<std::size_t>(largest, m.length);
+    EXPECT_GT(largest, 60000U);
+}
+
+TEST(IpfixOutput, BadOptionsAreConfigErrors) {
+    const auto file = (rowprobe::test::tempDir() / "x.ipfix").string();
+    const std::vector<std::string> bad = {
+         "ipfix;port=0", "ipfix;port=70000", "ipfix;port=http", "ipfix;mtu=100", "ipfix;udp;mtu=65535",
+          "ipfix;host=no-such-host.invalid", "ipfix;file=" + file + ";udp",
+          "ipfix;file=" + file + ";host=10.0.0.1", "ipfix;udp;buffer=4", "ipfix;udp;linger=1",
+          "ipfix;timestamps=ps", "ipfix;template=-1", "ipfix;hots=1.2.3.4"};
+    for (const std::string& text : bad) {
+        EXPECT_THROW(makeOutput(text), ConfigError) << text;
+    }
+}
+
+TEST(IpfixOutput, MessageSizeErrorNamesTheMinimum) {
+    try {
+        makeOutput("ipfix;udp;mtu=100");
+        FAIL() << "no error";
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(e.details().option, "mtu");
+        EXPECT_NE(e.details().problem.find("125"), std::string::npos) << e.details().problem;
+    }
+}
+
+TEST(IpfixOutput, TcpDeliversEveryRecordInOneSession) {
+    dec::TcpCollector collector;
+    auto out = makeOutput("ipfix;port=" + std::to_string(collector.port()) + ";id=3");
+    writeRange(*out, 0, 20000);
+    out->finish();
+    EXPECT_EQ(out->stats().records, 20000U);
+    EXPECT_EQ(out->stats().dropped, 0U);
+    ASSERT_TRUE(dec::waitUntil([&] { return collector.totalBytes() >= out->stats().bytes; }));
+    const auto conns = collector.connections();
+    ASSERT_EQ(conns.size(), 1U);
+    const auto msgs = decodeAll(conns[0]);
+    expectSession(msgs);
+    EXPECT_EQ(msgs[0].domain, 3U);
+    const auto ids = recordIds(msgs);
+    EXPECT_EQ(ids.size(), 20000U);
+    EXPECT_EQ(std::set<std::uint64_t>(ids.begin(), ids.end()).size(), 20000U) << "duplicates";
+}
+
+TEST(IpfixOutput, TcpCollectorDownAtStartIsNotAConfigErrorAndGetsEverythingLater) {
+    const std::uint16_t port = closedPort();
+    auto out = makeOutput("ipfix;port=" + std::to_string(port));
+    writeRange(*out, 0, 3000);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    dec::TcpCollector collector(port);
+    writeRange(*out, 3000, 4000);
+    out->finish();
+    EXPECT_EQ(out->stats().records, 4000U);
+    EXPECT_EQ(out->stats().dropped, 0U);
+    ASSERT_TRUE(dec::waitUntil([&] { return collector.totalBytes() >= out->stats().bytes; }));
+    const auto conns = collector.connections();
+    ASSERT_EQ(conns.size(), 1U);
+    const auto msgs = decodeAll(conns[0]);
+    expectSession(msgs);
+    EXPECT_EQ(recordIds(msgs).size(), 4000U);
+}
+
+TEST(IpfixOutput, TcpCollectorKilledAndRestartedLosesNothingWithinTheBuffer) {
+    dec::TcpCollector collector;
+    const std::uint16_t port = collector.port();
+    auto out = makeOutput("ipfix;port=" + std::to_string(port) + ";reconnect=0.2");
+    writeRange(*out, 0, 5000);
+    // Let the collector read everything sent so far, then kill it.
+    ASSERT_TRUE(dec::waitUntil([&] { return out->stats().records == 5000; }));
+    ASSERT_TRUE(dec::waitUntil([&] { return countRecords(decodeAll(collector.connections()[0])) == 5000; }));
+    collector.stop();
+    writeRange(*out, 5000, 12000);  // produced while the collector is down
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_EQ(out->stats().records, 5000U);
+    collector.restart();
+    writeRange(*out, 12000, 15000);
+    out->finish();
+    EXPECT_EQ(out->stats().records, 15000U);
+    EXPECT_EQ(out->stats().dropped, 0U);
+
+    const auto conns = collector.connections();
+    ASSERT_EQ(conns.size(), 2U);
+    std::multiset<std::uint64_t> all;
+    for (const auto& c : conns) {
+        const auto msgs = decodeAll(c);
+        expectSession(msgs);  // templates re-sent, sequence restarts at 0
+        const auto ids = recordIds(msgs);
+        all.insert(ids.begin(), ids.end());
+    }
+    EXPECT_EQ(all.size(), 15000U);
+    EXPECT_EQ(std::set<std::uint64_t>(all.begin(), all.end()).size(), 15000U) << "duplicates";
+}
+
+TEST(IpfixOutput, TcpOutageLongerThanTheBufferIsCountedAndNeverHangs) {
+    const std::uint16_t port = closedPort();
+    auto out = makeOutput("ipfix;port=" + std::to_string(port) + ";buffer=1;linger=0.5");
+    const auto t0 = Clock::now();
+    writeRange(*out, 0, 40000);  // ~3.3 MB of messages, 1 MiB of buffer
+    out->finish();
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    EXPECT_LT(seconds, 5.0);
+    EXPECT_EQ(out->stats().records, 0U);
+    EXPECT_EQ(out->stats().dropped, 40000U);
+}
+
+TEST(IpfixOutput, TcpOutageBeyondTheBufferDeliversTheBufferedPartAndCountsTheRest) {
+    const std::uint16_t port = closedPort();
+    auto out = makeOutput("ipfix;port=" + std::to_string(port) + ";buffer=1;reconnect=0.1");
+    writeRange(*out, 0, 40000);
+    const auto droppedWhileDown = out->stats().dropped;
+    EXPECT_GT(droppedWhileDown, 0U);
+    dec::TcpCollector collector(port);
+    out->finish();
+    const auto stats = out->stats();
+    EXPECT_EQ(stats.records + stats.dropped, 40000U);
+    EXPECT_EQ(stats.dropped, droppedWhileDown);
+    EXPECT_GT(stats.records, 10000U);  // ~1 MiB of 1.4 kB messages with ~17 records each
+    ASSERT_TRUE(dec::waitUntil([&] { return collector.totalBytes() >= stats.bytes; }));
+    const auto conns = collector.connections();
+    ASSERT_EQ(conns.size(), 1U);
+    const auto msgs = decodeAll(conns[0]);
+    expectSession(msgs);
+    EXPECT_EQ(countRecords(msgs), stats.records);
+    // The oldest records are the ones kept: the drops are the newest messages.
+    EXPECT_EQ(*recordIds(msgs).begin(), 0U);
+}
+
+TEST(IpfixOutput, UdpDatagramsAreWholeMessagesAndTemplatesRefreshByCount) {
+    dec::UdpCollector collector;
+    auto out = makeOutput("ipfix;udp;port=" + std::to_string(collector.port()) +
+                          ";template-packets=10;mtu=1200");
+    writeRange(*out, 0, 3000);
+    out->finish();
+    EXPECT_EQ(out->stats().records, 3000U);
+    ASSERT_TRUE(dec::waitUntil([&] {
+        std::size_t n = 0;
+        for (const auto& d : collector.datagrams()) n += d.size();
+        return n >= out->stats().bytes;
+    }));
+    const auto datagrams = collector.datagrams();
+    dec::Decoder d;
+    std::size_t templates = 0;
+    std::size_t records = 0;
+    std::size_t dataSinceTemplates = 0;
+    for (std::size_t i = 0; i < datagrams.size(); ++i) {
+        std::vector<dec::Message> msgs;
+        std::string error;
+        ASSERT_TRUE(d.decode(datagrams[i], msgs, error)) << error;
+        ASSERT_EQ(msgs.size(), 1U) << "one message per datagram";
+        EXPECT_LE(datagrams[i].size(), 1200U);
+        if (i == 0) {
+            EXPECT_FALSE(msgs[0].templates.empty());
+        }
+        if (!msgs[0].templates.empty()) {
+            ++templates;
+            dataSinceTemplates = 0;
+        } else {
+            ++dataSinceTemplates;
+            EXPECT_LE(dataSinceTemplates, 10U);
+        }
+        records += msgs[0].records.size();
+    }
+    EXPECT_EQ(records, 3000U);
+    EXPECT_GE(templates, datagrams.size() / 11);
+}
+
+TEST(IpfixOutput, UdpTemplatesRefreshByTime) {
+    dec::UdpCollector collector;
+    auto out = makeOutput("ipfix;udp;port=" + std::to_string(collector.port()) + ";template=0.2");
+    writeRange(*out, 0, 10);
+    writeRange(*out, 10, 20);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    writeRange(*out, 20, 30);
+    out->finish();
+    ASSERT_TRUE(dec::waitUntil([&] { return collector.datagrams().size() >= 5; }));
+    std::string pattern;
+    dec::Decoder d;
+    for (const auto& dg : collector.datagrams()) {
+        std::vector<dec::Message> msgs;
+        std::string error;
+        ASSERT_TRUE(d.decode(dg, msgs, error)) << error;
+        pattern += msgs[0].templates.empty() ? 'D' : 'T';
+    }
+    EXPECT_EQ(pattern, "TDDTD");
+}
+
+}  // namespace
+}  // namespace rowprobe::output
