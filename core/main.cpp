@@ -86,5 +86,10 @@ int main(int argc, char** argv) {
     }
     if (!config.pidFile.empty()) std::remove(config.pidFile.c_str());
     if (rc != 0) std::cerr << "rowprobe: error: " << pipeline->error() << '\n';
+    if (pipeline->inputsDetached()) {
+        std::cout.flush();
+        std::cerr.flush();
+        std::_Exit(rc);  // an input thread is still blocked in a read: do not wait for it
+    }
     return rc;
 }

@@ -15,6 +15,9 @@ constexpr std::size_t kBlocksPerQueue = 32;
 constexpr std::size_t kExportRingRecords = 64 * 1024;
 constexpr std::size_t kExportBatch = 1024;
 constexpr std::uint64_t kPublishEveryBatches = 256;
+/// How long a worker waits, after a stop request, for an input stuck in a blocking read (a
+/// pcap file on a FIFO that nobody writes) before it flushes its flows without it.
+constexpr double kInputGraceSeconds = 1.0;
 
 double monotonicSeconds() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -52,6 +55,7 @@ struct Pipeline::Queue {
     SpscRing<PacketBlock*> fullBlocks{kBlocksPerQueue + 1};
     ExportRing exportRing{kExportRingRecords};
     std::atomic<bool> workerDone{false};
+    std::atomic<bool> inputFinished{false};
     std::thread inputThread;
     std::thread workerThread;
 };
@@ -78,6 +82,15 @@ Pipeline::Pipeline(const Config& config) : m_config(config), m_board(config.inpu
 Pipeline::~Pipeline() {
     m_stopInputs = true;
     m_abandon = true;
+    if (m_inputsDetached) {
+        // A detached input thread may still be blocked inside its plugin: keep the queues
+        // alive until the process exits rather than free memory under it.
+        for (auto& q : m_queues) {
+            if (q->workerThread.joinable()) q->workerThread.join();
+            static_cast<void>(q.release());
+        }
+        return;
+    }
     for (auto& q : m_queues) {
         if (q->inputThread.joinable()) q->inputThread.join();
         if (q->workerThread.joinable()) q->workerThread.join();
@@ -93,6 +106,8 @@ void Pipeline::fail(const std::string& what) {
 }
 
 void Pipeline::stopInputs() {
+    double expected = 0;
+    m_stopSeconds.compare_exchange_strong(expected, monotonicSeconds());
     m_stopInputs.store(true);
     for (auto& q : m_queues) q->input->stop();
 }
@@ -126,6 +141,12 @@ void Pipeline::inputLoop(Queue& q) {
         fail(e.what());
     }
     waitFor([&] { return q.fullBlocks.tryPush(nullptr); }, m_abandon);
+    q.inputFinished.store(true, std::memory_order_release);
+}
+
+bool Pipeline::inputOverdue() const {
+    if (!m_stopInputs.load(std::memory_order_relaxed)) return false;
+    return monotonicSeconds() > m_stopSeconds.load() + kInputGraceSeconds;
 }
 
 void Pipeline::workerLoop(Queue& q, std::size_t index) {
@@ -142,7 +163,8 @@ void Pipeline::workerLoop(Queue& q, std::size_t index) {
     const std::atomic<bool> never{false};
     for (;;) {
         PacketBlock* block = nullptr;
-        waitFor([&] { return q.fullBlocks.tryPop(block); }, never);
+        // An input that ignores stop() (blocked in a read) must not keep the flows hostage.
+        waitFor([&] { return q.fullBlocks.tryPop(block) || inputOverdue(); }, never);
         if (block == nullptr) break;
         if (block->count == 0) {
             q.storage->advanceTime(wallNowNs());
@@ -256,8 +278,13 @@ int Pipeline::run(const std::atomic<bool>& stopRequested) {
         }
     }
     for (auto& q : m_queues) {
-        q->inputThread.join();
         q->workerThread.join();
+        if (q->inputFinished.load(std::memory_order_acquire)) {
+            q->inputThread.join();
+        } else {
+            q->inputThread.detach();
+            m_inputsDetached = true;
+        }
     }
     exporter.join();
     return m_error.empty() ? 0 : 1;

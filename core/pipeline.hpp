@@ -15,6 +15,8 @@
 // * The export thread drains every ExportRing; after seeing all `workerDone` flags (acquire) it
 //   drains once more and finishes, so no record is lost at EOF or on SIGINT/SIGTERM.
 // * If the output fails, `m_abandon` is set so no worker blocks forever on a full ring.
+// * After a stop request a worker waits at most kInputGraceSeconds for its input's end marker;
+//   an input still blocked in read() then is detached, and the flows are flushed without it.
 #pragma once
 
 #include <atomic>
@@ -44,6 +46,9 @@ public:
     int run(const std::atomic<bool>& stopRequested);
     const std::string& error() const noexcept { return m_error; }
     StatsSnapshot stats() const;
+    /// True when an input thread did not return within the grace period after a stop request
+    /// and was left behind; the caller should end the process without further cleanup.
+    bool inputsDetached() const noexcept { return m_inputsDetached; }
 
 private:
     struct Queue;
@@ -52,6 +57,7 @@ private:
     void exportLoop();
     void fail(const std::string& what);
     void stopInputs();
+    bool inputOverdue() const;
 
     Config m_config;
     std::vector<std::unique_ptr<Queue>> m_queues;
@@ -61,6 +67,8 @@ private:
     std::atomic<bool> m_abandon{false};
     std::atomic<bool> m_stopInputs{false};
     std::atomic<bool> m_exportDone{false};
+    std::atomic<double> m_stopSeconds{0};
+    bool m_inputsDetached = false;
     std::mutex m_errorMutex;
     std::string m_error;
     double m_startSeconds = 0;

@@ -65,8 +65,9 @@ constexpr OptionSpec kOptions[] = {
     {.name = "rx-desc", .shortName = "d", .type = OptionType::Int, .defaultValue = "1024",
      .help = "RX descriptors per queue", .min = 32, .max = 32768},
     {.name = "mempool", .shortName = "m", .type = OptionType::Int,
-     .help = "mbufs in the port's pool (default: queues x (rx-desc + 2560), as 2^k-1)",
-     .min = 511, .max = 1 << 26},
+     .help = "mbufs in the port's pool, at least queues x (rx-desc + 2496) "
+             "(default: that + 1024 per queue, as 2^k-1, >= 8191)",
+     .min = 1023, .max = 1 << 26},
     {.name = "promisc", .shortName = "P", .type = OptionType::Flag, .defaultValue = "true",
      .help = "enable promiscuous mode on the port"},
     {.name = "timestamp", .shortName = "T", .type = OptionType::Choice, .defaultValue = "auto",
@@ -135,6 +136,14 @@ DpdkInput::DpdkInput(const Options& options) {
     if (queue >= queues) {
         options.fail("queue", "must be below queues (" + std::to_string(queues) + "), got " + std::to_string(queue));
     }
+    const auto rxDesc = static_cast<std::uint16_t>(options.getInt("rx-desc"));
+    const std::uint32_t minPool = DpdkRuntime::minimumMempool(queues, rxDesc);
+    if (options.has("mempool") && options.getInt("mempool") < minPool) {
+        options.fail("mempool", "must be at least " + std::to_string(minPool) + " mbufs for " +
+                                    std::to_string(queues) + " queue(s): per queue rx-desc (" +
+                                    std::to_string(rxDesc) + ") + 2048 parked in packet blocks + 64 + "
+                                    "384 cached, got " + options.getString("mempool"));
+    }
     m_port = static_cast<std::uint16_t>(options.getInt("port"));
     m_queue = queue;
     m_burst = static_cast<std::uint16_t>(options.getInt("burst"));
@@ -148,7 +157,7 @@ DpdkInput::DpdkInput(const Options& options) {
     request.port = m_port;
     request.queue = m_queue;
     request.queues = queues;
-    request.rxDesc = static_cast<std::uint16_t>(options.getInt("rx-desc"));
+    request.rxDesc = rxDesc;
     request.mempool = options.has("mempool") ? static_cast<std::uint32_t>(options.getInt("mempool")) : 0;
     request.promisc = options.getFlag("promisc");
     request.nicTimestamps = ts != "system";

@@ -23,9 +23,14 @@ namespace rowprobe::input {
 
 namespace {
 
-/// Packets the core can hold per queue: 32 PacketBlocks of 64 mbufs each.
+/// Packets the core can hold per queue: its pool of 32 PacketBlocks (kBlocksPerQueue in
+/// core/pipeline.cpp) of 64 mbufs each. The input frees a block's mbufs only when that block
+/// comes back, so a pool smaller than this plus the RX ring could park every mbuf in blocks
+/// the input is not holding, and the queue would starve.
 constexpr std::uint32_t kHeldByCore = 32 * 64;
 constexpr std::uint32_t kPoolCache = 256;
+/// An lcore's mempool cache may grow to 1.5 x its size before it flushes.
+constexpr std::uint32_t kCacheHeld = kPoolCache * 3 / 2;
 
 std::string dpdkError(int err) { return rte_strerror(err < 0 ? -err : err); }
 
@@ -60,15 +65,15 @@ DpdkRuntime& DpdkRuntime::instance() {
     return runtime;
 }
 
+std::uint32_t DpdkRuntime::minimumMempool(std::uint16_t queues, std::uint16_t rxDesc) noexcept {
+    return std::uint32_t{queues} * (rxDesc + kHeldByCore + 64U + kCacheHeld);
+}
+
 std::uint32_t DpdkRuntime::defaultMempool(std::uint16_t queues, std::uint16_t rxDesc) noexcept {
-    const std::uint64_t need = std::uint64_t{queues} * (rxDesc + kHeldByCore + 2 * kPoolCache);
+    const std::uint64_t need = minimumMempool(queues, rxDesc) + std::uint64_t{queues} * 1024;
     std::uint64_t size = 8191;
     while (size < need) size = size * 2 + 1;
     return static_cast<std::uint32_t>(size);
-}
-
-std::uint32_t DpdkRuntime::minimumMempool(std::uint16_t queues, std::uint16_t rxDesc) noexcept {
-    return std::uint32_t{queues} * (rxDesc + 64U) + kPoolCache;
 }
 
 void DpdkRuntime::initEal(const std::string& ealArgs, const Options& options) {
@@ -211,11 +216,6 @@ DpdkQueueInfo DpdkRuntime::claim(const DpdkPortRequest& request, const Options& 
         }
         port.claimed[request.queue] = true;
         return port.info;
-    }
-    if (pool < minimumMempool(request.queues, request.rxDesc)) {
-        options.fail("mempool", "must hold at least " + std::to_string(minimumMempool(request.queues, request.rxDesc)) +
-                                    " mbufs for " + std::to_string(request.queues) + " queue(s) of " +
-                                    std::to_string(request.rxDesc) + " descriptors, got " + std::to_string(pool));
     }
     const bool changed = !port.configured || port.queues != request.queues || port.rxDesc != request.rxDesc ||
                          port.mempoolSize != pool || port.nicTimestamps != request.nicTimestamps;

@@ -87,12 +87,13 @@ public:
     /// Gives the queue back; the port stops when its last queue is released.
     void release(std::uint16_t port, std::uint16_t queue) noexcept;
 
-    /// Number of mbufs a port is given when `mempool` is not set: per queue its RX ring, the
-    /// mbufs parked in the core's packet blocks (32 x 64) and some for caches, rounded up to
-    /// 2^k - 1 (the size rte_mempool handles best).
-    static std::uint32_t defaultMempool(std::uint16_t queues, std::uint16_t rxDesc) noexcept;
-    /// The least a port needs to receive at all: every RX descriptor filled plus one burst.
+    /// The least a port needs so that no queue starves: per queue every RX descriptor filled,
+    /// the mbufs parked in the core's packet blocks (32 x 64), one burst and a full lcore
+    /// cache (384).
     static std::uint32_t minimumMempool(std::uint16_t queues, std::uint16_t rxDesc) noexcept;
+    /// Number of mbufs a port is given when `mempool` is not set: the minimum plus 1024 per
+    /// queue, rounded up to 2^k - 1 (the size rte_mempool handles best), at least 8191.
+    static std::uint32_t defaultMempool(std::uint16_t queues, std::uint16_t rxDesc) noexcept;
 
     DpdkRuntime(const DpdkRuntime&) = delete;
     DpdkRuntime& operator=(const DpdkRuntime&) = delete;

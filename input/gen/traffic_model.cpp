@@ -1,6 +1,7 @@
 #include "traffic_model.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <string>
 
@@ -81,16 +82,6 @@ constexpr std::uint64_t permute40(std::uint64_t x, std::uint64_t key) noexcept {
     return x;
 }
 
-// Keys derived from the seed for the separate uses of randomness.
-struct Keys {
-    std::uint64_t perm;
-    std::uint64_t attr;
-};
-
-constexpr Keys keysFor(std::uint64_t seed) noexcept {
-    return Keys{mix64(seed ^ 0x5851F42D4C957F2DULL), mix64(seed + 0x14057B7EF767814FULL)};
-}
-
 // Uniform double in [0, 1) from 53 bits of h.
 constexpr double unitOf(std::uint64_t h) noexcept {
     return static_cast<double>(h >> 11) * 0x1.0p-53;
@@ -116,12 +107,20 @@ void putBe64(std::uint8_t* p, std::uint64_t v) noexcept {
     putBe32(p + 4, static_cast<std::uint32_t>(v));
 }
 
-// Ones'-complement sum of big-endian 16-bit words (RFC 1071), not yet folded.
+// Ones'-complement sum of the big-endian 16-bit words at p (RFC 1071), folded to 16 bits but
+// not complemented. Native-order 16-bit loads summed and byte-swapped once at the end (the sum
+// is byte-order independent, RFC 1071 §2.B); `len` is even here.
 std::uint32_t sum16(const std::uint8_t* p, std::uint32_t len) noexcept {
-    std::uint32_t sum = 0;
-    for (std::uint32_t i = 0; i + 1 < len; i += 2) sum += static_cast<std::uint32_t>(p[i] << 8 | p[i + 1]);
-    if ((len & 1U) != 0) sum += static_cast<std::uint32_t>(p[len - 1] << 8);
-    return sum;
+    std::uint64_t sum = 0;
+    for (std::uint32_t i = 0; i < len; i += 2) {
+        std::uint16_t w;
+        std::memcpy(&w, p + i, 2);
+        sum += w;
+    }
+    while ((sum >> 16) != 0) sum = (sum & 0xFFFF) + (sum >> 16);
+    auto folded = static_cast<std::uint16_t>(sum);
+    if constexpr (std::endian::native == std::endian::little) folded = __builtin_bswap16(folded);
+    return folded;
 }
 
 std::uint16_t fold(std::uint32_t sum) noexcept {
@@ -202,8 +201,15 @@ GenConfig parseGenString(std::string_view text, std::string_view flag) {
     return parseGenConfig(options);
 }
 
+TupleKeys tupleKeys(std::uint64_t seed) noexcept {
+    return TupleKeys{mix64(seed ^ 0x5851F42D4C957F2DULL), mix64(seed + 0x14057B7EF767814FULL)};
+}
+
 FlowTuple flowTuple(const GenConfig& config, std::uint64_t serial) noexcept {
-    const Keys keys = keysFor(config.seed);
+    return flowTuple(config, tupleKeys(config.seed), serial);
+}
+
+FlowTuple flowTuple(const GenConfig& config, const TupleKeys& keys, std::uint64_t serial) noexcept {
     const std::uint64_t h1 = mix64(serial * 0x9E3779B97F4A7C15ULL + keys.attr);
     const std::uint64_t h2 = mix64(h1 ^ 0xD6E8FEB86659FD93ULL);
     const std::uint64_t h3 = mix64(h2 + 0xA0761D6478BD642FULL);
@@ -441,7 +447,9 @@ std::uint64_t ZipfSampler::sample(Xoshiro256& rng) const noexcept {
 
 TrafficModel::TrafficModel(const GenConfig& config)
     : m_config(config),
-      m_rng(config.seed),
+      m_keys(tupleKeys(config.seed)),
+      m_pickRng(config.seed),
+      m_dirRng(mix64(config.seed ^ 0x2545F4914F6CDD1DULL)),
       m_zipf(config.flows, config.skew > 0 ? config.skew : 1.0),
       m_slots(config.flows) {
     for (std::size_t i = 0; i < m_slots.size(); ++i) m_slots[i].serial = i;
@@ -452,6 +460,9 @@ TrafficModel::TrafficModel(const GenConfig& config)
     m_ts = config.start;
     m_stepNs = kNsPerSec / config.pps;
     m_stepRem = kNsPerSec % config.pps;
+    for (auto& a : m_ahead) a = pickSlot();
+    m_tupleCache = std::make_unique<CachedTuple[]>(kTupleCache);
+    m_tupleCache[0].serial = 1;  // every other entry's serial (0) misses its index
 }
 
 std::size_t TrafficModel::pickSlot() noexcept {
@@ -459,7 +470,7 @@ std::size_t TrafficModel::pickSlot() noexcept {
         case Pattern::Deterministic:
             return 0;
         case Pattern::Random:
-            return static_cast<std::size_t>(m_rng.below(m_config.flows));
+            return static_cast<std::size_t>(m_pickRng.below(m_config.flows));
         case Pattern::NetScan:
         case Pattern::PortScan: {
             const std::size_t s = m_roundRobin;
@@ -467,20 +478,29 @@ std::size_t TrafficModel::pickSlot() noexcept {
             return s;
         }
         case Pattern::Zipf:
-            if (m_config.skew == 0.0) return static_cast<std::size_t>(m_rng.below(m_config.flows));
-            return static_cast<std::size_t>(m_zipf.sample(m_rng) - 1);
+            if (m_config.skew == 0.0) return static_cast<std::size_t>(m_pickRng.below(m_config.flows));
+            return static_cast<std::size_t>(m_zipf.sample(m_pickRng) - 1);
     }
     return 0;
 }
 
 bool TrafficModel::next(GenPacket& out) noexcept {
     if (m_emitted >= m_limit || m_ts >= m_endTs) return false;
-    Slot& slot = m_slots[pickSlot()];
+    Slot& slot = m_slots[m_ahead[m_aheadPos]];
+    const std::size_t later = pickSlot();
+    m_ahead[m_aheadPos] = later;
+    m_aheadPos = (m_aheadPos + 1) % kAhead;
+    __builtin_prefetch(&m_slots[later], 1, 3);
     out.serial = slot.serial;
-    out.tuple = flowTuple(m_config, slot.serial);
+    CachedTuple& cached = m_tupleCache[slot.serial & (kTupleCache - 1)];
+    if (cached.serial != slot.serial) {
+        cached.serial = slot.serial;
+        cached.tuple = flowTuple(m_config, m_keys, slot.serial);
+    }
+    out.tuple = cached.tuple;
     out.index = slot.sent;
     out.forward = slot.sent == 0 || m_config.reverseShare == 0.0 ||
-                  m_rng.unit() >= m_config.reverseShare;
+                  m_dirRng.unit() >= m_config.reverseShare;
     const std::uint32_t headers = headerLength(out.tuple);
     out.frameLen = std::max(m_config.size, headers);
     out.capLen = std::min(out.frameLen, std::max(m_config.snaplen, headers));

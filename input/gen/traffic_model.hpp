@@ -27,9 +27,10 @@
 //   otherwise, FIN|ACK on the last packet with `fin`.
 // * Time: the k-th packet has ts = start + k / pps (integer nanoseconds, Bresenham stepping),
 //   so inactive / active timeouts behave as on a link of that rate.
-// * Determinism: only integer arithmetic and a private xoshiro256** stream (no std::
-//   distributions, whose output is implementation-defined); the Zipf sampler uses log/exp
-//   from libm. Same seed and options -> the same packets, bit for bit, on one build.
+// * Determinism: only integer arithmetic and two private xoshiro256** streams (slot choice,
+//   direction; no std:: distributions, whose output is implementation-defined); the Zipf
+//   sampler uses log/exp from libm. Same seed and options -> the same packets, bit for bit, on
+//   one build.
 //
 // Thread ownership: a TrafficModel belongs to one thread. Costs (x86-64): next() ≈ 5-15 ns
 // (one PRNG draw, a few multiplications for the tuple); writeFrame ≈ 10-20 ns for 64 bytes;
@@ -40,6 +41,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -128,6 +130,14 @@ void toParsed(const GenPacket& pkt, ParsedPacket& out) noexcept;
 /// The tuple of flow `serial` under `config` (what next() reports for that flow).
 FlowTuple flowTuple(const GenConfig& config, std::uint64_t serial) noexcept;
 
+/// Keys of the tuple functions for a seed (flowTuple derives them on every call; the model once).
+struct TupleKeys {
+    std::uint64_t perm = 0;
+    std::uint64_t attr = 0;
+};
+TupleKeys tupleKeys(std::uint64_t seed) noexcept;
+FlowTuple flowTuple(const GenConfig& config, const TupleKeys& keys, std::uint64_t serial) noexcept;
+
 /// xoshiro256** (Blackman & Vigna), seeded through splitmix64. Fixed output on every platform.
 class Xoshiro256 {
 public:
@@ -198,12 +208,29 @@ private:
         std::uint32_t sent = 0;
         std::uint32_t sentReverse = 0;
     };
+    /// Slots are chosen kAhead packets in advance (the choice never depends on slot state), so
+    /// the slot of a later packet is prefetched while this one is built: with 2^20 flows the
+    /// slot array (16 MiB) does not stay in cache.
+    static constexpr std::size_t kAhead = 16;
     std::size_t pickSlot() noexcept;
 
+    /// Tuples of recent serials, direct-mapped (a hit saves the ~15 ns of flowTuple): one
+    /// deterministic flow or the popular Zipf ranks always hit, uniform 2^20 flows mostly miss.
+    static constexpr std::size_t kTupleCache = 4096;
+    struct CachedTuple {
+        std::uint64_t serial = 0;
+        FlowTuple tuple;
+    };
+
     GenConfig m_config;
-    Xoshiro256 m_rng;
+    TupleKeys m_keys;              ///< derived from the seed once
+    Xoshiro256 m_pickRng;          ///< slot choice
+    Xoshiro256 m_dirRng;           ///< packet direction
     ZipfSampler m_zipf;
     std::vector<Slot> m_slots;
+    std::unique_ptr<CachedTuple[]> m_tupleCache;
+    std::array<std::size_t, kAhead> m_ahead{};
+    std::size_t m_aheadPos = 0;
     std::size_t m_roundRobin = 0;
     std::uint64_t m_nextSerial = 0;
     std::uint64_t m_emitted = 0;

@@ -17,18 +17,34 @@ namespace rowprobe::input {
 namespace {
 
 constexpr OptionSpec kOptions[] = {
-    {.name = "file", .shortName = "f", .type = OptionType::String,
+    {.name = "file",
+     .shortName = "f",
+     .type = OptionType::String,
      .help = "pcap or pcapng file to read ('-' = standard input)"},
-    {.name = "ifc", .shortName = "i", .type = OptionType::String,
+    {.name = "ifc",
+     .shortName = "i",
+     .type = OptionType::String,
      .help = "network interface to capture from live"},
-    {.name = "filter", .shortName = "F", .type = OptionType::String,
+    {.name = "filter",
+     .shortName = "F",
+     .type = OptionType::String,
      .help = "BPF filter expression (tcpdump syntax)"},
-    {.name = "snaplen", .shortName = "s", .type = OptionType::Int, .defaultValue = "65535",
-     .help = "bytes kept of each frame", .min = 64, .max = 262144},
-    {.name = "promisc", .shortName = "p", .type = OptionType::Flag,
+    {.name = "snaplen",
+     .shortName = "s",
+     .type = OptionType::Int,
+     .defaultValue = "65535",
+     .help = "bytes kept of each frame",
+     .min = 64,
+     .max = 262144},
+    {.name = "promisc",
+     .shortName = "p",
+     .type = OptionType::Flag,
      .help = "put the interface into promiscuous mode (ignored for files)"},
-    {.name = "timeout", .type = OptionType::Duration, .defaultValue = "100ms",
-     .help = "live read timeout: longest wait of an idle read (ignored for files)", .min = 0.001,
+    {.name = "timeout",
+     .type = OptionType::Duration,
+     .defaultValue = "100ms",
+     .help = "live read timeout: longest wait of an idle read (ignored for files)",
+     .min = 0.001,
      .max = 10},
 };
 
@@ -37,13 +53,16 @@ constexpr std::uint64_t kStatsPeriodNs = 100'000'000;
 std::uint64_t monotonicNs() noexcept {
     timespec ts{};
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return static_cast<std::uint64_t>(ts.tv_sec) * kNsPerSec + static_cast<std::uint64_t>(ts.tv_nsec);
+    return static_cast<std::uint64_t>(ts.tv_sec) * kNsPerSec +
+           static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
 /// The LinkType for a pcap DLT value, or false when the parser does not handle it.
 bool toLinkType(int dlt, LinkType& out) noexcept {
     switch (dlt) {
-        case DLT_EN10MB: out = LinkType::Ethernet; return true;
+        case DLT_EN10MB:
+            out = LinkType::Ethernet;
+            return true;
         case 12:   // DLT_RAW on most systems
         case 14:   // DLT_RAW on BSD/OS and OpenBSD
         case 101:  // LINKTYPE_RAW as stored in files
@@ -51,9 +70,14 @@ bool toLinkType(int dlt, LinkType& out) noexcept {
         case 229:  // DLT_IPV6
             out = LinkType::Raw;
             return true;
-        case DLT_LINUX_SLL: out = LinkType::LinuxSll; return true;
-        case DLT_NULL: out = LinkType::Null; return true;
-        default: return false;
+        case DLT_LINUX_SLL:
+            out = LinkType::LinuxSll;
+            return true;
+        case DLT_NULL:
+            out = LinkType::Null;
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -111,7 +135,8 @@ void PcapInput::openLive(const Options& options) {
     m_live = true;
     char errbuf[PCAP_ERRBUF_SIZE] = {};
     m_handle = pcap_create(m_source.c_str(), errbuf);
-    if (m_handle == nullptr) options.fail("ifc", "cannot open interface '" + m_source + "': " + errbuf);
+    if (m_handle == nullptr)
+        options.fail("ifc", "cannot open interface '" + m_source + "': " + errbuf);
     const auto timeoutMs = static_cast<int>(options.getDurationNs("timeout") / 1'000'000);
     m_timeoutMs = timeoutMs < 1 ? 1 : timeoutMs;
     pcap_set_snaplen(m_handle, static_cast<int>(m_snaplen));
@@ -213,7 +238,7 @@ InputPlugin::Status PcapInput::read(PacketBlock& block) {
             }
             continue;
         }
-        if (rc == 0) {  // live: nothing buffered right now
+        if (rc == 0) {                         // live: nothing buffered right now
             if (block.count != before) break;  // deliver what we have without waiting
             if (waited || !waitReadable()) {
                 timedOut = !m_ended;
@@ -258,9 +283,10 @@ InputStats PcapInput::stats() const {
             .ifaceDrops = m_ifaceDrops.load(std::memory_order_relaxed)};
 }
 
-ROWPROBE_REGISTER_PLUGIN(PluginKind::Input, PcapInput,
-                         {.name = "pcap",
-                          .summary = "packets from a pcap/pcapng file or a live interface (libpcap)",
-                          .options = kOptions});
+ROWPROBE_REGISTER_PLUGIN(
+    PluginKind::Input, PcapInput,
+    {.name = "pcap",
+     .summary = "packets from a pcap/pcapng file or a live interface (libpcap)",
+     .options = kOptions});
 
 }  // namespace rowprobe::input

@@ -64,8 +64,8 @@ private:
     pcap_pkthdr m_pendingHeader{};
     std::uint64_t m_nextStatsNs = 0;  ///< monotonic time of the next pcap_stats (live only)
     int m_timeoutMs = 100;
-    int m_pcapFd = -1;   ///< live: libpcap's selectable descriptor
-    int m_wakeFd = -1;   ///< live: eventfd signalled by stop()
+    int m_pcapFd = -1;  ///< live: libpcap's selectable descriptor
+    int m_wakeFd = -1;  ///< live: eventfd signalled by stop()
 
     std::atomic<bool> m_stopRequested{false};
     std::atomic<std::uint64_t> m_received{0};

@@ -11,7 +11,10 @@ namespace rowprobe::output {
 namespace {
 
 constexpr OptionSpec kOptions[] = {
-    {.name = "file", .shortName = "f", .type = OptionType::String, .defaultValue = "-",
+    {.name = "file",
+     .shortName = "f",
+     .type = OptionType::String,
+     .defaultValue = "-",
      .help = "file to write, truncated at start ('-' = standard output)"},
 };
 

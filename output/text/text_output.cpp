@@ -13,13 +13,24 @@ namespace {
 constexpr std::string_view kPrecisions[] = {"s", "ms", "us", "ns"};
 
 constexpr OptionSpec kOptions[] = {
-    {.name = "file", .shortName = "f", .type = OptionType::String, .defaultValue = "-",
+    {.name = "file",
+     .shortName = "f",
+     .type = OptionType::String,
+     .defaultValue = "-",
      .help = "file to write, truncated at start ('-' = standard output)"},
-    {.name = "header", .type = OptionType::Flag, .defaultValue = "true",
+    {.name = "header",
+     .type = OptionType::Flag,
+     .defaultValue = "true",
      .help = "print the column header line first; 'header=false' omits it"},
-    {.name = "precision", .shortName = "P", .type = OptionType::Choice, .defaultValue = "us",
-     .help = "fraction of a second shown in times (truncated)", .choices = kPrecisions},
-    {.name = "narrow", .shortName = "n", .type = OptionType::Flag,
+    {.name = "precision",
+     .shortName = "P",
+     .type = OptionType::Choice,
+     .defaultValue = "us",
+     .help = "fraction of a second shown in times (truncated)",
+     .choices = kPrecisions},
+    {.name = "narrow",
+     .shortName = "n",
+     .type = OptionType::Flag,
      .help = "size the address columns for IPv4 (21 wide); longer IPv6 values then shift the "
              "rest of their line"},
 };

@@ -38,9 +38,9 @@ public:
 
 private:
     OutputFile m_file;
-    unsigned m_decimals = 6;         ///< fraction digits of the times
-    std::size_t m_timeWidth = 27;    ///< width of a time column for m_decimals
-    std::size_t m_addrWidth = 47;    ///< width of an address:port column
+    unsigned m_decimals = 6;       ///< fraction digits of the times
+    std::size_t m_timeWidth = 27;  ///< width of a time column for m_decimals
+    std::size_t m_addrWidth = 47;  ///< width of an address:port column
     std::atomic<std::uint64_t> m_records{0};
     std::atomic<std::uint64_t> m_bytes{0};
 };

@@ -1,7 +1,6 @@
 #include "rowprobe/errors.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <sstream>
 
 namespace rowprobe {
@@ -54,18 +53,24 @@ std::string ConfigError::render() const {
 }
 
 std::size_t editDistance(std::string_view a, std::string_view b) {
-    std::vector<std::size_t> prev(b.size() + 1);
-    std::vector<std::size_t> cur(b.size() + 1);
-    std::iota(prev.begin(), prev.end(), std::size_t{0});
+    // Optimal string alignment: insertions, deletions, substitutions and transpositions of
+    // neighbours ("lur" -> "lru" is one edit), the usual typos in option names.
+    const std::size_t w = b.size() + 1;
+    std::vector<std::size_t> d((a.size() + 1) * w);
+    for (std::size_t i = 0; i <= a.size(); ++i) d[i * w] = i;
+    for (std::size_t j = 0; j <= b.size(); ++j) d[j] = j;
     for (std::size_t i = 1; i <= a.size(); ++i) {
-        cur[0] = i;
         for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+            const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            std::size_t best = std::min({d[(i - 1) * w + j] + 1, d[i * w + j - 1] + 1,
+                                         d[(i - 1) * w + j - 1] + cost});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+                best = std::min(best, d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = best;
         }
-        std::swap(prev, cur);
     }
-    return prev[b.size()];
+    return d[a.size() * w + b.size()];
 }
 
 std::string closestMatch(std::string_view word, const std::vector<std::string>& candidates) {

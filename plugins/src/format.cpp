@@ -171,17 +171,28 @@ std::string formatTcpFlags(std::uint8_t flags) {
 
 std::string_view protoName(std::uint8_t proto) noexcept {
     switch (proto) {
-        case 1: return "icmp";
-        case 2: return "igmp";
-        case 6: return "tcp";
-        case 17: return "udp";
-        case 47: return "gre";
-        case 50: return "esp";
-        case 51: return "ah";
-        case 58: return "icmp6";
-        case 89: return "ospf";
-        case 132: return "sctp";
-        default: return {};
+        case 1:
+            return "icmp";
+        case 2:
+            return "igmp";
+        case 6:
+            return "tcp";
+        case 17:
+            return "udp";
+        case 47:
+            return "gre";
+        case 50:
+            return "esp";
+        case 51:
+            return "ah";
+        case 58:
+            return "icmp6";
+        case 89:
+            return "ospf";
+        case 132:
+            return "sctp";
+        default:
+            return {};
     }
 }
 

@@ -100,6 +100,8 @@ struct SignalCase {
     const char* source;  // "demo" or "synth"
 };
 
+void PrintTo(const SignalCase& c, std::ostream* os) { *os << c.name << " on " << c.source; }
+
 class StopOnSignal : public ::testing::TestWithParam<SignalCase> {};
 
 TEST_P(StopOnSignal, FlushesEveryCachedFlowWhileInputStillOpen) {

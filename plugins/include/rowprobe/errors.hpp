@@ -45,7 +45,7 @@ public:
         : std::runtime_error(component + ": " + what) {}
 };
 
-/// Damerau-free Levenshtein distance, for "did you mean".
+/// Edit distance with adjacent transpositions (optimal string alignment), for "did you mean".
 std::size_t editDistance(std::string_view a, std::string_view b);
 
 /// The closest candidate to `word` when it is plausibly a typo (distance <= max(1, len/3)),

@@ -204,8 +204,15 @@ TEST(DpdkRss, SymmetricKeyHashesBothDirectionsOfAFlowAlikeAndSpreadsFlows) {
 
 // --- options checked before the EAL starts ------------------------------------------------------
 
-TEST(DpdkInput, QueueMustBeBelowQueues) {
+TEST(DpdkInput, OptionsAreCheckedBeforeTheEalStarts) {
     if (Registry::instance().find(PluginKind::Input, "dpdk") == nullptr) GTEST_SKIP() << "built without DPDK";
+    try {
+        Registry::instance().create(PluginKind::Input, "dpdk;rx-desc=256;mempool=2000", "-i");
+        FAIL() << "expected ConfigError";
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(e.details().option, "mempool");
+        EXPECT_NE(e.details().problem.find("at least 2752"), std::string::npos) << e.details().problem;
+    }
     try {
         Registry::instance().create(PluginKind::Input, "dpdk;queues=2;queue=2", "-i");
         FAIL() << "expected ConfigError";
@@ -266,6 +273,25 @@ INSTANTIATE_TEST_SUITE_P(Captures, DpdkEqualsPcap,
                              std::replace_if(n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
                              return n;
                          });
+
+TEST(DpdkInput, SmallestAllowedMempoolRecyclesMbufsWithoutLossOrCorruption) {
+    // 20000 packets through a pool of 2752 mbufs: each mbuf is reused ~7 times, and only after
+    // the worker has finished with the packet block pointing into it.
+    REQUIRE_DPDK();
+    const fs::path dir = test::tempDir();
+    const fs::path capture = writeSyntheticPcap(dir, 600, 20000);
+    const RunResult pcap = runRowprobe(dir, "pcap", {"pcap;file=" + capture.string()});
+    ASSERT_EQ(pcap.result.exitCode, 0) << pcap.result.err;
+    const Eal eal({capture});
+    const RunResult dpdk =
+        runRowprobe(dir, "dpdk", {"dpdk;eal=" + eal.args() + ";idle-end=300ms;rx-desc=256;mempool=2752;burst=16"});
+    SKIP_IF_EAL_UNAVAILABLE(dpdk.result);
+    ASSERT_EQ(dpdk.result.exitCode, 0) << dpdk.result.err;
+    expectSameFlows(flowsOf(pcap.json, true), flowsOf(dpdk.json, true));
+    const JsonObject ds = test::parseJsonFlat(test::readFile(dpdk.stats));
+    EXPECT_EQ(ds.at("queues.0.input.received"), "20000");
+    EXPECT_EQ(ds.at("queues.0.input.kernel_drops"), "0") << "no rx_nombuf: the pool never ran dry";
+}
 
 TEST(DpdkInput, TwoQueuesOfOnePortShareOneEalAndEqualTwoPcapInputs) {
     REQUIRE_DPDK();

@@ -1,3 +1,5 @@
+#include "input/pcap/pcap_input.hpp"
+
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -10,13 +12,14 @@
 #include <cstring>
 #include <filesystem>
 #include <future>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "input/pcap/pcap_input.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/registry.hpp"
+#include "test_support.hpp"
 
 namespace rowprobe::input {
 namespace {
@@ -25,8 +28,7 @@ namespace fs = std::filesystem;
 using Bytes = std::vector<std::uint8_t>;
 
 fs::path scratchFile(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / ("rowprobe-pcap-test-" + std::to_string(getpid()));
-    fs::create_directories(dir);
+    static const fs::path dir = test::tempDir();  // removed when the test process exits
     return dir / name;
 }
 
@@ -36,7 +38,9 @@ struct Frame {
     std::uint32_t wireLen = 0;  ///< 0: same as data.size()
 };
 
-void putU16(Bytes& b, std::uint16_t v) { b.insert(b.end(), {std::uint8_t(v), std::uint8_t(v >> 8)}); }
+void putU16(Bytes& b, std::uint16_t v) {
+    b.insert(b.end(), {std::uint8_t(v), std::uint8_t(v >> 8)});
+}
 void putU32(Bytes& b, std::uint32_t v) {
     for (int i = 0; i < 4; ++i) b.push_back(std::uint8_t(v >> (8 * i)));
 }
@@ -49,7 +53,8 @@ void writeFile(const fs::path& path, const Bytes& bytes) {
 }
 
 /// Classic pcap, little-endian, microsecond (0xa1b2c3d4) or nanosecond (0xa1b23c4d) magic.
-void writePcap(const fs::path& path, bool nano, std::uint32_t linkType, const std::vector<Frame>& frames) {
+void writePcap(const fs::path& path, bool nano, std::uint32_t linkType,
+               const std::vector<Frame>& frames) {
     Bytes b;
     putU32(b, nano ? 0xa1b23c4d : 0xa1b2c3d4);
     putU16(b, 2);
@@ -116,9 +121,11 @@ void writePcapng(const fs::path& path, std::uint8_t tsresol, std::uint16_t linkT
 /// Ethernet + IPv4 + UDP (or TCP) frame whose payload starts with `seq`, `size` bytes in all.
 Bytes ethFrame(std::uint32_t seq, std::size_t size = 64, bool tcp = false) {
     Bytes f(size < 64 ? 64 : size, 0);
-    const std::uint8_t head[] = {0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01, 0x08, 0x00,
-                                 0x45, 0, 0, 0, 0, 0, 0, 0, 64, std::uint8_t(tcp ? 6 : 17), 0, 0,
-                                 192, 0, 2, 1, 192, 0, 2, 2, 0x30, 0x39, 0x00, 0x35};
+    const std::uint8_t head[] = {0x02, 0, 0,    0,    0,    0x02, 0x02, 0,
+                                 0,    0, 0,    0x01, 0x08, 0x00, 0x45, 0,
+                                 0,    0, 0,    0,    0,    0,    64,   std::uint8_t(tcp ? 6 : 17),
+                                 0,    0, 192,  0,    2,    1,    192,  0,
+                                 2,    2, 0x30, 0x39, 0x00, 0x35};
     std::memcpy(f.data(), head, sizeof head);
     const auto ipLen = static_cast<std::uint16_t>(f.size() - 14);
     f[16] = std::uint8_t(ipLen >> 8);
@@ -172,15 +179,18 @@ TEST(PcapInput, IsRegisteredWithItsOptions) {
     const auto* entry = Registry::instance().find(PluginKind::Input, "pcap");
     ASSERT_NE(entry, nullptr);
     std::vector<std::string> names;
-    for (const auto& o : entry->info.options) names.emplace_back(std::string(o.name) + "/" + std::string(o.shortName));
-    EXPECT_EQ(names, (std::vector<std::string>{"file/f", "ifc/i", "filter/F", "snaplen/s", "promisc/p",
-                                               "timeout/"}));
+    for (const auto& o : entry->info.options)
+        names.emplace_back(std::string(o.name) + "/" + std::string(o.shortName));
+    EXPECT_EQ(names, (std::vector<std::string>{"file/f", "ifc/i", "filter/F", "snaplen/s",
+                                               "promisc/p", "timeout/"}));
 }
 
 TEST(PcapInput, ReadsNanosecondPcapWithExactTimestampsAndLengths) {
     const fs::path path = scratchFile("nano.pcap");
     writePcap(path, true, 1,
-              {{kT0, ethFrame(1)}, {kT0 + 1, ethFrame(2, 100), 1514}, {kT0 + 5'000'000'000, ethFrame(3, 1514)}});
+              {{kT0, ethFrame(1)},
+               {kT0 + 1, ethFrame(2, 100), 1514},
+               {kT0 + 5'000'000'000, ethFrame(3, 1514)}});
     auto in = open("pcap;file=" + path.string());
     EXPECT_FALSE(in->live());
     std::vector<std::unique_ptr<PacketBlock>> blocks;
@@ -214,7 +224,8 @@ TEST(PcapInput, ReadsMicrosecondPcapAsNanoseconds) {
 TEST(PcapInput, ReadsPcapngWithNanosecondAndMicrosecondResolution) {
     for (const std::uint8_t tsresol : {std::uint8_t{9}, std::uint8_t{6}}) {
         const fs::path path = scratchFile("trace" + std::to_string(tsresol) + ".pcapng");
-        writePcapng(path, tsresol, 1, {{kT0, ethFrame(7, 61 + 64)}, {kT0 + 2'000, ethFrame(8), 1500}});
+        writePcapng(path, tsresol, 1,
+                    {{kT0, ethFrame(7, 61 + 64)}, {kT0 + 2'000, ethFrame(8), 1500}});
         auto in = open("pcap;file=" + path.string());
         std::vector<std::unique_ptr<PacketBlock>> blocks;
         const auto pkts = readAll(*in, blocks);
@@ -276,8 +287,10 @@ TEST(PcapInput, SnaplenCutsFramesButKeepsWireLength) {
 }
 
 TEST(PcapInput, MapsSupportedLinkTypes) {
-    const std::pair<std::uint32_t, LinkType> cases[] = {
-        {1, LinkType::Ethernet}, {101, LinkType::Raw}, {113, LinkType::LinuxSll}, {0, LinkType::Null}};
+    const std::pair<std::uint32_t, LinkType> cases[] = {{1, LinkType::Ethernet},
+                                                        {101, LinkType::Raw},
+                                                        {113, LinkType::LinuxSll},
+                                                        {0, LinkType::Null}};
     for (const auto& [dlt, link] : cases) {
         const fs::path path = scratchFile("link" + std::to_string(dlt) + ".pcap");
         writePcap(path, true, dlt, {{kT0, Bytes(60, 0x45)}});
@@ -321,7 +334,8 @@ TEST(PcapInput, MissingFileIsAConfigErrorWithPcapsReason) {
     const ConfigError e = openError("pcap;file=/nonexistent/trace.pcap");
     EXPECT_EQ(e.details().option, "file");
     EXPECT_NE(std::string(e.what()).find("/nonexistent/trace.pcap"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("No such file or directory"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("No such file or directory"), std::string::npos)
+        << e.what();
 }
 
 TEST(PcapInput, GarbageFileIsAConfigError) {
@@ -335,9 +349,11 @@ TEST(PcapInput, GarbageFileIsAConfigError) {
 TEST(PcapInput, NeedsExactlyOneOfFileOrIfc) {
     const fs::path path = scratchFile("one.pcap");
     writePcap(path, true, 1, {{kT0, ethFrame(1)}});
-    for (const std::string& text : {std::string("pcap"), "pcap;file=" + path.string() + ";ifc=lo"}) {
+    for (const std::string& text :
+         {std::string("pcap"), "pcap;file=" + path.string() + ";ifc=lo"}) {
         const ConfigError e = openError(text);
-        EXPECT_NE(std::string(e.what()).find("give exactly one of 'file' or 'ifc'"), std::string::npos)
+        EXPECT_NE(std::string(e.what()).find("give exactly one of 'file' or 'ifc'"),
+                  std::string::npos)
             << e.what();
         EXPECT_EQ(e.details().component, "input 'pcap'");
     }
@@ -421,11 +437,12 @@ TEST(PcapInput, LiveCaptureDeliversPacketsWithWallClockTimestamps) {
     to.sin_port = htons(39999);
     to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     const char payload[100] = "rowprobe";
-    const auto before = static_cast<TimeNs>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(
-            std::chrono::system_clock::now().time_since_epoch()).count());
+    const auto before = static_cast<TimeNs>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                std::chrono::system_clock::now().time_since_epoch())
+                                                .count());
     for (int i = 0; i < 3; ++i) {
-        ASSERT_EQ(sendto(sock, payload, sizeof payload, 0, reinterpret_cast<const sockaddr*>(&to), sizeof to),
+        ASSERT_EQ(sendto(sock, payload, sizeof payload, 0, reinterpret_cast<const sockaddr*>(&to),
+                         sizeof to),
                   static_cast<ssize_t>(sizeof payload));
     }
     close(sock);
@@ -436,7 +453,8 @@ TEST(PcapInput, LiveCaptureDeliversPacketsWithWallClockTimestamps) {
         blocks.push_back(std::make_unique<PacketBlock>());
         const auto status = in->read(*blocks.back());
         ASSERT_NE(status, InputPlugin::Status::End);
-        for (std::size_t i = 0; i < blocks.back()->count; ++i) got.push_back(blocks.back()->packets[i]);
+        for (std::size_t i = 0; i < blocks.back()->count; ++i)
+            got.push_back(blocks.back()->packets[i]);
     }
     ASSERT_EQ(got.size(), 3U);
     for (const RawPacket& p : got) {
@@ -449,21 +467,16 @@ TEST(PcapInput, LiveCaptureDeliversPacketsWithWallClockTimestamps) {
     EXPECT_EQ(in->stats().kernelDrops, 0U);
 }
 
-fs::path testdata() { return fs::path(ROWPROBE_SOURCE_DIR_FOR_PCAP_TEST) / ".." / "shared" / "testdata"; }
-
 /// Every frame's "epoch-ns wire-length captured-length" as tshark reports them: an independent
 /// reader to compare against.
 std::vector<std::string> tsharkFrames(const fs::path& file) {
+    const test::CommandResult r = test::runCommand(
+        {"tshark", "-n", "-r", file.string(), "-T", "fields", "-E", "separator= ", "-e",
+         "frame.time_epoch", "-e", "frame.len", "-e", "frame.cap_len"});
     std::vector<std::string> out;
-    const std::string cmd = "tshark -n -r '" + file.string() +
-                            "' -T fields -E separator=' ' -e frame.time_epoch -e frame.len "
-                            "-e frame.cap_len 2>/dev/null";
-    std::FILE* pipe = popen(cmd.c_str(), "r");
-    if (pipe == nullptr) return out;
-    char line[256];
-    while (std::fgets(line, sizeof line, pipe) != nullptr) {
-        std::string text(line);
-        if (!text.empty() && text.back() == '\n') text.pop_back();
+    if (r.exitCode != 0) return out;
+    std::istringstream lines(r.out);
+    for (std::string text; std::getline(lines, text);) {
         // "1767663089.500330493 96 96": seconds and nine decimals to integer nanoseconds
         const std::size_t dot = text.find('.');
         const std::size_t space = text.find(' ');
@@ -472,17 +485,16 @@ std::vector<std::string> tsharkFrames(const fs::path& file) {
                                  std::stoull(text.substr(dot + 1, 9));
         out.push_back(std::to_string(ns) + text.substr(space));
     }
-    pclose(pipe);
     return out;
 }
 
 TEST(PcapInput, MatchesTsharkOnThirdPartyCaptures) {
-    if (std::system("tshark -v >/dev/null 2>&1") != 0) GTEST_SKIP() << "tshark not installed";
-    const fs::path files[] = {testdata() / "zeek/Traces/pcapng-multi-interface.pcapng",
-                              testdata() / "zeek/Traces/irc-dcc-send.pcapng",
-                              testdata() / "bench/netflix.pcap"};
+    if (test::runShell("tshark -v").exitCode != 0) GTEST_SKIP() << "tshark not installed";
+    const fs::path files[] = {test::testdataDir() / "zeek/Traces/pcapng-multi-interface.pcapng",
+                              test::testdataDir() / "zeek/Traces/irc-dcc-send.pcapng",
+                              test::testdataDir() / "bench/netflix.pcap"};
     for (const fs::path& file : files) {
-        if (!fs::exists(file)) GTEST_SKIP() << "missing " << file;
+        ROWPROBE_REQUIRE_FILE(file);
         const std::vector<std::string> expected = tsharkFrames(file);
         ASSERT_FALSE(expected.empty()) << file;
         auto in = open("pcap;file=" + file.string() + ";snaplen=262144");
@@ -493,7 +505,8 @@ TEST(PcapInput, MatchesTsharkOnThirdPartyCaptures) {
                           std::to_string(p.capLen));
         }
         ASSERT_EQ(got.size(), expected.size()) << file;
-        for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], expected[i]) << file << " frame " << i;
+        for (std::size_t i = 0; i < got.size(); ++i)
+            ASSERT_EQ(got[i], expected[i]) << file << " frame " << i;
         EXPECT_EQ(in->stats().received, got.size());
     }
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -30,6 +31,7 @@
 
 #include "rowprobe/errors.hpp"
 #include "rowprobe/plugin.hpp"
+#include "live_traffic.hpp"
 #include "rowprobe/registry.hpp"
 
 namespace rowprobe {
@@ -37,13 +39,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
-
-bool packetSocketsAllowed() {
-    const int fd = ::socket(AF_PACKET, SOCK_RAW, 0);
-    if (fd < 0) return false;
-    ::close(fd);
-    return true;
-}
+using test::live::packetSocketsAllowed;
+using test::live::tcpConversation;
+using test::live::UdpSocket;
 
 #define REQUIRE_PACKET_SOCKETS()                                                              \
     do {                                                                                      \
@@ -144,88 +142,6 @@ std::vector<Captured> captureFrom(InputPlugin& input, const std::function<bool(c
 }
 
 std::uint32_t loopback() { return INADDR_LOOPBACK; }
-
-class UdpSocket {
-public:
-    explicit UdpSocket(std::uint32_t addr = INADDR_LOOPBACK) : m_fd(::socket(AF_INET, SOCK_DGRAM, 0)) {
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(addr);
-        EXPECT_EQ(::bind(m_fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << std::strerror(errno);
-        socklen_t len = sizeof a;
-        ::getsockname(m_fd, reinterpret_cast<sockaddr*>(&a), &len);
-        m_port = ntohs(a.sin_port);
-    }
-    ~UdpSocket() { ::close(m_fd); }
-    UdpSocket(const UdpSocket&) = delete;
-    UdpSocket& operator=(const UdpSocket&) = delete;
-    std::uint16_t port() const { return m_port; }
-    void sendTo(std::uint16_t port, std::size_t payload, std::uint32_t addr = INADDR_LOOPBACK) const {
-        std::vector<char> data(payload, 'x');
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_port = htons(port);
-        a.sin_addr.s_addr = htonl(addr);
-        EXPECT_EQ(::sendto(m_fd, data.data(), data.size(), 0, reinterpret_cast<sockaddr*>(&a), sizeof a),
-                  static_cast<ssize_t>(payload))
-            << std::strerror(errno);
-    }
-    /// Receives one datagram and sends `replyBytes` back to its sender.
-    void echo(std::size_t replyBytes) const {
-        char buf[65536];
-        sockaddr_in from{};
-        socklen_t len = sizeof from;
-        ASSERT_GE(::recvfrom(m_fd, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &len), 0);
-        sendTo(ntohs(from.sin_port), replyBytes, ntohl(from.sin_addr.s_addr));
-    }
-
-private:
-    int m_fd;
-    std::uint16_t m_port = 0;
-};
-
-/// One TCP conversation: connect, client sends `up` bytes, server answers `down`, both close.
-/// Returns the client's port.
-std::uint16_t tcpConversation(std::size_t up, std::size_t down, std::uint32_t serverAddr = INADDR_LOOPBACK,
-                              std::uint16_t* serverPort = nullptr) {
-    const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(serverAddr);
-    EXPECT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    EXPECT_EQ(::listen(listener, 1), 0);
-    socklen_t len = sizeof a;
-    ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
-    if (serverPort != nullptr) *serverPort = ntohs(a.sin_port);
-    const int client = ::socket(AF_INET, SOCK_STREAM, 0);
-    EXPECT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << std::strerror(errno);
-    const int server = ::accept(listener, nullptr, nullptr);
-    std::vector<char> buf(std::max(up, down), 'y');
-    EXPECT_EQ(::send(client, buf.data(), up, 0), static_cast<ssize_t>(up));
-    std::size_t got = 0;
-    while (got < up) {
-        const ssize_t n = ::recv(server, buf.data(), buf.size(), 0);
-        if (n <= 0) break;
-        got += static_cast<std::size_t>(n);
-    }
-    EXPECT_EQ(::send(server, buf.data(), down, 0), static_cast<ssize_t>(down));
-    got = 0;
-    while (got < down) {
-        const ssize_t n = ::recv(client, buf.data(), buf.size(), 0);
-        if (n <= 0) break;
-        got += static_cast<std::size_t>(n);
-    }
-    sockaddr_in c{};
-    len = sizeof c;
-    ::getsockname(client, reinterpret_cast<sockaddr*>(&c), &len);
-    ::close(client);
-    char sink[16];
-    while (::recv(server, sink, sizeof sink, 0) > 0) {
-    }
-    ::close(server);
-    ::close(listener);
-    return ntohs(c.sin_port);
-}
 
 constexpr std::uint8_t kFin = 0x01;
 constexpr std::uint8_t kSyn = 0x02;
@@ -662,6 +578,77 @@ TEST_F(RawVethTest, OutgoingOptionAddsTheHostsOwnRepliesOnARealInterface) {
     EXPECT_EQ(bytes(in, serverPort), 0u) << "the host's own replies are outgoing: skipped by default";
     EXPECT_EQ(bytes(all, clientPort), 2000u);
     EXPECT_EQ(bytes(all, serverPort), 1000u);
+}
+
+// --- the rowprobe binary with raw inputs ------------------------------------------------------
+
+TEST(RawRowprobe, TwoFanoutQueuesExportEveryFlowOnceWithBothDirections) {
+    REQUIRE_PACKET_SOCKETS();
+    const std::string group = std::to_string(1000 + (getpid() + 7) % 50000);
+    test::live::Rowprobe probe({"raw;ifc=lo;fanout=" + group, "raw;ifc=lo;fanout=" + group});
+    ASSERT_TRUE(probe.started()) << probe.finish(0, 1).err;
+
+    UdpSocket server;
+    std::vector<std::unique_ptr<UdpSocket>> clients;
+    for (int i = 0; i < 40; ++i) {
+        clients.push_back(std::make_unique<UdpSocket>());
+        clients.back()->sendTo(server.port(), 50);
+        server.echo(30);
+    }
+    std::vector<std::pair<std::uint16_t, std::uint16_t>> tcp;
+    for (int i = 0; i < 4; ++i) {
+        std::uint16_t sp = 0;
+        const std::uint16_t cp = tcpConversation(1000, 2000, INADDR_LOOPBACK, &sp);
+        tcp.emplace_back(cp, sp);
+    }
+    std::this_thread::sleep_for(300ms);  // one ring-block retire timeout (100 ms) and then some
+    const test::CommandResult r = probe.finish(SIGINT);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+
+    const auto flows = probe.flows();
+    std::set<std::string> queues;
+    for (const auto& c : clients) {
+        const auto mine = test::live::flowsBetween(flows, IPPROTO_UDP, c->port(), server.port());
+        ASSERT_EQ(mine.size(), 1u) << "UDP flow " << c->port() << " exported once, as one biflow";
+        const auto& f = mine[0];
+        EXPECT_EQ(f.at("src_port"), std::to_string(c->port())) << "the request opened the flow";
+        EXPECT_EQ(f.at("packets"), "1");
+        EXPECT_EQ(f.at("bytes"), "78") << "IP bytes of the request: 20 + 8 + 50";
+        EXPECT_EQ(f.at("packets_rev"), "1") << "the response reached the same queue";
+        EXPECT_EQ(f.at("bytes_rev"), "58");
+        queues.insert(f.at("queue"));
+    }
+    for (const auto& [cp, sp] : tcp) {
+        const auto mine = test::live::flowsBetween(flows, IPPROTO_TCP, cp, sp);
+        ASSERT_EQ(mine.size(), 1u) << "TCP flow " << cp << " exported once";
+        EXPECT_NE(mine[0].at("packets"), "0");
+        EXPECT_NE(mine[0].at("packets_rev"), "0") << "both directions on one queue";
+        queues.insert(mine[0].at("queue"));
+    }
+    EXPECT_EQ(queues, (std::set<std::string>{"0", "1"})) << "44 flows spread over both fanout queues";
+    const auto stats = probe.stats();
+    EXPECT_GE(std::stoull(stats.at("queues.0.input.received")) + std::stoull(stats.at("queues.1.input.received")),
+              80u + 4 * 6);
+}
+
+TEST(RawRowprobe, SigtermStopsCleanlyAndExportsTheCapturedFlows) {
+    REQUIRE_PACKET_SOCKETS();
+    test::live::Rowprobe probe({"raw;ifc=lo"});
+    ASSERT_TRUE(probe.started()) << probe.finish(0, 1).err;
+    UdpSocket rx;
+    UdpSocket tx;
+    for (int i = 0; i < 7; ++i) tx.sendTo(rx.port(), 100);
+    // No wait: the datagrams are still in the ring block the kernel is filling; stopping
+    // drains it before the input ends.
+    const auto t0 = Clock::now();
+    const test::CommandResult r = probe.finish(SIGTERM);
+    EXPECT_LT(Clock::now() - t0, 3s);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto mine = test::live::flowsBetween(probe.flows(), IPPROTO_UDP, tx.port(), rx.port());
+    ASSERT_EQ(mine.size(), 1u);
+    EXPECT_EQ(mine[0].at("packets"), "7");
+    EXPECT_EQ(mine[0].at("bytes"), "896");
+    EXPECT_EQ(mine[0].at("end_reason"), "forced") << "flushed at shutdown";
 }
 
 }  // namespace

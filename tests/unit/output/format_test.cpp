@@ -1,11 +1,11 @@
+#include "rowprobe/format.hpp"
+
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cstring>
 #include <string>
-
-#include "rowprobe/format.hpp"
 
 namespace rowprobe {
 namespace {
@@ -96,11 +96,11 @@ TEST(FormatTimeIso, MatchesGmtimeOverManyDays) {
 
 TEST(FormatTcpFlags, NfdumpLettersMostSignificantFirst) {
     EXPECT_EQ(formatTcpFlags(0x00), "........");
-    EXPECT_EQ(formatTcpFlags(0x02), "......S.");   // SYN
-    EXPECT_EQ(formatTcpFlags(0x12), "...A..S.");   // SYN+ACK
-    EXPECT_EQ(formatTcpFlags(0x11), "...A...F");   // FIN+ACK
-    EXPECT_EQ(formatTcpFlags(0x04), ".....R..");   // RST
-    EXPECT_EQ(formatTcpFlags(0x18), "...AP...");   // PSH+ACK
+    EXPECT_EQ(formatTcpFlags(0x02), "......S.");  // SYN
+    EXPECT_EQ(formatTcpFlags(0x12), "...A..S.");  // SYN+ACK
+    EXPECT_EQ(formatTcpFlags(0x11), "...A...F");  // FIN+ACK
+    EXPECT_EQ(formatTcpFlags(0x04), ".....R..");  // RST
+    EXPECT_EQ(formatTcpFlags(0x18), "...AP...");  // PSH+ACK
     EXPECT_EQ(formatTcpFlags(0xFF), "CEUAPRSF");
     EXPECT_EQ(formatTcpFlags(0xC0), "CE......");
 }

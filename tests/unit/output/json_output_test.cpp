@@ -1,6 +1,7 @@
+#include "output/json/json_output.hpp"
+
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -11,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "output/json/json_output.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/flow_record.hpp"
 #include "rowprobe/registry.hpp"
+#include "test_support.hpp"
 
 namespace rowprobe::output {
 namespace {
@@ -22,8 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path scratchFile(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / ("rowprobe-json-test-" + std::to_string(getpid()));
-    fs::create_directories(dir);
+    static const fs::path dir = test::tempDir();  // removed when the test process exits
     return dir / name;
 }
 
@@ -48,8 +48,8 @@ JsonObject parseFlatObject(const std::string& line) {
     std::size_t i = 0;
     auto expect = [&](char c) {
         if (i >= line.size() || line[i] != c) {
-            throw std::runtime_error("expected '" + std::string(1, c) + "' at " + std::to_string(i) +
-                                     " in " + line);
+            throw std::runtime_error("expected '" + std::string(1, c) + "' at " +
+                                     std::to_string(i) + " in " + line);
         }
         ++i;
     };
@@ -145,11 +145,14 @@ FlowRecord ipv6Record() {
 }
 
 const std::set<std::string> kDocumentedFields = {
-    "src_ip",  "dst_ip",        "src_port",       "dst_port",           "proto",
-    "ip_version", "vlan",       "src_mac",        "dst_mac",            "time_first",
-    "time_last", "packets",     "bytes",          "packets_rev",        "bytes_rev",
-    "tcp_flags", "tcp_flags_rev", "ttl",          "ttl_rev",            "icmp_type_code",
-    "icmp_type_code_rev", "end_reason", "queue"};
+    "src_ip",     "dst_ip",         "src_port",
+    "dst_port",   "proto",          "ip_version",
+    "vlan",       "src_mac",        "dst_mac",
+    "time_first", "time_last",      "packets",
+    "bytes",      "packets_rev",    "bytes_rev",
+    "tcp_flags",  "tcp_flags_rev",  "ttl",
+    "ttl_rev",    "icmp_type_code", "icmp_type_code_rev",
+    "end_reason", "queue"};
 const std::set<std::string> kStringFields = {"src_ip",     "dst_ip",    "src_mac",   "dst_mac",
                                              "time_first", "time_last", "end_reason"};
 
@@ -312,7 +315,8 @@ TEST(JsonOutput, UnwritablePathIsAConfigErrorNamingTheFileOption) {
 
 TEST(JsonOutput, FullDeviceIsARuntimeErrorOnFlush) {
     if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
-    auto out = Registry::instance().createAs<JsonOutput>(PluginKind::Output, "json;f=/dev/full", "-o");
+    auto out =
+        Registry::instance().createAs<JsonOutput>(PluginKind::Output, "json;f=/dev/full", "-o");
     const FlowRecord r = ipv4Record();
     out->write({&r, 1});
     EXPECT_THROW(out->flush(), RuntimeError);
@@ -324,11 +328,13 @@ TEST(JsonOutput, MillionRecordsFormatWellUnderASecond) {
 #endif
     std::vector<FlowRecord> batch(1000, ipv4Record());
     for (std::size_t i = 0; i < batch.size(); i += 4) batch[i] = ipv6Record();
-    auto out = Registry::instance().createAs<JsonOutput>(PluginKind::Output, "json;file=/dev/null", "-o");
+    auto out =
+        Registry::instance().createAs<JsonOutput>(PluginKind::Output, "json;file=/dev/null", "-o");
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < 1000; ++i) out->write(batch);
     out->flush();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_LT(seconds, 1.0) << "1M records took " << seconds << " s";
     RecordProperty("seconds_per_million", std::to_string(seconds));
 }

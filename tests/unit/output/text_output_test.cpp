@@ -1,6 +1,7 @@
+#include "output/text/text_output.hpp"
+
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -9,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "output/text/text_output.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/flow_record.hpp"
 #include "rowprobe/registry.hpp"
+#include "test_support.hpp"
 
 namespace rowprobe::output {
 namespace {
@@ -20,8 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path scratchFile(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / ("rowprobe-text-test-" + std::to_string(getpid()));
-    fs::create_directories(dir);
+    static const fs::path dir = test::tempDir();  // removed when the test process exits
     return dir / name;
 }
 
@@ -191,7 +191,8 @@ TEST(TextOutput, NarrowKeepsIpv4LinesAlignedAndShorter) {
 
 TEST(TextOutput, UnwritablePathIsAConfigErrorNamingTheFileOption) {
     try {
-        Registry::instance().createAs<TextOutput>(PluginKind::Output, "text;f=/nonexistent-dir/x", "-o");
+        Registry::instance().createAs<TextOutput>(PluginKind::Output, "text;f=/nonexistent-dir/x",
+                                                  "-o");
         FAIL() << "no error";
     } catch (const ConfigError& e) {
         EXPECT_EQ(e.details().option, "file");
@@ -200,7 +201,8 @@ TEST(TextOutput, UnwritablePathIsAConfigErrorNamingTheFileOption) {
 
 TEST(TextOutput, FullDeviceIsARuntimeErrorOnFlush) {
     if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
-    auto out = Registry::instance().createAs<TextOutput>(PluginKind::Output, "text;file=/dev/full", "-o");
+    auto out =
+        Registry::instance().createAs<TextOutput>(PluginKind::Output, "text;file=/dev/full", "-o");
     out->write(sampleRecords());
     EXPECT_THROW(out->flush(), RuntimeError);
 }

@@ -100,6 +100,13 @@ TEST(UnirecRecord, TimeConversionsMatchLibunirec) {
         std::memcpy(rec.data(), &v, 8);
         EXPECT_EQ(l.timeNs(rec, "T"), 1700000000ULL * kNsPerSec + ns);
     }
+    // logger's own decoding is exact for microsecond timestamps (ipfixprobe's precision)
+    for (std::uint64_t us = 0; us < 1'000'000; us += 997) {
+        const std::uint64_t v = unirecTimeFromNs(1700000000ULL * kNsPerSec + us * 1000);
+        std::vector<std::uint8_t> rec(8);
+        std::memcpy(rec.data(), &v, 8);
+        ASSERT_EQ(l.timeUsLogger(rec, "T"), 1700000000ULL * 1'000'000 + us);
+    }
 }
 
 TEST(UnirecRecord, IpaddrFormsForIpv4AndIpv6) {

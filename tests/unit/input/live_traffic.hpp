@@ -1,0 +1,172 @@
+// Traffic the live-capture tests send themselves on `lo` (UDP datagrams, TCP conversations),
+// and a rowprobe process started in the background and signalled. Used by raw_input_test.cpp
+// and pcap_live_test.cpp; header-only because tests/unit/input globs only *_test.cpp files.
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+namespace rowprobe::test::live {
+
+/// True when this process may open AF_PACKET sockets (CAP_NET_RAW).
+inline bool packetSocketsAllowed() {
+    const int fd = ::socket(AF_PACKET, SOCK_RAW, 0);
+    if (fd < 0) return false;
+    ::close(fd);
+    return true;
+}
+
+/// A UDP socket bound to an ephemeral port of `addr` (host order).
+class UdpSocket {
+public:
+    explicit UdpSocket(std::uint32_t addr = INADDR_LOOPBACK) : m_fd(::socket(AF_INET, SOCK_DGRAM, 0)) {
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(addr);
+        EXPECT_EQ(::bind(m_fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << std::strerror(errno);
+        socklen_t len = sizeof a;
+        ::getsockname(m_fd, reinterpret_cast<sockaddr*>(&a), &len);
+        m_port = ntohs(a.sin_port);
+        const int big = 8 << 20;
+        ::setsockopt(m_fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+    }
+    ~UdpSocket() { ::close(m_fd); }
+    UdpSocket(const UdpSocket&) = delete;
+    UdpSocket& operator=(const UdpSocket&) = delete;
+    std::uint16_t port() const { return m_port; }
+    void sendTo(std::uint16_t port, std::size_t payload, std::uint32_t addr = INADDR_LOOPBACK) const {
+        std::vector<char> data(payload, 'x');
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(port);
+        a.sin_addr.s_addr = htonl(addr);
+        EXPECT_EQ(::sendto(m_fd, data.data(), data.size(), 0, reinterpret_cast<sockaddr*>(&a), sizeof a),
+                  static_cast<ssize_t>(payload))
+            << std::strerror(errno);
+    }
+    /// Receives one datagram and sends `replyBytes` back to its sender.
+    void echo(std::size_t replyBytes) const {
+        char buf[65536];
+        sockaddr_in from{};
+        socklen_t len = sizeof from;
+        ASSERT_GE(::recvfrom(m_fd, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &len), 0);
+        sendTo(ntohs(from.sin_port), replyBytes, ntohl(from.sin_addr.s_addr));
+    }
+
+private:
+    int m_fd;
+    std::uint16_t m_port = 0;
+};
+
+/// One TCP conversation on `serverAddr`: connect, the client sends `up` bytes, the server
+/// answers `down`, both close. Returns the client's port; `serverPort` receives the server's.
+inline std::uint16_t tcpConversation(std::size_t up, std::size_t down, std::uint32_t serverAddr = INADDR_LOOPBACK,
+                                     std::uint16_t* serverPort = nullptr) {
+    const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(serverAddr);
+    EXPECT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    EXPECT_EQ(::listen(listener, 1), 0);
+    socklen_t len = sizeof a;
+    ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
+    if (serverPort != nullptr) *serverPort = ntohs(a.sin_port);
+    const int client = ::socket(AF_INET, SOCK_STREAM, 0);
+    EXPECT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << std::strerror(errno);
+    const int server = ::accept(listener, nullptr, nullptr);
+    std::vector<char> buf(std::max<std::size_t>({up, down, 1}), 'y');
+    EXPECT_EQ(::send(client, buf.data(), up, 0), static_cast<ssize_t>(up));
+    std::size_t got = 0;
+    while (got < up) {
+        const ssize_t n = ::recv(server, buf.data(), buf.size(), 0);
+        if (n <= 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    EXPECT_EQ(::send(server, buf.data(), down, 0), static_cast<ssize_t>(down));
+    got = 0;
+    while (got < down) {
+        const ssize_t n = ::recv(client, buf.data(), buf.size(), 0);
+        if (n <= 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    sockaddr_in c{};
+    len = sizeof c;
+    ::getsockname(client, reinterpret_cast<sockaddr*>(&c), &len);
+    ::close(client);
+    char sink[16];
+    while (::recv(server, sink, sizeof sink, 0) > 0) {
+    }
+    ::close(server);
+    ::close(listener);
+    return ntohs(c.sin_port);
+}
+
+/// rowprobe running in the background with a JSON output, final statistics and a pid file;
+/// the constructor returns once the pid file exists, i.e. every input is open and capturing.
+class Rowprobe {
+public:
+    Rowprobe(const std::vector<std::string>& inputs, const std::vector<std::string>& extra = {})
+        : m_dir(tempDir()), m_json(m_dir / "flows.json"), m_stats(m_dir / "stats.json") {
+        std::vector<std::string> argv = {rowprobeBinary().string()};
+        for (const auto& in : inputs) argv.insert(argv.end(), {"-i", in});
+        argv.insert(argv.end(), {"-s", "cache;seed=1", "-o", "json;file=" + m_json.string(), "--stats-json",
+                                 m_stats.string(), "--pid-file", (m_dir / "pid").string(), "-Q"});
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        m_child = std::make_unique<ChildProcess>(argv);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+        while (!std::filesystem::exists(m_dir / "pid") && m_child->running() &&
+               std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        m_started = std::filesystem::exists(m_dir / "pid");
+    }
+    /// False when rowprobe exited or hung before opening its inputs; see `finish(0)`.
+    bool started() const { return m_started; }
+    ChildProcess& process() { return *m_child; }
+    /// Sends `sig` and waits for the exit (up to `timeoutSec`).
+    CommandResult finish(int sig, double timeoutSec = 10) {
+        if (sig != 0) m_child->signal(sig);
+        return m_child->wait(timeoutSec);
+    }
+    std::vector<JsonObject> flows() const { return parseJsonLines(readFile(m_json)); }
+    JsonObject stats() const { return parseJsonFlat(readFile(m_stats)); }
+
+private:
+    std::filesystem::path m_dir;
+    std::filesystem::path m_json;
+    std::filesystem::path m_stats;
+    std::unique_ptr<ChildProcess> m_child;
+    bool m_started = false;
+};
+
+/// The flows of `flows` between the two ports (either direction) of protocol `proto`.
+inline std::vector<JsonObject> flowsBetween(const std::vector<JsonObject>& flows, int proto, std::uint16_t a,
+                                            std::uint16_t b) {
+    std::vector<JsonObject> out;
+    const std::string pa = std::to_string(a), pb = std::to_string(b);
+    for (const auto& f : flows) {
+        if (f.count("proto") == 0 || f.at("proto") != std::to_string(proto)) continue;
+        const std::string& s = f.at("src_port");
+        const std::string& d = f.at("dst_port");
+        if ((s == pa && d == pb) || (s == pb && d == pa)) out.push_back(f);
+    }
+    return out;
+}
+
+}  // namespace rowprobe::test::live
