@@ -141,17 +141,26 @@ IpfixTemplate compile(std::span<const FieldId> ids, std::uint8_t ipVersion, std:
 
 }  // namespace
 
+// The NTP fraction counts 2^-32 s, so a microsecond or nanosecond is rarely a whole number of
+// units. Decoders convert back in different ways: truncating (libfixbuf, nfdump), rounding,
+// in floating point that lands a hair below exact values (tshark: .5 s read as .499999999), or
+// ignoring the low 11 bits of a microsecond fraction (RFC 7011 §6.1.9; libfds / ipfixcol2).
+// The encodings below sit strictly above the exact value by less than half a unit of the
+// precision, so all of them read back the encoded microsecond / nanosecond.
 std::uint64_t ntpMicroseconds(TimeNs t) noexcept {
     const std::uint64_t sec = t / kNsPerSec;
     const std::uint64_t usec = (t % kNsPerSec) / 1000;
-    const std::uint64_t frac = ((usec << 32) + 999'999) / 1'000'000;
+    // Next multiple of 2^11 units (0.477 µs) strictly above the exact value; low 11 bits zero.
+    const std::uint64_t exact = (usec << 32) / 1'000'000;
+    const std::uint64_t frac = ((exact >> 11) + 1) << 11;
     return ((sec + kNtpEpochOffset) << 32) | frac;
 }
 
 std::uint64_t ntpNanoseconds(TimeNs t) noexcept {
     const std::uint64_t sec = t / kNsPerSec;
     const std::uint64_t nsec = t % kNsPerSec;
-    const std::uint64_t frac = ((nsec << 32) + (kNsPerSec - 1)) / kNsPerSec;
+    // 1 to 2 units (0.23-0.47 ns) above the exact value.
+    const std::uint64_t frac = ((nsec << 32) / kNsPerSec) + 2;
     return ((sec + kNtpEpochOffset) << 32) | frac;
 }
 

@@ -19,9 +19,9 @@ constexpr char kHex[] = "0123456789abcdef";
 /// "00" "01" ... "99": two digits per table lookup.
 constexpr std::array<char, 200> kDigitPairs = [] {
     std::array<char, 200> t{};
-    for (int i = 0; i < 100; ++i) {
-        t[static_cast<std::size_t>(2 * i)] = static_cast<char>('0' + i / 10);
-        t[static_cast<std::size_t>(2 * i + 1)] = static_cast<char>('0' + i % 10);
+    for (std::size_t i = 0; i < 100; ++i) {
+        t[2 * i] = static_cast<char>('0' + i / 10);
+        t[2 * i + 1] = static_cast<char>('0' + i % 10);
     }
     return t;
 }();
@@ -94,9 +94,7 @@ char* formatIp(char* out, const std::array<std::uint8_t, 16>& addr, bool ipv4) n
     }
     char text[INET6_ADDRSTRLEN];
     if (inet_ntop(AF_INET6, addr.data(), text, sizeof text) == nullptr) return out;
-    const std::size_t n = std::strlen(text);
-    std::memcpy(out, text, n);
-    return out + n;
+    return std::copy_n(text, std::strlen(text), out);  // without inet_ntop's terminator
 }
 
 std::string formatIp(const std::array<std::uint8_t, 16>& addr, bool ipv4) {

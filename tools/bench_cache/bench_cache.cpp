@@ -229,8 +229,9 @@ ProbeResult memoryProbe(std::size_t bytes) {
         gen::Xoshiro256 rng(7);
         for (std::size_t i = n - 1; i > 0; --i) std::swap(order[i], order[rng.below(i)]);
         for (std::size_t i = 0; i < n; ++i) lines[order[i]].word[0] = order[(i + 1) % n];
-        const std::size_t steps = std::min<std::size_t>(n, 4'000'000);
+        const std::size_t steps = 4'000'000;  // the cycle repeats when the buffer is small
         std::uint64_t p = order[0];
+        for (std::size_t i = 0; i < std::min<std::size_t>(n, steps); ++i) p = lines[p].word[0];
         const auto t0 = Clock::now();
         for (std::size_t i = 0; i < steps; ++i) p = lines[p].word[0];
         r.chaseNs = seconds(Clock::now() - t0) * 1e9 / static_cast<double>(steps);

@@ -16,6 +16,7 @@
 #include <ctime>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rowprobe/errors.hpp"
@@ -119,9 +120,27 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "bench_table: %s\n", e.render().c_str());
         return 2;
     }
+    // The export side: a thread draining the ring, as the pipeline's export thread does.
     ExportRing ring(1 << 16);
     std::atomic<bool> abandon{false};
+    std::atomic<bool> done{false};
+    std::atomic<std::uint64_t> exported{0};
     table->attach(ExportTarget{&ring, &abandon, 0});
+    std::thread exporter([&] {
+        FlowRecord rec;
+        std::uint64_t n = 0;
+        for (;;) {
+            if (ring.tryPop(rec)) {
+                ++n;
+            } else if (done.load(std::memory_order_acquire)) {
+                while (ring.tryPop(rec)) ++n;
+                break;
+            } else {
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
+            }
+        }
+        exported = n;
+    });
 
     std::mt19937_64 rng(args.seed);
     const std::vector<ParsedPacket> flows = makeFlows(args.flows, rng);
@@ -131,8 +150,6 @@ int main(int argc, char** argv) {
 
     std::array<ParsedPacket, kMaxBatch> batch;
     TimeNs ts = 1'700'000'000ULL * kNsPerSec;
-    std::uint64_t exported = 0;
-    FlowRecord rec;
     auto run = [&](std::size_t packets) {
         std::size_t at = 0;
         for (std::size_t done = 0; done < packets;) {
@@ -145,7 +162,6 @@ int main(int argc, char** argv) {
                 at = at + 1 == seq.size() ? 0 : at + 1;
             }
             table->processBatch(std::span<ParsedPacket>(batch.data(), n));
-            while (ring.tryPop(rec)) ++exported;
             done += n;
         }
     };
@@ -162,7 +178,8 @@ int main(int argc, char** argv) {
     const double c1 = cpuNow();
     const auto t1 = std::chrono::steady_clock::now();
     table->flushAll();
-    while (ring.tryPop(rec)) ++exported;
+    done.store(true, std::memory_order_release);
+    exporter.join();
 
     const double sec = std::chrono::duration<double>(t1 - t0).count();
     const CacheStats st = table->stats();
@@ -178,6 +195,6 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(st.hits), static_cast<unsigned long long>(st.missFree),
                 static_cast<unsigned long long>(st.missEvict), static_cast<unsigned long long>(st.missReclaim),
                 st.hitPositionMean());
-    std::printf("exported  %llu records\n", static_cast<unsigned long long>(exported));
+    std::printf("exported  %llu records\n", static_cast<unsigned long long>(exported.load()));
     return 0;
 }

@@ -4,15 +4,19 @@
 #pragma once
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -31,6 +35,59 @@ inline bool packetSocketsAllowed() {
     ::close(fd);
     return true;
 }
+
+/// A veth pair, one end (`hostIfc`, address `hostAddr`) here and the other (`peerAddr`) in a
+/// fresh network namespace, so traffic sent from the namespace arrives on `hostIfc` as on a
+/// real interface: incoming only, no loopback copies. Removed by the destructor.
+class VethPair {
+public:
+    VethPair() {
+        const std::string id = std::to_string(getpid() % 100000) + "x" + std::to_string(s_counter++);
+        m_ns = "rowprobe-nic-" + id;
+        m_host = "rpvh" + id;
+        m_peer = "rpvp" + id;
+        const std::uint32_t net = static_cast<std::uint32_t>((getpid() + s_counter * 37) % 250) + 1;
+        m_hostAddr = (10u << 24) | (233u << 16) | (net << 8) | 1u;
+        m_peerAddr = m_hostAddr + 1;
+        const std::string prefix = "10.233." + std::to_string(net) + ".";
+        m_command = "ip netns add " + m_ns + " && ip link add " + m_host + " type veth peer name " + m_peer +
+                    " && ip link set " + m_peer + " netns " + m_ns + " && ip addr add " + prefix + "1/30 dev " +
+                    m_host + " && ip link set " + m_host + " up && ip -n " + m_ns + " addr add " + prefix +
+                    "2/30 dev " + m_peer + " && ip -n " + m_ns + " link set " + m_peer + " up";
+        m_ok = std::system((m_command + " >/dev/null 2>&1").c_str()) == 0;
+    }
+    ~VethPair() {
+        [[maybe_unused]] int rc = std::system(("ip link del " + m_host + " >/dev/null 2>&1").c_str());
+        rc = std::system(("ip netns del " + m_ns + " >/dev/null 2>&1").c_str());
+    }
+    VethPair(const VethPair&) = delete;
+    VethPair& operator=(const VethPair&) = delete;
+
+    /// False when the pair could not be created (no CAP_NET_ADMIN, no veth); see `command`.
+    bool ok() const { return m_ok; }
+    const std::string& command() const { return m_command; }
+    const std::string& hostIfc() const { return m_host; }
+    std::uint32_t hostAddr() const { return m_hostAddr; }
+    std::uint32_t peerAddr() const { return m_peerAddr; }
+
+    /// Runs `body` on a thread inside the peer's namespace (network namespaces are per thread).
+    void inPeerNamespace(const std::function<void()>& body) const {
+        std::thread t([&] {
+            const int fd = ::open(("/var/run/netns/" + m_ns).c_str(), O_RDONLY | O_CLOEXEC);
+            ASSERT_GE(fd, 0) << std::strerror(errno);
+            ASSERT_EQ(::setns(fd, CLONE_NEWNET), 0) << std::strerror(errno);
+            ::close(fd);
+            body();
+        });
+        t.join();
+    }
+
+private:
+    static inline int s_counter = 0;
+    std::string m_ns, m_host, m_peer, m_command;
+    std::uint32_t m_hostAddr = 0, m_peerAddr = 0;
+    bool m_ok = false;
+};
 
 /// A UDP socket bound to an ephemeral port of `addr` (host order).
 class UdpSocket {

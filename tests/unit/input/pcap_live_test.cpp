@@ -85,12 +85,43 @@ TEST(PcapLive, KernelDropsAreReportedInTheStatisticsJson) {
     const auto stats = probe.stats();
     const auto drops = std::stoull(stats.at("queues.0.input.kernel_drops"));
     const auto packets = std::stoull(stats.at("queues.0.packets"));
-    std::cerr << "packets " << packets << " drops " << drops << "\n";
     EXPECT_GT(drops, 0u) << "the frozen capture must have lost datagrams";
     EXPECT_GT(packets, 0u);
-    EXPECT_EQ(packets + drops, static_cast<std::uint64_t>(kSent)) << "every datagram captured or counted as dropped";
+    // On lo the kernel also queues (and drops) the outgoing copy of each frame, which libpcap
+    // skips afterwards: the drop count includes those copies. Exact accounting: next test.
+    EXPECT_GE(packets + drops, static_cast<std::uint64_t>(kSent)) << "every datagram captured or counted as dropped";
     EXPECT_EQ(stats.at("total.input.kernel_drops"), stats.at("queues.0.input.kernel_drops"));
     const auto mine = flowsBetween(probe.flows(), IPPROTO_UDP, tx.port(), rx.port());
+    ASSERT_EQ(mine.size(), 1u);
+    EXPECT_EQ(mine[0].at("packets"), std::to_string(packets));
+}
+
+TEST(PcapLive, KernelDropsOnARealInterfaceAccountForEveryDatagram) {
+    REQUIRE_LIVE_CAPTURE();
+    const test::live::VethPair veth;
+    if (!veth.ok()) GTEST_SKIP() << "cannot create a veth pair in a network namespace: " << veth.command();
+    UdpSocket rx(veth.hostAddr());
+    Rowprobe probe({"pcap;ifc=" + veth.hostIfc() + ";filter=udp port " + std::to_string(rx.port())});
+    ASSERT_TRUE(probe.started()) << probe.finish(0, 1).err;
+    constexpr int kSent = 20000;
+    std::uint16_t peerPort = 0;
+    probe.process().signal(SIGSTOP);
+    veth.inPeerNamespace([&] {
+        UdpSocket tx(veth.peerAddr());
+        peerPort = tx.port();
+        for (int i = 0; i < kSent; ++i) tx.sendTo(rx.port(), 1400, veth.hostAddr());
+    });
+    probe.process().signal(SIGCONT);
+    std::this_thread::sleep_for(1s);
+    const test::CommandResult r = probe.finish(SIGINT);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+
+    const auto stats = probe.stats();
+    const auto drops = std::stoull(stats.at("queues.0.input.kernel_drops"));
+    const auto packets = std::stoull(stats.at("queues.0.packets"));
+    EXPECT_GT(drops, 0u);
+    EXPECT_EQ(packets + drops, static_cast<std::uint64_t>(kSent)) << "captured + dropped = sent, exactly";
+    const auto mine = flowsBetween(probe.flows(), IPPROTO_UDP, peerPort, rx.port());
     ASSERT_EQ(mine.size(), 1u);
     EXPECT_EQ(mine[0].at("packets"), std::to_string(packets));
 }

@@ -457,44 +457,16 @@ class RawVethTest : public ::testing::Test {
 protected:
     void SetUp() override {
         if (!packetSocketsAllowed()) GTEST_SKIP() << "AF_PACKET sockets need CAP_NET_RAW";
-        const std::string id = std::to_string(getpid() % 100000);
-        m_ns = "rowprobe-nic-" + id;
-        m_host = "rpvh" + id;
-        m_peer = "rpvp" + id;
-        const int net = static_cast<int>(getpid() % 250) + 1;
-        m_hostAddr = (10u << 24) | (233u << 16) | (static_cast<std::uint32_t>(net) << 8) | 1u;
-        m_peerAddr = m_hostAddr + 1;
-        const std::string prefix = "10.233." + std::to_string(net) + ".";
-        const std::string cmd = "ip netns add " + m_ns + " && ip link add " + m_host + " type veth peer name " +
-                                m_peer + " && ip link set " + m_peer + " netns " + m_ns + " && ip addr add " +
-                                prefix + "1/30 dev " + m_host + " && ip link set " + m_host + " up && ip -n " +
-                                m_ns + " addr add " + prefix + "2/30 dev " + m_peer + " && ip -n " + m_ns +
-                                " link set " + m_peer + " up";
-        m_created = true;
-        if (std::system((cmd + " >/dev/null 2>&1").c_str()) != 0) {
-            GTEST_SKIP() << "cannot create a veth pair in a network namespace: " << cmd;
-        }
+        if (!m_veth.ok()) GTEST_SKIP() << "cannot create a veth pair in a network namespace: " << m_veth.command();
+        m_host = m_veth.hostIfc();
+        m_hostAddr = m_veth.hostAddr();
+        m_peerAddr = m_veth.peerAddr();
     }
-    void TearDown() override {
-        if (!m_created) return;
-        [[maybe_unused]] int rc = std::system(("ip link del " + m_host + " >/dev/null 2>&1").c_str());
-        rc = std::system(("ip netns del " + m_ns + " >/dev/null 2>&1").c_str());
-    }
-    /// Runs `body` on a thread inside the peer's namespace (network namespaces are per thread).
-    void inPeerNamespace(const std::function<void()>& body) {
-        std::thread t([&] {
-            const int fd = ::open(("/var/run/netns/" + m_ns).c_str(), O_RDONLY | O_CLOEXEC);
-            ASSERT_GE(fd, 0);
-            ASSERT_EQ(::setns(fd, CLONE_NEWNET), 0) << std::strerror(errno);
-            ::close(fd);
-            body();
-        });
-        t.join();
-    }
+    void inPeerNamespace(const std::function<void()>& body) { m_veth.inPeerNamespace(body); }
 
-    std::string m_ns, m_host, m_peer;
+    test::live::VethPair m_veth;
+    std::string m_host;
     std::uint32_t m_hostAddr = 0, m_peerAddr = 0;
-    bool m_created = false;
 };
 
 TEST_F(RawVethTest, CapturesTrafficArrivingFromAnotherNamespace) {

@@ -161,7 +161,7 @@ TEST(IpfixEncoder, GoldenIpv4BasicRecord) {
         "02"                                  // flowEndReason: active timeout
         "00000000000003e8 00000000000007d0"   // octets, reverse octets
         "000000000000000a 0000000000000014"   // packets, reverse packets
-        "e8fe6f80 80000000 e8fe6f81 40000000" // start .5 s, end 1.25 s later (NTP64)
+        "e8fe6f80 80000800 e8fe6f81 40000800" // start .5 s, end 1.25 s later (NTP64, +2^-21 s)
         "04 06 1b 12"                         // ipVersion, protocol, flags, reverse flags
         "3039 01bb 00000000"                  // ports 12345 -> 443, ingressInterface 0
         "c0000201 c6336407"                   // 192.0.2.1 -> 198.51.100.7
@@ -178,7 +178,7 @@ TEST(IpfixEncoder, GoldenIpv6BasicRecord) {
         "03"
         "00000000000003e8 00000000000007d0"
         "000000000000000a 0000000000000014"
-        "e8fe6f80 80000000 e8fe6f81 40000000"
+        "e8fe6f80 80000800 e8fe6f81 40000800"
         "06 06 1b 12"
         "3039 01bb 00000000"
         "20010db8000000000000000000000001"
@@ -213,11 +213,11 @@ TEST(IpfixEncoder, TimestampPrecisionsUseTheirIanaElements) {
     const Case cases[] = {
         {TimePrecision::Seconds, 150, 1700000000, 1700000000},
         {TimePrecision::Milliseconds, 152, 1700000000001ULL, 1700000000123ULL},
-        // µs: fraction rounded up so truncating decoders read back the exact microsecond.
-        {TimePrecision::Microseconds, 154, 0xe8fe6f80ULL << 32 | 5536213ULL,
-         0xe8fe6f80ULL << 32 | 0x1f9acffbULL},
-        {TimePrecision::Nanoseconds, 156, 0xe8fe6f80ULL << 32 | 0x548002ULL,
-         0xe8fe6f80ULL << 32 | 0x1f9acffbULL},
+        // µs: next 2^11-unit step above the exact fraction; ns: 2 units above floor(exact)
+        {TimePrecision::Microseconds, 154, 0xe8fe6f80ULL << 32 | 0x548000ULL,
+         0xe8fe6f80ULL << 32 | 0x1f9ad000ULL},
+        {TimePrecision::Nanoseconds, 156, 0xe8fe6f80ULL << 32 | 0x548003ULL,
+         0xe8fe6f80ULL << 32 | 0x1f9acffcULL},
     };
     for (const Case& c : cases) {
         CapturingSink sink;
@@ -234,17 +234,29 @@ TEST(IpfixEncoder, TimestampPrecisionsUseTheirIanaElements) {
     }
 }
 
-TEST(IpfixEncoder, MicrosecondFractionRoundsUpSoTruncatingDecodersAreExact) {
-    for (std::uint64_t usec : {0ULL, 1ULL, 20ULL, 1000ULL, 123456ULL, 500000ULL, 999999ULL}) {
-        const std::uint64_t ntp = ntpMicroseconds(1700000000ULL * kNsPerSec + usec * 1000);
+// Every way decoders turn an NTP fraction back into µs / ns must give the encoded value:
+// truncating (libfixbuf, nfdump), rounding, floating point as tshark does (frac / 4.294967296),
+// and, for microseconds, ignoring the low 11 bits first (RFC 7011 §6.1.9, libfds).
+TEST(IpfixEncoder, NtpFractionsReadBackExactlyWithEveryDecoderStyle) {
+    std::vector<std::uint64_t> usecs = {0, 1, 20, 1000, 15625, 123456, 250000, 500000, 999999};
+    for (std::uint64_t u = 0; u < 1'000'000; u += 7) usecs.push_back(u);
+    for (std::uint64_t usec : usecs) {
+        const std::uint64_t ntp = ntpMicroseconds(1700000000ULL * kNsPerSec + usec * 1000 + 999);
+        ASSERT_EQ(ntp >> 32, 1700000000ULL + kNtpEpochOffset);
         const std::uint64_t frac = ntp & 0xFFFFFFFFULL;
-        EXPECT_EQ((frac * 1'000'000) >> 32, usec);                 // truncating decoder
-        EXPECT_EQ((frac * 1'000'000'000) >> 32, usec * 1000);      // to ns, truncating
-        EXPECT_EQ(ntp >> 32, 1700000000ULL + kNtpEpochOffset);
+        EXPECT_EQ(frac & 0x7FF, 0U);
+        ASSERT_EQ((frac * 1'000'000) >> 32, usec);                                   // truncating
+        ASSERT_EQ(((frac * 1'000'000) + 0x80000000ULL) >> 32, usec);                 // rounding
+        ASSERT_EQ(((frac & ~0x7FFULL) * 1'000'000) >> 32, usec);                      // masking
+        ASSERT_EQ(static_cast<std::uint64_t>(static_cast<double>(frac) / 4.294967296) / 1000, usec);
     }
-    for (std::uint64_t nsec : {0ULL, 1ULL, 999ULL, 1289368ULL, 999999999ULL}) {
+    std::vector<std::uint64_t> nsecs = {0, 1, 999, 1289368, 1953125, 250'000'000, 500'000'000, 999999999};
+    for (std::uint64_t n = 0; n < 1'000'000'000; n += 999'983) nsecs.push_back(n);
+    for (std::uint64_t nsec : nsecs) {
         const std::uint64_t frac = ntpNanoseconds(nsec) & 0xFFFFFFFFULL;
-        EXPECT_EQ((frac * 1'000'000'000) >> 32, nsec);
+        ASSERT_EQ((frac * 1'000'000'000) >> 32, nsec);
+        ASSERT_EQ(((frac * 1'000'000'000) + 0x80000000ULL) >> 32, nsec);
+        ASSERT_EQ(static_cast<std::uint64_t>(static_cast<double>(frac) / 4.294967296), nsec);
     }
 }
 
