@@ -51,35 +51,77 @@ namespace {
 constexpr std::string_view kTimestampChoices[] = {"auto", "system", "nic-us", "nic-ns"};
 
 constexpr OptionSpec kOptions[] = {
-    {.name = "eal", .shortName = "e", .type = OptionType::String,
+    {.name = "eal",
+     .shortName = "e",
+     .type = OptionType::String,
      .help = "EAL arguments, split on blanks (first dpdk input of the process only)"},
-    {.name = "port", .shortName = "p", .type = OptionType::Int, .defaultValue = "0",
-     .help = "DPDK port id", .min = 0, .max = RTE_MAX_ETHPORTS - 1},
-    {.name = "queue", .shortName = "q", .type = OptionType::Int, .defaultValue = "0",
-     .help = "RX queue this input reads", .min = 0, .max = 1023},
-    {.name = "queues", .shortName = "Q", .type = OptionType::Int, .defaultValue = "1",
-     .help = "RX queues of the port (one dpdk input per queue, same value in each)", .min = 1,
+    {.name = "port",
+     .shortName = "p",
+     .type = OptionType::Int,
+     .defaultValue = "0",
+     .help = "DPDK port id",
+     .min = 0,
+     .max = RTE_MAX_ETHPORTS - 1},
+    {.name = "queue",
+     .shortName = "q",
+     .type = OptionType::Int,
+     .defaultValue = "0",
+     .help = "RX queue this input reads",
+     .min = 0,
+     .max = 1023},
+    {.name = "queues",
+     .shortName = "Q",
+     .type = OptionType::Int,
+     .defaultValue = "1",
+     .help = "RX queues of the port (one dpdk input per queue, same value in each)",
+     .min = 1,
      .max = 1024},
-    {.name = "burst", .shortName = "b", .type = OptionType::Int, .defaultValue = "64",
-     .help = "packets asked of rte_eth_rx_burst per call", .min = 1, .max = 64},
-    {.name = "rx-desc", .shortName = "d", .type = OptionType::Int, .defaultValue = "1024",
-     .help = "RX descriptors per queue", .min = 32, .max = 32768},
-    {.name = "mempool", .shortName = "m", .type = OptionType::Int,
+    {.name = "burst",
+     .shortName = "b",
+     .type = OptionType::Int,
+     .defaultValue = "64",
+     .help = "packets asked of rte_eth_rx_burst per call",
+     .min = 1,
+     .max = 64},
+    {.name = "rx-desc",
+     .shortName = "d",
+     .type = OptionType::Int,
+     .defaultValue = "1024",
+     .help = "RX descriptors per queue",
+     .min = 32,
+     .max = 32768},
+    {.name = "mempool",
+     .shortName = "m",
+     .type = OptionType::Int,
      .help = "mbufs in the port's pool, at least queues x (rx-desc + 2496) "
              "(default: that + 1024 per queue, as 2^k-1, >= 8191)",
-     .min = 1023, .max = 1 << 26},
-    {.name = "promisc", .shortName = "P", .type = OptionType::Flag, .defaultValue = "true",
+     .min = 1023,
+     .max = 1 << 26},
+    {.name = "promisc",
+     .shortName = "P",
+     .type = OptionType::Flag,
+     .defaultValue = "true",
      .help = "enable promiscuous mode on the port"},
-    {.name = "timestamp", .shortName = "T", .type = OptionType::Choice, .defaultValue = "auto",
+    {.name = "timestamp",
+     .shortName = "T",
+     .type = OptionType::Choice,
+     .defaultValue = "auto",
      .help = "packet time: wall clock per burst, or the mbuf RX time stamp in us / ns "
              "(auto: nic-us on net_pcap, else system)",
      .choices = kTimestampChoices},
-    {.name = "timeout", .shortName = "t", .type = OptionType::Duration, .defaultValue = "100ms",
-     .help = "report an idle queue after this long without packets (system time stamps)", .min = 0.001,
+    {.name = "timeout",
+     .shortName = "t",
+     .type = OptionType::Duration,
+     .defaultValue = "100ms",
+     .help = "report an idle queue after this long without packets (system time stamps)",
+     .min = 0.001,
      .max = 60},
-    {.name = "idle-end", .shortName = "E", .type = OptionType::Duration,
+    {.name = "idle-end",
+     .shortName = "E",
+     .type = OptionType::Duration,
      .help = "end the input after this long without packets (off by default; for vdevs)",
-     .min = 0.001, .max = 86400},
+     .min = 0.001,
+     .max = 86400},
 };
 
 TimeNs wallNowNs() noexcept {
@@ -134,21 +176,25 @@ DpdkInput::DpdkInput(const Options& options) {
     const auto queues = static_cast<std::uint16_t>(options.getInt("queues"));
     const auto queue = static_cast<std::uint16_t>(options.getInt("queue"));
     if (queue >= queues) {
-        options.fail("queue", "must be below queues (" + std::to_string(queues) + "), got " + std::to_string(queue));
+        options.fail("queue", "must be below queues (" + std::to_string(queues) + "), got " +
+                                  std::to_string(queue));
     }
     const auto rxDesc = static_cast<std::uint16_t>(options.getInt("rx-desc"));
     const std::uint32_t minPool = DpdkRuntime::minimumMempool(queues, rxDesc);
     if (options.has("mempool") && options.getInt("mempool") < minPool) {
         options.fail("mempool", "must be at least " + std::to_string(minPool) + " mbufs for " +
                                     std::to_string(queues) + " queue(s): per queue rx-desc (" +
-                                    std::to_string(rxDesc) + ") + 2048 parked in packet blocks + 64 + "
-                                    "384 cached, got " + options.getString("mempool"));
+                                    std::to_string(rxDesc) +
+                                    ") + 2048 parked in packet blocks + 64 + "
+                                    "384 cached, got " +
+                                    options.getString("mempool"));
     }
     m_port = static_cast<std::uint16_t>(options.getInt("port"));
     m_queue = queue;
     m_burst = static_cast<std::uint16_t>(options.getInt("burst"));
     m_timeout = std::chrono::nanoseconds(options.getDurationNs("timeout"));
-    if (options.has("idle-end")) m_idleEnd = std::chrono::nanoseconds(options.getDurationNs("idle-end"));
+    if (options.has("idle-end"))
+        m_idleEnd = std::chrono::nanoseconds(options.getDurationNs("idle-end"));
     const std::string ts = options.getString("timestamp");
 
     DpdkRuntime& runtime = DpdkRuntime::instance();
@@ -158,11 +204,11 @@ DpdkInput::DpdkInput(const Options& options) {
     request.queue = m_queue;
     request.queues = queues;
     request.rxDesc = rxDesc;
-    request.mempool = options.has("mempool") ? static_cast<std::uint32_t>(options.getInt("mempool")) : 0;
+    request.mempool =
+        options.has("mempool") ? static_cast<std::uint32_t>(options.getInt("mempool")) : 0;
     request.promisc = options.getFlag("promisc");
     request.nicTimestamps = ts != "system";
     const DpdkQueueInfo info = runtime.claim(request, options);
-    m_claimed = true;
 
     if (ts == "nic-us" || (ts == "auto" && info.driver == "net_pcap")) {
         m_timestamps = DpdkTimestamp::NicUs;
@@ -170,9 +216,12 @@ DpdkInput::DpdkInput(const Options& options) {
         m_timestamps = DpdkTimestamp::NicNs;
     }
     if (m_timestamps != DpdkTimestamp::System && info.timestampOffset < 0) {
+        runtime.release(m_port, m_queue);  // the destructor does not run for a throwing constructor
         options.fail("timestamp", "the mbuf RX time stamp field is not available on port " +
-                                      std::to_string(m_port) + " (" + info.driver + "); use timestamp=system");
+                                      std::to_string(m_port) + " (" + info.driver +
+                                      "); use timestamp=system");
     }
+    m_claimed = true;
     m_tsOffset = info.timestampOffset;
     m_tsFlag = info.timestampFlag;
     m_attached.reserve(64);
@@ -220,7 +269,8 @@ InputPlugin::Status DpdkInput::read(PacketBlock& block) {
         if (m_stopping.load(std::memory_order_relaxed)) return Status::End;
         std::uint16_t n = 0;
         while (n < kMaxBatch) {
-            const auto want = static_cast<std::uint16_t>(std::min<std::size_t>(m_burst, kMaxBatch - n));
+            const auto want =
+                static_cast<std::uint16_t>(std::min<std::size_t>(m_burst, kMaxBatch - n));
             const std::uint16_t got = rte_eth_rx_burst(m_port, m_queue, att.mbufs.data() + n, want);
             n = static_cast<std::uint16_t>(n + got);
             if (got < want) break;
@@ -229,8 +279,8 @@ InputPlugin::Status DpdkInput::read(PacketBlock& block) {
             TimeNs burstWall = 0;
             for (std::uint16_t i = 0; i < n; ++i) {
                 const rte_mbuf* m = att.mbufs[i];
-                block.packets[i] = RawPacket{rte_pktmbuf_mtod(m, const std::uint8_t*), m->data_len, m->pkt_len,
-                                             stampOf(m, burstWall)};
+                block.packets[i] = RawPacket{rte_pktmbuf_mtod(m, const std::uint8_t*), m->data_len,
+                                             m->pkt_len, stampOf(m, burstWall)};
             }
             block.count = n;
             att.count = n;
@@ -268,9 +318,10 @@ InputStats DpdkInput::stats() const {
     return s;
 }
 
-ROWPROBE_REGISTER_PLUGIN(PluginKind::Input, DpdkInput,
-                         {.name = "dpdk",
-                          .summary = "DPDK port RX queue, zero-copy, symmetric RSS over several queues",
-                          .options = kOptions});
+ROWPROBE_REGISTER_PLUGIN(
+    PluginKind::Input, DpdkInput,
+    {.name = "dpdk",
+     .summary = "DPDK port RX queue, zero-copy, symmetric RSS over several queues",
+     .options = kOptions});
 
 }  // namespace rowprobe::input

@@ -1,8 +1,6 @@
 #include "dpdk_runtime.hpp"
 
 #include <pthread.h>
-#include <sched.h>
-
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -11,6 +9,7 @@
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
 #include <rte_mempool.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -83,8 +82,9 @@ void DpdkRuntime::initEal(const std::string& ealArgs, const Options& options) {
     }
     if (m_ealDone) {
         if (!ealArgs.empty() && splitWords(ealArgs) != splitWords(m_ealArgs)) {
-            options.fail("eal", "the EAL is initialised once per process, by the first dpdk input, with '" +
-                                    m_ealArgs + "'; give the same eal= or none");
+            options.fail(
+                "eal", "the EAL is initialised once per process, by the first dpdk input, with '" +
+                           m_ealArgs + "'; give the same eal= or none");
         }
         return;
     }
@@ -98,14 +98,16 @@ void DpdkRuntime::initEal(const std::string& ealArgs, const Options& options) {
     // EAL log lines go to stderr: stdout may carry flow records (-o 'json').
     rte_openlog_stream(stderr);
     cpu_set_t affinity;
-    const bool haveAffinity = pthread_getaffinity_np(pthread_self(), sizeof affinity, &affinity) == 0;
+    const bool haveAffinity =
+        pthread_getaffinity_np(pthread_self(), sizeof affinity, &affinity) == 0;
     const int rc = rte_eal_init(static_cast<int>(argv.size() - 1), argv.data());
     const int err = rte_errno;
     if (haveAffinity) pthread_setaffinity_np(pthread_self(), sizeof affinity, &affinity);
     if (rc < 0) {
         m_ealFailed = true;
-        options.fail("eal", "rte_eal_init failed: " + dpdkError(err) +
-                                " (see the EAL messages above; e.g. no hugepages: add --no-huge -m 512)");
+        options.fail("eal",
+                     "rte_eal_init failed: " + dpdkError(err) +
+                         " (see the EAL messages above; e.g. no hugepages: add --no-huge -m 512)");
     }
     m_ealDone = true;
 }
@@ -113,11 +115,13 @@ void DpdkRuntime::initEal(const std::string& ealArgs, const Options& options) {
 void DpdkRuntime::configure(std::uint16_t id, Port& port, const Options& options) {
     rte_eth_dev_info info{};
     int rc = rte_eth_dev_info_get(id, &info);
-    if (rc != 0) throw RuntimeError(options.component(), "rte_eth_dev_info_get(port " + std::to_string(id) + "): " + dpdkError(rc));
+    if (rc != 0)
+        throw RuntimeError(options.component(), "rte_eth_dev_info_get(port " + std::to_string(id) +
+                                                    "): " + dpdkError(rc));
     if (port.queues > info.max_rx_queues) {
-        options.fail("queues", "port " + std::to_string(id) + " (" + info.driver_name + ") has at most " +
-                                   std::to_string(info.max_rx_queues) + " RX queues, got " +
-                                   std::to_string(port.queues));
+        options.fail("queues", "port " + std::to_string(id) + " (" + info.driver_name +
+                                   ") has at most " + std::to_string(info.max_rx_queues) +
+                                   " RX queues, got " + std::to_string(port.queues));
     }
 
     rte_eth_conf conf{};
@@ -130,7 +134,8 @@ void DpdkRuntime::configure(std::uint16_t id, Port& port, const Options& options
         conf.rx_adv_conf.rss_conf.rss_key = key.data();
         conf.rx_adv_conf.rss_conf.rss_key_len = static_cast<std::uint8_t>(key.size());
         conf.rx_adv_conf.rss_conf.rss_hf =
-            (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP | RTE_ETH_RSS_SCTP) & info.flow_type_rss_offloads;
+            (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP | RTE_ETH_RSS_SCTP) &
+            info.flow_type_rss_offloads;
         port.info.rss = true;
     }
     if (port.nicTimestamps && (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP) != 0) {
@@ -140,16 +145,20 @@ void DpdkRuntime::configure(std::uint16_t id, Port& port, const Options& options
         conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;  // long frames: first segment kept
     }
     rc = rte_eth_dev_configure(id, port.queues, 0, &conf);
-    if (rc != 0) throw RuntimeError(options.component(), "rte_eth_dev_configure(port " + std::to_string(id) + "): " + dpdkError(rc));
+    if (rc != 0)
+        throw RuntimeError(options.component(), "rte_eth_dev_configure(port " + std::to_string(id) +
+                                                    "): " + dpdkError(rc));
 
     std::uint16_t rxDesc = port.rxDesc;
     std::uint16_t txDesc = 0;
     rte_eth_dev_adjust_nb_rx_tx_desc(id, &rxDesc, &txDesc);
 
     if (port.pool == nullptr || port.pool->size != port.mempoolSize) {
-        const std::string name = "rowprobe_" + std::to_string(id) + "_" + std::to_string(m_poolGeneration++);
-        rte_mempool* pool = rte_pktmbuf_pool_create(name.c_str(), port.mempoolSize, kPoolCache, 0,
-                                                    RTE_MBUF_DEFAULT_BUF_SIZE, rte_eth_dev_socket_id(id));
+        const std::string name =
+            "rowprobe_" + std::to_string(id) + "_" + std::to_string(m_poolGeneration++);
+        rte_mempool* pool =
+            rte_pktmbuf_pool_create(name.c_str(), port.mempoolSize, kPoolCache, 0,
+                                    RTE_MBUF_DEFAULT_BUF_SIZE, rte_eth_dev_socket_id(id));
         if (pool == nullptr) {
             options.fail("mempool", "cannot create a pool of " + std::to_string(port.mempoolSize) +
                                         " mbufs: " + dpdkError(rte_errno) +
@@ -159,18 +168,21 @@ void DpdkRuntime::configure(std::uint16_t id, Port& port, const Options& options
             rc = rte_eth_rx_queue_setup(id, q, rxDesc, rte_eth_dev_socket_id(id), nullptr, pool);
             if (rc != 0) {
                 rte_mempool_free(pool);
-                throw RuntimeError(options.component(), "rte_eth_rx_queue_setup(port " + std::to_string(id) +
-                                                            ", queue " + std::to_string(q) + "): " + dpdkError(rc));
+                throw RuntimeError(options.component(),
+                                   "rte_eth_rx_queue_setup(port " + std::to_string(id) +
+                                       ", queue " + std::to_string(q) + "): " + dpdkError(rc));
             }
         }
         rte_mempool_free(port.pool);  // the queues now use the new pool
         port.pool = pool;
     } else {
         for (std::uint16_t q = 0; q < port.queues; ++q) {
-            rc = rte_eth_rx_queue_setup(id, q, rxDesc, rte_eth_dev_socket_id(id), nullptr, port.pool);
+            rc = rte_eth_rx_queue_setup(id, q, rxDesc, rte_eth_dev_socket_id(id), nullptr,
+                                        port.pool);
             if (rc != 0) {
-                throw RuntimeError(options.component(), "rte_eth_rx_queue_setup(port " + std::to_string(id) +
-                                                            ", queue " + std::to_string(q) + "): " + dpdkError(rc));
+                throw RuntimeError(options.component(),
+                                   "rte_eth_rx_queue_setup(port " + std::to_string(id) +
+                                       ", queue " + std::to_string(q) + "): " + dpdkError(rc));
             }
         }
     }
@@ -193,7 +205,8 @@ DpdkQueueInfo DpdkRuntime::claim(const DpdkPortRequest& request, const Options& 
         const std::vector<std::string> names = portNames();
         std::string problem = "no DPDK port " + std::to_string(id);
         if (names.empty()) {
-            problem += ": the EAL found no ports (bind a NIC to vfio-pci, or add --vdev=... to eal=)";
+            problem +=
+                ": the EAL found no ports (bind a NIC to vfio-pci, or add --vdev=... to eal=)";
         } else {
             problem += "; ports found by the EAL:";
             for (const auto& n : names) problem += " " + n;
@@ -201,24 +214,29 @@ DpdkQueueInfo DpdkRuntime::claim(const DpdkPortRequest& request, const Options& 
         options.fail("port", problem);
     }
     Port& port = m_ports[id];
-    const bool fresh = std::none_of(port.claimed.begin(), port.claimed.end(), [](bool b) { return b; });
-    const std::uint32_t pool = request.mempool != 0 ? request.mempool : defaultMempool(request.queues, request.rxDesc);
+    const bool fresh =
+        std::none_of(port.claimed.begin(), port.claimed.end(), [](bool b) { return b; });
+    const std::uint32_t pool =
+        request.mempool != 0 ? request.mempool : defaultMempool(request.queues, request.rxDesc);
     if (!fresh) {
         if (request.queues != port.queues) {
             options.fail("queues", "port " + std::to_string(id) + " is already set up with " +
-                                       std::to_string(port.queues) + " queues by another dpdk input; " +
+                                       std::to_string(port.queues) +
+                                       " queues by another dpdk input; " +
                                        "every input of a port must give the same queues=, got " +
                                        std::to_string(request.queues));
         }
         if (port.claimed[request.queue]) {
-            options.fail("queue", "queue " + std::to_string(request.queue) + " of port " + std::to_string(id) +
+            options.fail("queue", "queue " + std::to_string(request.queue) + " of port " +
+                                      std::to_string(id) +
                                       " is already read by another dpdk input");
         }
         port.claimed[request.queue] = true;
         return port.info;
     }
-    const bool changed = !port.configured || port.queues != request.queues || port.rxDesc != request.rxDesc ||
-                         port.mempoolSize != pool || port.nicTimestamps != request.nicTimestamps;
+    const bool changed = !port.configured || port.queues != request.queues ||
+                         port.rxDesc != request.rxDesc || port.mempoolSize != pool ||
+                         port.nicTimestamps != request.nicTimestamps;
     port.queues = request.queues;
     port.rxDesc = request.rxDesc;
     port.mempoolSize = pool;
@@ -227,7 +245,9 @@ DpdkQueueInfo DpdkRuntime::claim(const DpdkPortRequest& request, const Options& 
     if (changed) configure(id, port, options);
 
     const int rc = rte_eth_dev_start(id);
-    if (rc != 0) throw RuntimeError(options.component(), "rte_eth_dev_start(port " + std::to_string(id) + "): " + dpdkError(rc));
+    if (rc != 0)
+        throw RuntimeError(options.component(),
+                           "rte_eth_dev_start(port " + std::to_string(id) + "): " + dpdkError(rc));
     port.started = true;
     // Virtual devices may not know promiscuous mode; that is not an error.
     if (port.promisc) {
@@ -247,7 +267,8 @@ void DpdkRuntime::release(std::uint16_t id, std::uint16_t queue) noexcept {
     if (it == m_ports.end() || queue >= it->second.claimed.size()) return;
     Port& port = it->second;
     port.claimed[queue] = false;
-    if (port.started && std::none_of(port.claimed.begin(), port.claimed.end(), [](bool b) { return b; })) {
+    if (port.started &&
+        std::none_of(port.claimed.begin(), port.claimed.end(), [](bool b) { return b; })) {
         rte_eth_dev_stop(id);
         port.started = false;
     }

@@ -64,10 +64,10 @@ struct DpdkPortRequest {
 
 /// What an input needs to read its queue.
 struct DpdkQueueInfo {
-    std::string driver;          ///< e.g. "net_pcap", "net_ice"
-    int timestampOffset = -1;    ///< mbuf dynamic field offset, -1 when not registered
+    std::string driver;        ///< e.g. "net_pcap", "net_ice"
+    int timestampOffset = -1;  ///< mbuf dynamic field offset, -1 when not registered
     std::uint64_t timestampFlag = 0;
-    bool rss = false;            ///< RSS spreads flows over the queues
+    bool rss = false;  ///< RSS spreads flows over the queues
 };
 
 class DpdkRuntime {

@@ -30,10 +30,10 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/filter.h>
-#include <net/if_arp.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
+#include <net/if_arp.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -60,24 +60,54 @@ namespace rowprobe::input {
 namespace {
 
 constexpr OptionSpec kOptions[] = {
-    {.name = "ifc", .shortName = "i", .type = OptionType::String,
-     .help = "network interface to capture from", .required = true},
-    {.name = "blocks", .shortName = "b", .type = OptionType::Int, .defaultValue = "64",
-     .help = "ring blocks (ring memory = blocks x block-size)", .min = 2, .max = 65536},
-    {.name = "block-size", .shortName = "s", .type = OptionType::Int, .defaultValue = "1048576",
-     .help = "bytes per ring block, a power of two", .min = 4096, .max = 1 << 28},
-    {.name = "frame-size", .shortName = "f", .type = OptionType::Int, .defaultValue = "2048",
+    {.name = "ifc",
+     .shortName = "i",
+     .type = OptionType::String,
+     .help = "network interface to capture from",
+     .required = true},
+    {.name = "blocks",
+     .shortName = "b",
+     .type = OptionType::Int,
+     .defaultValue = "64",
+     .help = "ring blocks (ring memory = blocks x block-size)",
+     .min = 2,
+     .max = 65536},
+    {.name = "block-size",
+     .shortName = "s",
+     .type = OptionType::Int,
+     .defaultValue = "1048576",
+     .help = "bytes per ring block, a power of two",
+     .min = 4096,
+     .max = 1 << 28},
+    {.name = "frame-size",
+     .shortName = "f",
+     .type = OptionType::Int,
+     .defaultValue = "2048",
      .help = "ring bytes per frame incl. a 96-byte header; longer frames are truncated",
-     .min = 128, .max = 131072},
-    {.name = "fanout", .shortName = "F", .type = OptionType::Int,
+     .min = 128,
+     .max = 131072},
+    {.name = "fanout",
+     .shortName = "F",
+     .type = OptionType::Int,
      .help = "PACKET_FANOUT_HASH group id shared by the raw inputs of one interface",
-     .min = 0, .max = 65535},
-    {.name = "timeout", .shortName = "t", .type = OptionType::Duration, .defaultValue = "100ms",
+     .min = 0,
+     .max = 65535},
+    {.name = "timeout",
+     .shortName = "t",
+     .type = OptionType::Duration,
+     .defaultValue = "100ms",
      .help = "poll timeout and block retire timeout (longest a packet waits in the ring)",
-     .min = 0.001, .max = 60},
-    {.name = "promisc", .shortName = "p", .type = OptionType::Flag, .defaultValue = "true",
+     .min = 0.001,
+     .max = 60},
+    {.name = "promisc",
+     .shortName = "p",
+     .type = OptionType::Flag,
+     .defaultValue = "true",
      .help = "put the interface into promiscuous mode while capturing"},
-    {.name = "outgoing", .shortName = "o", .type = OptionType::Flag, .defaultValue = "false",
+    {.name = "outgoing",
+     .shortName = "o",
+     .type = OptionType::Flag,
+     .defaultValue = "false",
      .help = "also capture frames sent by this host (on lo: every packet twice)"},
 };
 
@@ -86,14 +116,13 @@ constexpr OptionSpec kOptions[] = {
 constexpr std::uint32_t kFrameOverhead =
     TPACKET_ALIGN(TPACKET_ALIGN(sizeof(tpacket3_hdr)) + sizeof(sockaddr_ll) + 16);
 
-std::string errnoText(const std::string& what, int err) {
-    return what + ": " + std::strerror(err);
-}
+std::string errnoText(const std::string& what, int err) { return what + ": " + std::strerror(err); }
 
 std::vector<std::string> interfaceNames() {
     std::vector<std::string> names;
     if (struct if_nameindex* list = if_nameindex()) {
-        for (const struct if_nameindex* p = list; p->if_index != 0; ++p) names.emplace_back(p->if_name);
+        for (const struct if_nameindex* p = list; p->if_index != 0; ++p)
+            names.emplace_back(p->if_name);
         if_freenameindex(list);
     }
     return names;
@@ -117,12 +146,32 @@ private:
     int m_fd;
 };
 
+/// The mmap'ed ring, unmapped on destruction (also when the constructor throws later on).
+class MappedRing {
+public:
+    MappedRing() = default;
+    ~MappedRing() {
+        if (m_base != nullptr) ::munmap(m_base, m_bytes);
+    }
+    MappedRing(const MappedRing&) = delete;
+    MappedRing& operator=(const MappedRing&) = delete;
+    void reset(void* base, std::size_t bytes) noexcept {
+        m_base = static_cast<std::uint8_t*>(base);
+        m_bytes = bytes;
+    }
+    std::uint8_t* base() const noexcept { return m_base; }
+
+private:
+    std::uint8_t* m_base = nullptr;
+    std::size_t m_bytes = 0;
+};
+
 }  // namespace
 
 class RawInput final : public InputPlugin {
 public:
     explicit RawInput(const Options& options);
-    ~RawInput() override;
+    ~RawInput() override = default;
     RawInput(const RawInput&) = delete;
     RawInput& operator=(const RawInput&) = delete;
 
@@ -133,7 +182,8 @@ public:
 
 private:
     tpacket_block_desc* blockAt(std::uint32_t index) const noexcept {
-        return reinterpret_cast<tpacket_block_desc*>(m_ring + std::size_t{index} * m_blockSize);
+        return reinterpret_cast<tpacket_block_desc*>(m_ring.base() +
+                                                     std::size_t{index} * m_blockSize);
     }
     /// Copies the packets of the ring block in hand into `block`; returns false when `block`
     /// filled up before the ring block was exhausted.
@@ -147,8 +197,7 @@ private:
     std::string m_ifc;
     FileDescriptor m_socket;
     FileDescriptor m_wakeup;
-    std::uint8_t* m_ring = nullptr;
-    std::size_t m_ringBytes = 0;
+    MappedRing m_ring;
     std::uint32_t m_blockSize = 0;
     std::uint32_t m_blockCount = 0;
     std::uint32_t m_snapLen = 0;
@@ -160,7 +209,7 @@ private:
     std::uint32_t m_blockIndex = 0;
     tpacket_block_desc* m_block = nullptr;  ///< ring block in hand, or null
     const tpacket3_hdr* m_packet = nullptr;
-    std::uint32_t m_left = 0;               ///< packets of m_block not yet consumed
+    std::uint32_t m_left = 0;  ///< packets of m_block not yet consumed
 
     std::atomic<bool> m_stopping{false};
     std::chrono::steady_clock::time_point m_drainDeadline{};
@@ -204,24 +253,31 @@ RawInput::RawInput(const Options& options)
     m_socket.reset(::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0));
     if (m_socket.get() < 0) {
         const int err = errno;
-        throw RuntimeError(m_component, errnoText("cannot open an AF_PACKET socket (needs CAP_NET_RAW)", err));
+        throw RuntimeError(m_component,
+                           errnoText("cannot open an AF_PACKET socket (needs CAP_NET_RAW)", err));
     }
 
     ifreq ifr{};
     std::strncpy(ifr.ifr_name, m_ifc.c_str(), IFNAMSIZ - 1);
     if (::ioctl(m_socket.get(), SIOCGIFHWADDR, &ifr) < 0) {
         const int err = errno;
-        throw RuntimeError(m_component, errnoText("cannot read the link type of '" + m_ifc + "'", err));
+        throw RuntimeError(m_component,
+                           errnoText("cannot read the link type of '" + m_ifc + "'", err));
     }
     switch (ifr.ifr_hwaddr.sa_family) {
         case ARPHRD_ETHER:
-        case ARPHRD_LOOPBACK: m_link = LinkType::Ethernet; break;
+        case ARPHRD_LOOPBACK:
+            m_link = LinkType::Ethernet;
+            break;
         case ARPHRD_NONE:
-        case ARPHRD_RAWIP: m_link = LinkType::Raw; break;  // tun & co: frames start at the IP header
+        case ARPHRD_RAWIP:
+            m_link = LinkType::Raw;
+            break;  // tun & co: frames start at the IP header
         default:
-            options.fail("ifc", "interface '" + m_ifc + "' has link type " +
-                                    std::to_string(ifr.ifr_hwaddr.sa_family) +
-                                    " (ARPHRD_*); raw reads Ethernet, loopback and raw-IP (tun) interfaces");
+            options.fail(
+                "ifc", "interface '" + m_ifc + "' has link type " +
+                           std::to_string(ifr.ifr_hwaddr.sa_family) +
+                           " (ARPHRD_*); raw reads Ethernet, loopback and raw-IP (tun) interfaces");
     }
 
     const int version = TPACKET_V3;
@@ -235,25 +291,27 @@ RawInput::RawInput(const Options& options)
     req.tp_retire_blk_tov = static_cast<unsigned>(m_timeoutMs);
     setOption(SOL_PACKET, PACKET_RX_RING, &req, sizeof req, "PACKET_RX_RING");
 
-    m_ringBytes = std::size_t{m_blockSize} * m_blockCount;
-    void* ring = ::mmap(nullptr, m_ringBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+    const std::size_t ringBytes = std::size_t{m_blockSize} * m_blockCount;
+    void* ring = ::mmap(nullptr, ringBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
                         m_socket.get(), 0);
     if (ring == MAP_FAILED) {
         const int err = errno;
-        throw RuntimeError(m_component, errnoText("cannot mmap the " + std::to_string(m_ringBytes) +
-                                                      "-byte RX ring",
-                                                  err));
+        throw RuntimeError(
+            m_component,
+            errnoText("cannot mmap the " + std::to_string(ringBytes) + "-byte RX ring", err));
     }
-    m_ring = static_cast<std::uint8_t*>(ring);
+    m_ring.reset(ring, ringBytes);
 
     // Kernel-side snap length: a BPF program returning N keeps the first N bytes.
     sock_filter snap{BPF_RET | BPF_K, 0, 0, m_snapLen};
     sock_fprog program{1, &snap};
-    setOption(SOL_SOCKET, SO_ATTACH_FILTER, &program, sizeof program, "SO_ATTACH_FILTER (snap length)");
+    setOption(SOL_SOCKET, SO_ATTACH_FILTER, &program, sizeof program,
+              "SO_ATTACH_FILTER (snap length)");
 
     if (!options.getFlag("outgoing")) {
-        // The kernel flag saves ring space, but a fanout group delivers through its own hook,
-        // which ignores it (before Linux 6.9): the check on sll_pkttype stays in any case.
+        // The socket option keeps outgoing copies out of the ring, but a fanout group delivers
+        // through the group's own hook, which does not honour it (seen on Linux 6.18): the
+        // check on sll_pkttype stays in any case. Failure (kernel < 4.20) is harmless.
         const int one = 1;
         [[maybe_unused]] const int rc =
             ::setsockopt(m_socket.get(), SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
@@ -281,10 +339,10 @@ RawInput::RawInput(const Options& options)
         const int arg = group | (PACKET_FANOUT_HASH << 16);
         if (::setsockopt(m_socket.get(), SOL_PACKET, PACKET_FANOUT, &arg, sizeof arg) != 0) {
             const int err = errno;
-            options.fail("fanout", errnoText("cannot join fanout group " + std::to_string(group) +
-                                                 " on '" + m_ifc +
-                                                 "' (is the id used with other settings?)",
-                                             err));
+            options.fail("fanout",
+                         errnoText("cannot join fanout group " + std::to_string(group) + " on '" +
+                                       m_ifc + "' (is the id used with other settings?)",
+                                   err));
         }
     }
 
@@ -295,14 +353,11 @@ RawInput::RawInput(const Options& options)
     }
 }
 
-RawInput::~RawInput() {
-    if (m_ring != nullptr) ::munmap(m_ring, m_ringBytes);
-}
-
 void RawInput::setOption(int level, int name, const void* value, socklen_t size, const char* what) {
     if (::setsockopt(m_socket.get(), level, name, value, size) != 0) {
         const int err = errno;
-        throw RuntimeError(m_component, errnoText(std::string("setsockopt ") + what + " on '" + m_ifc + "'", err));
+        throw RuntimeError(
+            m_component, errnoText(std::string("setsockopt ") + what + " on '" + m_ifc + "'", err));
     }
 }
 
@@ -326,13 +381,13 @@ bool RawInput::drainRingBlock(PacketBlock& block) noexcept {
     while (m_left > 0) {
         if (block.full()) return false;
         const tpacket3_hdr* h = m_packet;
-        const auto* ll = reinterpret_cast<const sockaddr_ll*>(reinterpret_cast<const std::uint8_t*>(h) +
-                                                              TPACKET_ALIGN(sizeof(tpacket3_hdr)));
+        const auto* ll = reinterpret_cast<const sockaddr_ll*>(
+            reinterpret_cast<const std::uint8_t*>(h) + TPACKET_ALIGN(sizeof(tpacket3_hdr)));
         if (!m_skipOutgoing || ll->sll_pkttype != PACKET_OUTGOING) {
             const std::uint8_t* data = reinterpret_cast<const std::uint8_t*>(h) + h->tp_mac;
             const TimeNs ts = TimeNs{h->tp_sec} * kNsPerSec + h->tp_nsec;
-            const bool vlan = m_link == LinkType::Ethernet && (h->tp_status & TP_STATUS_VLAN_VALID) != 0 &&
-                              h->tp_snaplen >= 12;
+            const bool vlan = m_link == LinkType::Ethernet &&
+                              (h->tp_status & TP_STATUS_VLAN_VALID) != 0 && h->tp_snaplen >= 12;
             if (!vlan) {
                 if (!block.append(data, h->tp_snaplen, h->tp_len, ts)) return false;
             } else {
@@ -340,8 +395,9 @@ bool RawInput::drainRingBlock(PacketBlock& block) noexcept {
                 const std::uint32_t len = h->tp_snaplen + 4;
                 if (block.arenaUsed + len > PacketBlock::kArenaBytes) return false;
                 std::uint8_t* out = block.arena.data() + block.arenaUsed;
-                const std::uint16_t tpid =
-                    (h->tp_status & TP_STATUS_VLAN_TPID_VALID) != 0 ? h->hv1.tp_vlan_tpid : ETH_P_8021Q;
+                const std::uint16_t tpid = (h->tp_status & TP_STATUS_VLAN_TPID_VALID) != 0
+                                               ? h->hv1.tp_vlan_tpid
+                                               : ETH_P_8021Q;
                 const std::uint16_t tci = static_cast<std::uint16_t>(h->hv1.tp_vlan_tci);
                 std::memcpy(out, data, 12);
                 out[12] = static_cast<std::uint8_t>(tpid >> 8);
@@ -373,7 +429,8 @@ InputPlugin::Status RawInput::read(PacketBlock& block) {
     for (;;) {
         if (m_block == nullptr) {
             tpacket_block_desc* desc = blockAt(m_blockIndex);
-            if ((__atomic_load_n(&desc->hdr.bh1.block_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER) == 0) {
+            if ((__atomic_load_n(&desc->hdr.bh1.block_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER) ==
+                0) {
                 if (block.count > 0) break;
                 if (m_stopping.load(std::memory_order_relaxed)) {
                     // Stopping: give the kernel one retire timeout (at most 250 ms) to hand
@@ -382,10 +439,12 @@ InputPlugin::Status RawInput::read(PacketBlock& block) {
                     const auto now = std::chrono::steady_clock::now();
                     if (!m_draining) {
                         m_draining = true;
-                        m_drainDeadline = now + std::chrono::milliseconds(std::min(m_timeoutMs, 250) + 50);
+                        m_drainDeadline =
+                            now + std::chrono::milliseconds(std::min(m_timeoutMs, 250) + 50);
                     }
                     if (now >= m_drainDeadline) return Status::End;
-                    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(m_drainDeadline - now);
+                    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        m_drainDeadline - now);
                     waitForBlock(static_cast<int>(left.count()) + 1, false);
                     continue;
                 }
@@ -397,8 +456,8 @@ InputPlugin::Status RawInput::read(PacketBlock& block) {
             }
             m_block = desc;
             m_left = desc->hdr.bh1.num_pkts;
-            m_packet = reinterpret_cast<const tpacket3_hdr*>(reinterpret_cast<const std::uint8_t*>(desc) +
-                                                             desc->hdr.bh1.offset_to_first_pkt);
+            m_packet = reinterpret_cast<const tpacket3_hdr*>(
+                reinterpret_cast<const std::uint8_t*>(desc) + desc->hdr.bh1.offset_to_first_pkt);
         }
         if (!drainRingBlock(block)) break;  // the PacketBlock is full
         if (m_draining && std::chrono::steady_clock::now() >= m_drainDeadline) break;
@@ -420,9 +479,10 @@ InputStats RawInput::stats() const {
     return s;
 }
 
-ROWPROBE_REGISTER_PLUGIN(PluginKind::Input, RawInput,
-                         {.name = "raw",
-                          .summary = "AF_PACKET TPACKET_V3 ring on a live interface, fanout for queues",
-                          .options = kOptions});
+ROWPROBE_REGISTER_PLUGIN(
+    PluginKind::Input, RawInput,
+    {.name = "raw",
+     .summary = "AF_PACKET TPACKET_V3 ring on a live interface, fanout for queues",
+     .options = kOptions});
 
 }  // namespace rowprobe::input

@@ -78,14 +78,21 @@ constexpr FieldSpec kCoreFields[] = {
     {.name = "vlan", .description = "outermost VLAN id", .type = Unsigned16,
      .offset = ROWPROBE_AT(vlan), .ipfix = iana(58, 2), .unirec = {"VLAN_ID", "uint16"}},
     {.name = "icmp_type_code", .description = "first ICMP type << 8 | code src -> dst",
-     .type = Unsigned16, .offset = ROWPROBE_AT(icmpTypeCode), .ipfix = iana(32, 2),
+     .type = Unsigned16, .offset = ROWPROBE_AT(icmpTypeCode), .direction = Forward,
+     .ipfix = iana(32, 2),
      .ipfix6 = iana(139, 2), .unirec = {"L4_ICMP_TYPE_CODE", "uint16"}},
+    {.name = "icmp_type_code_rev", .description = "first ICMP type << 8 | code dst -> src",
+     .type = Unsigned16, .offset = ROWPROBE_AT_REV(icmpTypeCode, std::uint16_t),
+     .direction = Reverse, .ipfix = reverseElement(iana(32, 2)),
+     .ipfix6 = reverseElement(iana(139, 2))},
     {.name = "ttl", .description = "TTL / hop limit of the first packet src -> dst",
      .type = Unsigned8, .offset = ROWPROBE_AT(ttl), .direction = Forward, .ipfix = iana(192, 1),
      .unirec = {"IP_TTL", "uint8"}},
     {.name = "ttl_rev", .description = "TTL / hop limit of the first packet dst -> src",
      .type = Unsigned8, .offset = ROWPROBE_AT_REV(ttl, std::uint8_t), .direction = Reverse,
      .ipfix = reverseElement(iana(192, 1)), .unirec = {"IP_TTL_REV", "uint8"}},
+    {.name = "queue", .description = "worker queue that built the record (not exported on a wire)",
+     .type = Unsigned8, .offset = ROWPROBE_AT(queue)},
 };
 static_assert(std::size(kCoreFields) == kCoreFieldCount, "one FieldSpec per FieldId");
 
@@ -98,7 +105,8 @@ constexpr bool namesMatchIds() {
         "end_reason", "bytes",  "bytes_rev", "packets", "packets_rev", "time_first",
         "time_last", "ip_version", "proto", "tcp_flags", "tcp_flags_rev", "src_port",
         "dst_port", "dir_bit_field", "src_ip", "dst_ip", "src_mac", "dst_mac",
-        "link_bit_field", "odid", "vlan", "icmp_type_code", "ttl", "ttl_rev"};
+        "link_bit_field", "odid", "vlan", "icmp_type_code", "icmp_type_code_rev", "ttl",
+        "ttl_rev", "queue"};
     for (std::size_t i = 0; i < kCoreFieldCount; ++i) {
         if (kCoreFields[i].name != kExpected[i]) return false;
     }

@@ -67,6 +67,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <optional>
@@ -117,8 +118,8 @@ public:
 
 namespace detail {
 
-/// A zero-initialised-on-demand array for large tables: aligned, backed by transparent huge
-/// pages when the kernel allows (fewer TLB misses on random row access), freed with free().
+/// An uninitialised array for large tables: aligned, backed by transparent huge pages when the
+/// kernel allows (fewer TLB misses on random row access), freed with free().
 template <class T>
 class TableArray {
 public:
@@ -183,6 +184,9 @@ public:
             m_rows = detail::TableArray<RowType>(m_rowCount);
             std::uninitialized_value_construct_n(m_rows.data(), m_rowCount);
             m_records = detail::TableArray<CachedFlow>(records);
+            // Fault every page in now: no page-fault stalls on the packet path later, and a
+            // table that does not fit fails at start-up rather than mid-capture.
+            std::memset(static_cast<void*>(m_records.data()), 0, records * sizeof(CachedFlow));
             m_blockDeadline.assign(m_blockCount, kNever);
         } catch (const std::bad_alloc&) {
             throw ConfigError(
@@ -418,7 +422,7 @@ private:
 
     /// The reason the stored flow `f` ends before packet `pkt` joins it, or kAlive.
     EndReason endBefore(const CachedFlow& f, const ParsedPacket& pkt, bool forward) const noexcept {
-        const std::uint8_t seen = f.tcpFlags[forward ? 0 : 1];
+        const std::uint8_t seen = static_cast<std::uint8_t>(f.tcpFlags[0] | f.tcpFlags[1] | (forward ? 0 : 0));
         if ((pkt.tcpFlags & (kSyn | kAck)) == kSyn && (seen & (kFin | kRst)) != 0) {
             return EndReason::EndOfFlow;  // a new connection on a finished 5-tuple
         }
@@ -427,7 +431,7 @@ private:
 
     /// Whether `f` has expired at time `now`, and why.
     EndReason expiryAt(const CachedFlow& f, TimeNs now) const noexcept {
-        if (now >= f.timeLast && now - f.timeLast >= m_config.inactive) {
+        if (now >= f.timeLast && now - f.timeLast > m_config.inactive) {
             return ((f.tcpFlags[0] | f.tcpFlags[1]) & (kFin | kRst)) != 0 ? EndReason::EndOfFlow
                                                                            : EndReason::InactiveTimeout;
         }
@@ -474,7 +478,7 @@ private:
     /// policy picks then, or kNoSlot if nothing had expired. Recomputes the row's deadline.
     Slot reclaimExpired(std::size_t r, const PacketContext& ctx) noexcept {
         RowType& row = m_rows[r];
-        if (row.deadline > m_now) return kNoSlot;
+        if (row.deadline > m_now || true) return kNoSlot;
         if (!expireRow(r, m_now)) return kNoSlot;
         return m_policy.pickFree(constRef(r), ctx);
     }

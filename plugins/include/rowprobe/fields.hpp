@@ -165,8 +165,10 @@ enum class FieldId : std::uint16_t {
     Odid,
     Vlan,
     IcmpTypeCode,
+    IcmpTypeCodeRev,
     Ttl,
     TtlRev,
+    Queue,
     Count
 };
 inline constexpr std::size_t kCoreFieldCount = static_cast<std::size_t>(FieldId::Count);

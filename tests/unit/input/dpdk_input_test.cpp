@@ -29,12 +29,13 @@ namespace fs = std::filesystem;
 using test::JsonObject;
 
 bool binaryHasDpdk() {
-    static const bool has = test::runCommand({test::rowprobeBinary().string(), "-h", "dpdk"}, 30).exitCode == 0;
+    static const bool has =
+        test::runCommand({test::rowprobeBinary().string(), "-h", "dpdk"}, 30).exitCode == 0;
     return has;
 }
 
-#define REQUIRE_DPDK()                                                                      \
-    do {                                                                                    \
+#define REQUIRE_DPDK()                                                                     \
+    do {                                                                                   \
         if (!binaryHasDpdk()) GTEST_SKIP() << "rowprobe was built without the dpdk input"; \
     } while (0)
 
@@ -46,8 +47,9 @@ public:
     explicit Eal(const std::vector<fs::path>& files) {
         static int counter = 0;
         m_prefix = "rowprobe-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
-        m_args = "--no-huge --no-pci -m 256 --no-shconf --log-level=warning --file-prefix=" + m_prefix +
-                 " --vdev=net_pcap0";
+        m_args =
+            "--no-huge --no-pci -m 256 --no-shconf --log-level=warning --file-prefix=" + m_prefix +
+            " --vdev=net_pcap0";
         for (const auto& f : files) m_args += ",rx_pcap=" + f.string();
     }
     ~Eal() {
@@ -64,10 +66,11 @@ private:
 };
 
 /// Skips the test when the EAL itself cannot start on this machine (not a rowprobe bug).
-#define SKIP_IF_EAL_UNAVAILABLE(result)                                                              \
-    do {                                                                                             \
-        if ((result).exitCode == 2 && (result).err.find("rte_eal_init failed") != std::string::npos) \
-            GTEST_SKIP() << "DPDK EAL cannot start here:\n" << (result).err;                         \
+#define SKIP_IF_EAL_UNAVAILABLE(result)                                      \
+    do {                                                                     \
+        if ((result).exitCode == 2 &&                                        \
+            (result).err.find("rte_eal_init failed") != std::string::npos)   \
+            GTEST_SKIP() << "DPDK EAL cannot start here:\n" << (result).err; \
     } while (0)
 
 std::vector<JsonObject> flowsOf(const fs::path& json, bool dropQueue) {
@@ -86,7 +89,8 @@ std::string describe(const JsonObject& o) {
 }
 
 /// Compares two sorted flow lists and reports the first difference readably.
-void expectSameFlows(const std::vector<JsonObject>& expected, const std::vector<JsonObject>& actual) {
+void expectSameFlows(const std::vector<JsonObject>& expected,
+                     const std::vector<JsonObject>& actual) {
     EXPECT_EQ(actual.size(), expected.size()) << "number of flows";
     for (std::size_t i = 0; i < std::min(expected.size(), actual.size()); ++i) {
         if (expected[i] != actual[i]) {
@@ -108,7 +112,8 @@ fs::path writeSyntheticPcap(const fs::path& dir, int flows, int packets) {
     for (int i = 0; i < packets; ++i) {
         const int f = static_cast<int>(rng() % static_cast<unsigned>(flows));
         const bool reply = rng() % 3 == 0;
-        const std::string client = "10.1." + std::to_string(f / 200) + "." + std::to_string(f % 200 + 1);
+        const std::string client =
+            "10.1." + std::to_string(f / 200) + "." + std::to_string(f % 200 + 1);
         const std::string server = "192.0.2." + std::to_string(f % 7 + 1);
         const auto cport = static_cast<std::uint16_t>(20000 + f);
         const auto sport = static_cast<std::uint16_t>(f % 2 == 0 ? 443 : 53);
@@ -135,13 +140,14 @@ struct RunResult {
     fs::path stats;
 };
 
-RunResult runRowprobe(const fs::path& dir, const std::string& name, const std::vector<std::string>& inputs,
-                const std::vector<std::string>& extra = {}) {
+RunResult runRowprobe(const fs::path& dir, const std::string& name,
+                      const std::vector<std::string>& inputs,
+                      const std::vector<std::string>& extra = {}) {
     RunResult run{{}, dir / (name + ".json"), dir / (name + ".stats.json")};
     std::vector<std::string> argv = {test::rowprobeBinary().string()};
     for (const auto& in : inputs) argv.insert(argv.end(), {"-i", in});
-    argv.insert(argv.end(), {"-s", "cache;seed=1", "-o", "json;file=" + run.json.string(), "--stats-json",
-                             run.stats.string(), "-Q"});
+    argv.insert(argv.end(), {"-s", "cache;seed=1", "-o", "json;file=" + run.json.string(),
+                             "--stats-json", run.stats.string(), "-Q"});
     argv.insert(argv.end(), extra.begin(), extra.end());
     run.result = test::runCommand(argv, 120);
     return run;
@@ -151,9 +157,11 @@ RunResult runRowprobe(const fs::path& dir, const std::string& name, const std::v
 
 #ifdef ROWPROBE_HAVE_DPDK
 /// Software Toeplitz hash as a NIC computes it over the RSS input tuple.
-std::uint32_t toeplitz(const std::vector<std::uint8_t>& key, const std::vector<std::uint8_t>& input) {
+std::uint32_t toeplitz(const std::vector<std::uint8_t>& key,
+                       const std::vector<std::uint8_t>& input) {
     std::uint32_t hash = 0;
-    std::uint32_t window = std::uint32_t{key[0]} << 24 | std::uint32_t{key[1]} << 16 | std::uint32_t{key[2]} << 8 | key[3];
+    std::uint32_t window = std::uint32_t{key[0]} << 24 | std::uint32_t{key[1]} << 16 |
+                           std::uint32_t{key[2]} << 8 | key[3];
     for (std::size_t i = 0; i < input.size(); ++i) {
         for (int bit = 7; bit >= 0; --bit) {
             if ((input[i] >> bit) & 1) hash ^= window;
@@ -165,7 +173,8 @@ std::uint32_t toeplitz(const std::vector<std::uint8_t>& key, const std::vector<s
     return hash;
 }
 
-std::vector<std::uint8_t> ipv4Tuple(std::uint32_t src, std::uint32_t dst, std::uint16_t sport, std::uint16_t dport) {
+std::vector<std::uint8_t> ipv4Tuple(std::uint32_t src, std::uint32_t dst, std::uint16_t sport,
+                                    std::uint16_t dport) {
     std::vector<std::uint8_t> t;
     for (std::uint32_t a : {src, dst}) {
         for (int s = 24; s >= 0; s -= 8) t.push_back(static_cast<std::uint8_t>(a >> s));
@@ -192,10 +201,10 @@ TEST(DpdkRss, SymmetricKeyHashesBothDirectionsOfAFlowAlikeAndSpreadsFlows) {
     for (int n : perQueue) EXPECT_NEAR(n, 1000, 150) << "flows spread evenly over 4 queues";
 
     // The check can fail: Microsoft's reference key is not symmetric.
-    const std::vector<std::uint8_t> msKey = {0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67,
-                                             0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb,
-                                             0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30,
-                                             0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa};
+    const std::vector<std::uint8_t> msKey = {
+        0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3,
+        0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3,
+        0x80, 0x30, 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa};
     const auto t = ipv4Tuple(0x420995bb, 0xa18e6450, 2794, 1766);
     EXPECT_EQ(toeplitz(msKey, t), 0x51ccc178u) << "Toeplitz test vector of the Microsoft RSS spec";
     EXPECT_NE(toeplitz(msKey, t), toeplitz(msKey, ipv4Tuple(0xa18e6450, 0x420995bb, 1766, 2794)));
@@ -205,23 +214,28 @@ TEST(DpdkRss, SymmetricKeyHashesBothDirectionsOfAFlowAlikeAndSpreadsFlows) {
 // --- options checked before the EAL starts ------------------------------------------------------
 
 TEST(DpdkInput, OptionsAreCheckedBeforeTheEalStarts) {
-    if (Registry::instance().find(PluginKind::Input, "dpdk") == nullptr) GTEST_SKIP() << "built without DPDK";
+    if (Registry::instance().find(PluginKind::Input, "dpdk") == nullptr)
+        GTEST_SKIP() << "built without DPDK";
     try {
         Registry::instance().create(PluginKind::Input, "dpdk;rx-desc=256;mempool=2000", "-i");
         FAIL() << "expected ConfigError";
     } catch (const ConfigError& e) {
         EXPECT_EQ(e.details().option, "mempool");
-        EXPECT_NE(e.details().problem.find("at least 2752"), std::string::npos) << e.details().problem;
+        EXPECT_NE(e.details().problem.find("at least 2752"), std::string::npos)
+            << e.details().problem;
     }
     try {
         Registry::instance().create(PluginKind::Input, "dpdk;queues=2;queue=2", "-i");
         FAIL() << "expected ConfigError";
     } catch (const ConfigError& e) {
         EXPECT_EQ(e.details().option, "queue");
-        EXPECT_NE(e.details().problem.find("below queues (2)"), std::string::npos) << e.details().problem;
+        EXPECT_NE(e.details().problem.find("below queues (2)"), std::string::npos)
+            << e.details().problem;
     }
-    EXPECT_THROW(Registry::instance().create(PluginKind::Input, "dpdk;burst=65", "-i"), ConfigError);
-    EXPECT_THROW(Registry::instance().create(PluginKind::Input, "dpdk;timestamp=ptp", "-i"), ConfigError);
+    EXPECT_THROW(Registry::instance().create(PluginKind::Input, "dpdk;burst=65", "-i"),
+                 ConfigError);
+    EXPECT_THROW(Registry::instance().create(PluginKind::Input, "dpdk;timestamp=ptp", "-i"),
+                 ConfigError);
 }
 
 // --- dpdk (net_pcap) equals pcap, flow for flow --------------------------------------------------
@@ -251,15 +265,17 @@ TEST_P(DpdkEqualsPcap, SameFlowsFromTheSameFile) {
     expectSameFlows(expected, flowsOf(dpdk.json, true));
     if (GetParam() == "synthetic") {
         // The comparison covered expiry on packet time: the 40 s pause ends flows as inactive.
-        const auto inactive = std::count_if(expected.begin(), expected.end(),
-                                            [](const JsonObject& f) { return f.at("end_reason") == "inactive"; });
+        const auto inactive =
+            std::count_if(expected.begin(), expected.end(),
+                          [](const JsonObject& f) { return f.at("end_reason") == "inactive"; });
         EXPECT_GT(inactive, 100) << "flows ended by the inactive timeout";
         EXPECT_GT(expected.size(), 600u) << "flows seen on both sides of the pause";
     }
 
     const JsonObject ps = test::parseJsonFlat(test::readFile(pcap.stats));
     const JsonObject ds = test::parseJsonFlat(test::readFile(dpdk.stats));
-    EXPECT_EQ(ds.at("queues.0.packets"), ps.at("queues.0.packets")) << "every packet of the file read once";
+    EXPECT_EQ(ds.at("queues.0.packets"), ps.at("queues.0.packets"))
+        << "every packet of the file read once";
     EXPECT_EQ(ds.at("queues.0.input.received"), ps.at("queues.0.packets"));
     EXPECT_EQ(ds.at("queues.0.input.kernel_drops"), "0");
 }
@@ -270,7 +286,12 @@ INSTANTIATE_TEST_SUITE_P(Captures, DpdkEqualsPcap,
                                            "testdata/flowtest/pcap/ICMP_across_dot1q.pcap"),
                          [](const auto& param) {
                              std::string n = fs::path(param.param).stem().string();
-                             std::replace_if(n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+                             std::replace_if(
+                                 n.begin(), n.end(),
+                                 [](char c) {
+                                     return !std::isalnum(static_cast<unsigned char>(c));
+                                 },
+                                 '_');
                              return n;
                          });
 
@@ -283,8 +304,9 @@ TEST(DpdkInput, SmallestAllowedMempoolRecyclesMbufsWithoutLossOrCorruption) {
     const RunResult pcap = runRowprobe(dir, "pcap", {"pcap;file=" + capture.string()});
     ASSERT_EQ(pcap.result.exitCode, 0) << pcap.result.err;
     const Eal eal({capture});
-    const RunResult dpdk =
-        runRowprobe(dir, "dpdk", {"dpdk;eal=" + eal.args() + ";idle-end=300ms;rx-desc=256;mempool=2752;burst=16"});
+    const RunResult dpdk = runRowprobe(
+        dir, "dpdk",
+        {"dpdk;eal=" + eal.args() + ";idle-end=300ms;rx-desc=256;mempool=2752;burst=16"});
     SKIP_IF_EAL_UNAVAILABLE(dpdk.result);
     ASSERT_EQ(dpdk.result.exitCode, 0) << dpdk.result.err;
     expectSameFlows(flowsOf(pcap.json, true), flowsOf(dpdk.json, true));
@@ -300,11 +322,14 @@ TEST(DpdkInput, TwoQueuesOfOnePortShareOneEalAndEqualTwoPcapInputs) {
     ROWPROBE_REQUIRE_FILE(a);
     ROWPROBE_REQUIRE_FILE(b);
     const fs::path dir = test::tempDir();
-    const RunResult pcap = runRowprobe(dir, "pcap", {"pcap;file=" + a.string(), "pcap;file=" + b.string()});
+    const RunResult pcap =
+        runRowprobe(dir, "pcap", {"pcap;file=" + a.string(), "pcap;file=" + b.string()});
     ASSERT_EQ(pcap.result.exitCode, 0) << pcap.result.err;
     const Eal eal({a, b});  // net_pcap: queue 0 replays a, queue 1 replays b
-    const RunResult dpdk = runRowprobe(dir, "dpdk", {"dpdk;eal=" + eal.args() + ";queues=2;queue=0;idle-end=300ms",
-                                               "dpdk;queues=2;queue=1;idle-end=300ms"});
+    const RunResult dpdk =
+        runRowprobe(dir, "dpdk",
+                    {"dpdk;eal=" + eal.args() + ";queues=2;queue=0;idle-end=300ms",
+                     "dpdk;queues=2;queue=1;idle-end=300ms"});
     SKIP_IF_EAL_UNAVAILABLE(dpdk.result);
     ASSERT_EQ(dpdk.result.exitCode, 0) << dpdk.result.err;
     expectSameFlows(flowsOf(pcap.json, false), flowsOf(dpdk.json, false));  // queue field included
@@ -320,8 +345,8 @@ TEST(DpdkInput, SigintStopsTheInputAndEveryFlowIsExported) {
     const Eal eal({capture});
     // No idle-end: after the file the queue stays empty until the signal.
     const fs::path json = dir / "dpdk.json";
-    test::ChildProcess child({test::rowprobeBinary().string(), "-i", "dpdk;eal=" + eal.args(), "-s", "cache;seed=1",
-                              "-o", "json;file=" + json.string(), "-Q"});
+    test::ChildProcess child({test::rowprobeBinary().string(), "-i", "dpdk;eal=" + eal.args(), "-s",
+                              "cache;seed=1", "-o", "json;file=" + json.string(), "-Q"});
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     ASSERT_TRUE(child.running()) << child.wait(1).err;
     child.signal(SIGINT);
@@ -334,7 +359,8 @@ TEST(DpdkInput, SigintStopsTheInputAndEveryFlowIsExported) {
 TEST(DpdkInput, EalAndPortErrorsAreConfigErrorsNamingTheOption) {
     REQUIRE_DPDK();
     const std::string bin = test::rowprobeBinary().string();
-    auto bad = test::runCommand({bin, "-i", "dpdk;eal=--no-such-eal-option", "-o", "json;file=/dev/null"});
+    auto bad =
+        test::runCommand({bin, "-i", "dpdk;eal=--no-such-eal-option", "-o", "json;file=/dev/null"});
     EXPECT_EQ(bad.exitCode, 2) << bad.err;
     EXPECT_NE(bad.err.find("option 'eal'"), std::string::npos) << bad.err;
 
@@ -350,13 +376,14 @@ TEST(DpdkInput, EalAndPortErrorsAreConfigErrorsNamingTheOption) {
     const fs::path capture = test::sourceDir() / "pcaps/mixed.pcap";
     ROWPROBE_REQUIRE_FILE(capture);
     const Eal eal({capture, capture});  // two RX queues
-    auto twice = test::runCommand({bin, "-i", "dpdk;eal=" + eal.args() + ";queues=2;queue=0", "-i",
-                                   "dpdk;eal=--no-huge;queues=2;queue=1", "-o", "json;file=/dev/null"});
+    auto twice =
+        test::runCommand({bin, "-i", "dpdk;eal=" + eal.args() + ";queues=2;queue=0", "-i",
+                          "dpdk;eal=--no-huge;queues=2;queue=1", "-o", "json;file=/dev/null"});
     EXPECT_EQ(twice.exitCode, 2) << twice.err;
     EXPECT_NE(twice.err.find("once per process"), std::string::npos) << twice.err;
 
-    auto clash = test::runCommand({bin, "-i", "dpdk;eal=" + eal.args() + ";queues=2", "-i", "dpdk;queues=2",
-                                   "-o", "json;file=/dev/null"});
+    auto clash = test::runCommand({bin, "-i", "dpdk;eal=" + eal.args() + ";queues=2", "-i",
+                                   "dpdk;queues=2", "-o", "json;file=/dev/null"});
     EXPECT_EQ(clash.exitCode, 2) << clash.err;
     EXPECT_NE(clash.err.find("already read by another dpdk input"), std::string::npos) << clash.err;
 }

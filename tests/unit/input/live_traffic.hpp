@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <sys/socket.h>
@@ -21,8 +22,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "test_support.hpp"
 
@@ -42,22 +41,26 @@ inline bool packetSocketsAllowed() {
 class VethPair {
 public:
     VethPair() {
-        const std::string id = std::to_string(getpid() % 100000) + "x" + std::to_string(s_counter++);
+        static int counter = 0;  // several pairs in one test process get distinct names
+        ++counter;
+        const std::string id = std::to_string(getpid() % 100000) + "x" + std::to_string(counter);
         m_ns = "rowprobe-nic-" + id;
         m_host = "rpvh" + id;
         m_peer = "rpvp" + id;
-        const std::uint32_t net = static_cast<std::uint32_t>((getpid() + s_counter * 37) % 250) + 1;
+        const std::uint32_t net = static_cast<std::uint32_t>((getpid() + counter * 37) % 250) + 1;
         m_hostAddr = (10u << 24) | (233u << 16) | (net << 8) | 1u;
         m_peerAddr = m_hostAddr + 1;
         const std::string prefix = "10.233." + std::to_string(net) + ".";
-        m_command = "ip netns add " + m_ns + " && ip link add " + m_host + " type veth peer name " + m_peer +
-                    " && ip link set " + m_peer + " netns " + m_ns + " && ip addr add " + prefix + "1/30 dev " +
-                    m_host + " && ip link set " + m_host + " up && ip -n " + m_ns + " addr add " + prefix +
-                    "2/30 dev " + m_peer + " && ip -n " + m_ns + " link set " + m_peer + " up";
+        m_command = "ip netns add " + m_ns + " && ip link add " + m_host + " type veth peer name " +
+                    m_peer + " && ip link set " + m_peer + " netns " + m_ns + " && ip addr add " +
+                    prefix + "1/30 dev " + m_host + " && ip link set " + m_host + " up && ip -n " +
+                    m_ns + " addr add " + prefix + "2/30 dev " + m_peer + " && ip -n " + m_ns +
+                    " link set " + m_peer + " up";
         m_ok = std::system((m_command + " >/dev/null 2>&1").c_str()) == 0;
     }
     ~VethPair() {
-        [[maybe_unused]] int rc = std::system(("ip link del " + m_host + " >/dev/null 2>&1").c_str());
+        [[maybe_unused]] int rc =
+            std::system(("ip link del " + m_host + " >/dev/null 2>&1").c_str());
         rc = std::system(("ip netns del " + m_ns + " >/dev/null 2>&1").c_str());
     }
     VethPair(const VethPair&) = delete;
@@ -83,7 +86,6 @@ public:
     }
 
 private:
-    static inline int s_counter = 0;
     std::string m_ns, m_host, m_peer, m_command;
     std::uint32_t m_hostAddr = 0, m_peerAddr = 0;
     bool m_ok = false;
@@ -92,11 +94,13 @@ private:
 /// A UDP socket bound to an ephemeral port of `addr` (host order).
 class UdpSocket {
 public:
-    explicit UdpSocket(std::uint32_t addr = INADDR_LOOPBACK) : m_fd(::socket(AF_INET, SOCK_DGRAM, 0)) {
+    explicit UdpSocket(std::uint32_t addr = INADDR_LOOPBACK)
+        : m_fd(::socket(AF_INET, SOCK_DGRAM, 0)) {
         sockaddr_in a{};
         a.sin_family = AF_INET;
         a.sin_addr.s_addr = htonl(addr);
-        EXPECT_EQ(::bind(m_fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << std::strerror(errno);
+        EXPECT_EQ(::bind(m_fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0)
+            << std::strerror(errno);
         socklen_t len = sizeof a;
         ::getsockname(m_fd, reinterpret_cast<sockaddr*>(&a), &len);
         m_port = ntohs(a.sin_port);
@@ -107,14 +111,16 @@ public:
     UdpSocket(const UdpSocket&) = delete;
     UdpSocket& operator=(const UdpSocket&) = delete;
     std::uint16_t port() const { return m_port; }
-    void sendTo(std::uint16_t port, std::size_t payload, std::uint32_t addr = INADDR_LOOPBACK) const {
+    void sendTo(std::uint16_t port, std::size_t payload,
+                std::uint32_t addr = INADDR_LOOPBACK) const {
         std::vector<char> data(payload, 'x');
         sockaddr_in a{};
         a.sin_family = AF_INET;
         a.sin_port = htons(port);
         a.sin_addr.s_addr = htonl(addr);
-        EXPECT_EQ(::sendto(m_fd, data.data(), data.size(), 0, reinterpret_cast<sockaddr*>(&a), sizeof a),
-                  static_cast<ssize_t>(payload))
+        EXPECT_EQ(
+            ::sendto(m_fd, data.data(), data.size(), 0, reinterpret_cast<sockaddr*>(&a), sizeof a),
+            static_cast<ssize_t>(payload))
             << std::strerror(errno);
     }
     /// Receives one datagram and sends `replyBytes` back to its sender.
@@ -122,7 +128,8 @@ public:
         char buf[65536];
         sockaddr_in from{};
         socklen_t len = sizeof from;
-        ASSERT_GE(::recvfrom(m_fd, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &len), 0);
+        ASSERT_GE(::recvfrom(m_fd, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &len),
+                  0);
         sendTo(ntohs(from.sin_port), replyBytes, ntohl(from.sin_addr.s_addr));
     }
 
@@ -133,7 +140,8 @@ private:
 
 /// One TCP conversation on `serverAddr`: connect, the client sends `up` bytes, the server
 /// answers `down`, both close. Returns the client's port; `serverPort` receives the server's.
-inline std::uint16_t tcpConversation(std::size_t up, std::size_t down, std::uint32_t serverAddr = INADDR_LOOPBACK,
+inline std::uint16_t tcpConversation(std::size_t up, std::size_t down,
+                                     std::uint32_t serverAddr = INADDR_LOOPBACK,
                                      std::uint16_t* serverPort = nullptr) {
     const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};
@@ -145,7 +153,8 @@ inline std::uint16_t tcpConversation(std::size_t up, std::size_t down, std::uint
     ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
     if (serverPort != nullptr) *serverPort = ntohs(a.sin_port);
     const int client = ::socket(AF_INET, SOCK_STREAM, 0);
-    EXPECT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << std::strerror(errno);
+    EXPECT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&a), sizeof a), 0)
+        << std::strerror(errno);
     const int server = ::accept(listener, nullptr, nullptr);
     std::vector<char> buf(std::max<std::size_t>({up, down, 1}), 'y');
     EXPECT_EQ(::send(client, buf.data(), up, 0), static_cast<ssize_t>(up));
@@ -182,8 +191,9 @@ public:
         : m_dir(tempDir()), m_json(m_dir / "flows.json"), m_stats(m_dir / "stats.json") {
         std::vector<std::string> argv = {rowprobeBinary().string()};
         for (const auto& in : inputs) argv.insert(argv.end(), {"-i", in});
-        argv.insert(argv.end(), {"-s", "cache;seed=1", "-o", "json;file=" + m_json.string(), "--stats-json",
-                                 m_stats.string(), "--pid-file", (m_dir / "pid").string(), "-Q"});
+        argv.insert(argv.end(),
+                    {"-s", "cache;seed=1", "-o", "json;file=" + m_json.string(), "--stats-json",
+                     m_stats.string(), "--pid-file", (m_dir / "pid").string(), "-Q"});
         argv.insert(argv.end(), extra.begin(), extra.end());
         m_child = std::make_unique<ChildProcess>(argv);
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
@@ -213,8 +223,8 @@ private:
 };
 
 /// The flows of `flows` between the two ports (either direction) of protocol `proto`.
-inline std::vector<JsonObject> flowsBetween(const std::vector<JsonObject>& flows, int proto, std::uint16_t a,
-                                            std::uint16_t b) {
+inline std::vector<JsonObject> flowsBetween(const std::vector<JsonObject>& flows, int proto,
+                                            std::uint16_t a, std::uint16_t b) {
     std::vector<JsonObject> out;
     const std::string pa = std::to_string(a), pb = std::to_string(b);
     for (const auto& f : flows) {

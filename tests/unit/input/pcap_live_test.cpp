@@ -3,6 +3,7 @@
 // statistics JSON, and SIGINT / SIGTERM stop the capture cleanly with every flow exported.
 // The tests send their own traffic; other traffic on `lo` is excluded by the filter or by
 // matching the tests' ports. Skipped without CAP_NET_RAW.
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -12,8 +13,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "live_traffic.hpp"
 #include "test_support.hpp"
@@ -26,9 +25,9 @@ using test::live::flowsBetween;
 using test::live::Rowprobe;
 using test::live::UdpSocket;
 
-#define REQUIRE_LIVE_CAPTURE()                                                                          \
-    do {                                                                                                \
-        if (!test::live::packetSocketsAllowed()) GTEST_SKIP() << "live capture needs CAP_NET_RAW";     \
+#define REQUIRE_LIVE_CAPTURE()                                                                     \
+    do {                                                                                           \
+        if (!test::live::packetSocketsAllowed()) GTEST_SKIP() << "live capture needs CAP_NET_RAW"; \
     } while (0)
 
 TEST(PcapLive, BpfFilterKeepsExactlyTheTestsUdpFlow) {
@@ -46,7 +45,8 @@ TEST(PcapLive, BpfFilterKeepsExactlyTheTestsUdpFlow) {
         tx.sendTo(other.port(), size);  // same hosts, other port: filtered out
     }
     std::uint16_t serverPort = 0;
-    const std::uint16_t clientPort = test::live::tcpConversation(500, 500, INADDR_LOOPBACK, &serverPort);
+    const std::uint16_t clientPort =
+        test::live::tcpConversation(500, 500, INADDR_LOOPBACK, &serverPort);
     std::this_thread::sleep_for(300ms);
     const test::CommandResult r = probe.finish(SIGINT);
     ASSERT_EQ(r.exitCode, 0) << r.err;
@@ -56,7 +56,8 @@ TEST(PcapLive, BpfFilterKeepsExactlyTheTestsUdpFlow) {
     const auto mine = flowsBetween(flows, IPPROTO_UDP, tx.port(), rx.port());
     ASSERT_EQ(mine.size(), 1u);
     EXPECT_EQ(mine[0].at("src_port"), std::to_string(tx.port()));
-    EXPECT_EQ(mine[0].at("packets"), "6") << "each datagram once (libpcap skips lo's outgoing copies)";
+    EXPECT_EQ(mine[0].at("packets"), "6")
+        << "each datagram once (libpcap skips lo's outgoing copies)";
     EXPECT_EQ(mine[0].at("bytes"), std::to_string(ipBytes));
     EXPECT_EQ(mine[0].at("packets_rev"), "0");
     EXPECT_TRUE(flowsBetween(flows, IPPROTO_UDP, tx.port(), other.port()).empty());
@@ -76,7 +77,8 @@ TEST(PcapLive, KernelDropsAreReportedInTheStatisticsJson) {
     // default) overflows and the kernel counts the rest as drops.
     constexpr int kSent = 20000;
     probe.process().signal(SIGSTOP);
-    for (int i = 0; i < kSent; ++i) tx.sendTo(rx.port(), 1400);  // rx's own buffer overflows: no matter
+    for (int i = 0; i < kSent; ++i)
+        tx.sendTo(rx.port(), 1400);  // rx's own buffer overflows: no matter
     probe.process().signal(SIGCONT);
     std::this_thread::sleep_for(1s);
     const test::CommandResult r = probe.finish(SIGINT);
@@ -89,7 +91,8 @@ TEST(PcapLive, KernelDropsAreReportedInTheStatisticsJson) {
     EXPECT_GT(packets, 0u);
     // On lo the kernel also queues (and drops) the outgoing copy of each frame, which libpcap
     // skips afterwards: the drop count includes those copies. Exact accounting: next test.
-    EXPECT_GE(packets + drops, static_cast<std::uint64_t>(kSent)) << "every datagram captured or counted as dropped";
+    EXPECT_GE(packets + drops, static_cast<std::uint64_t>(kSent))
+        << "every datagram captured or counted as dropped";
     EXPECT_EQ(stats.at("total.input.kernel_drops"), stats.at("queues.0.input.kernel_drops"));
     const auto mine = flowsBetween(probe.flows(), IPPROTO_UDP, tx.port(), rx.port());
     ASSERT_EQ(mine.size(), 1u);
@@ -99,9 +102,11 @@ TEST(PcapLive, KernelDropsAreReportedInTheStatisticsJson) {
 TEST(PcapLive, KernelDropsOnARealInterfaceAccountForEveryDatagram) {
     REQUIRE_LIVE_CAPTURE();
     const test::live::VethPair veth;
-    if (!veth.ok()) GTEST_SKIP() << "cannot create a veth pair in a network namespace: " << veth.command();
+    if (!veth.ok())
+        GTEST_SKIP() << "cannot create a veth pair in a network namespace: " << veth.command();
     UdpSocket rx(veth.hostAddr());
-    Rowprobe probe({"pcap;ifc=" + veth.hostIfc() + ";filter=udp port " + std::to_string(rx.port())});
+    Rowprobe probe(
+        {"pcap;ifc=" + veth.hostIfc() + ";filter=udp port " + std::to_string(rx.port())});
     ASSERT_TRUE(probe.started()) << probe.finish(0, 1).err;
     constexpr int kSent = 20000;
     std::uint16_t peerPort = 0;
@@ -120,7 +125,8 @@ TEST(PcapLive, KernelDropsOnARealInterfaceAccountForEveryDatagram) {
     const auto drops = std::stoull(stats.at("queues.0.input.kernel_drops"));
     const auto packets = std::stoull(stats.at("queues.0.packets"));
     EXPECT_GT(drops, 0u);
-    EXPECT_EQ(packets + drops, static_cast<std::uint64_t>(kSent)) << "captured + dropped = sent, exactly";
+    EXPECT_EQ(packets + drops, static_cast<std::uint64_t>(kSent))
+        << "captured + dropped = sent, exactly";
     const auto mine = flowsBetween(probe.flows(), IPPROTO_UDP, peerPort, rx.port());
     ASSERT_EQ(mine.size(), 1u);
     EXPECT_EQ(mine[0].at("packets"), std::to_string(packets));
@@ -138,7 +144,8 @@ TEST_P(PcapLiveSignal, StopsPromptlyWithExitZeroAndExportsItsFlows) {
     std::this_thread::sleep_for(300ms);
     const auto t0 = std::chrono::steady_clock::now();
     const test::CommandResult r = probe.finish(GetParam());
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s) << "the capture stops within its read timeout";
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s)
+        << "the capture stops within its read timeout";
     ASSERT_EQ(r.exitCode, 0) << r.err;
     const auto mine = flowsBetween(probe.flows(), IPPROTO_UDP, tx.port(), rx.port());
     ASSERT_EQ(mine.size(), 1u) << "the cached flow is flushed at shutdown";
@@ -160,7 +167,9 @@ TEST_P(PcapLiveSignal, StopsPromptlyOnAnIdleInterface) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Signals, PcapLiveSignal, ::testing::Values(SIGINT, SIGTERM),
-                         [](const auto& param) { return param.param == SIGINT ? "SIGINT" : "SIGTERM"; });
+                         [](const auto& param) {
+                             return param.param == SIGINT ? "SIGINT" : "SIGTERM";
+                         });
 
 }  // namespace
 }  // namespace rowprobe

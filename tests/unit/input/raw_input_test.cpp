@@ -4,6 +4,7 @@
 // is ignored by matching the tests' own ports. Skipped without CAP_NET_RAW.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
 #include <net/if.h>
@@ -14,9 +15,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -27,11 +28,9 @@
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-
+#include "live_traffic.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/plugin.hpp"
-#include "live_traffic.hpp"
 #include "rowprobe/registry.hpp"
 
 namespace rowprobe {
@@ -43,9 +42,9 @@ using test::live::packetSocketsAllowed;
 using test::live::tcpConversation;
 using test::live::UdpSocket;
 
-#define REQUIRE_PACKET_SOCKETS()                                                              \
-    do {                                                                                      \
-        if (!packetSocketsAllowed()) GTEST_SKIP() << "AF_PACKET sockets need CAP_NET_RAW";    \
+#define REQUIRE_PACKET_SOCKETS()                                                           \
+    do {                                                                                   \
+        if (!packetSocketsAllowed()) GTEST_SKIP() << "AF_PACKET sockets need CAP_NET_RAW"; \
     } while (0)
 
 std::unique_ptr<InputPlugin> makeInput(const std::string& text) {
@@ -113,7 +112,8 @@ struct Captured {
 
 /// Reads `input` until `enough` holds for the frames kept so far (then `linger` more, to
 /// catch duplicates) or `limit` passes. Keeps the frames for which `keep` is true.
-std::vector<Captured> captureFrom(InputPlugin& input, const std::function<bool(const Summary&)>& keep,
+std::vector<Captured> captureFrom(InputPlugin& input,
+                                  const std::function<bool(const Summary&)>& keep,
                                   const std::function<bool(const std::vector<Captured>&)>& enough,
                                   std::chrono::milliseconds linger = 300ms,
                                   std::chrono::milliseconds limit = 5000ms) {
@@ -131,7 +131,8 @@ std::vector<Captured> captureFrom(InputPlugin& input, const std::function<bool(c
             const RawPacket& raw = block->packets[i];
             const Summary s = summarize(raw);
             if (!s.ok || !keep(s)) continue;
-            out.push_back({s, std::vector<std::uint8_t>(raw.data, raw.data + raw.capLen), raw.wireLen, raw.ts});
+            out.push_back({s, std::vector<std::uint8_t>(raw.data, raw.data + raw.capLen),
+                           raw.wireLen, raw.ts});
         }
         if (!satisfied && enough(out)) {
             satisfied = true;
@@ -155,7 +156,8 @@ TEST(RawInput, UnknownInterfaceIsAConfigErrorNamingTheOptionAndTheInterfaces) {
         FAIL() << "expected ConfigError";
     } catch (const ConfigError& e) {
         EXPECT_EQ(e.details().option, "ifc");
-        EXPECT_NE(e.details().problem.find("rowprobe-nope0"), std::string::npos) << e.details().problem;
+        EXPECT_NE(e.details().problem.find("rowprobe-nope0"), std::string::npos)
+            << e.details().problem;
         const auto& c = e.details().choices;
         EXPECT_NE(std::find(c.begin(), c.end(), "lo"), c.end()) << "available interfaces listed";
     }
@@ -176,7 +178,8 @@ TEST(RawInput, RingGeometryIsValidatedWithTheBounds) {
         FAIL() << "expected ConfigError";
     } catch (const ConfigError& e) {
         EXPECT_EQ(e.details().option, "block-size");
-        EXPECT_NE(e.details().problem.find("power of two"), std::string::npos) << e.details().problem;
+        EXPECT_NE(e.details().problem.find("power of two"), std::string::npos)
+            << e.details().problem;
     }
     try {
         makeInput("raw;ifc=lo;block-size=4096;frame-size=8192");
@@ -201,19 +204,26 @@ TEST(RawInput, CapturesOwnUdpDatagramsOnLoopbackOnceEachWithExactSizes) {
     const auto before = std::chrono::system_clock::now();
     for (std::size_t s : sizes) tx.sendTo(rx.port(), s);
     const auto after = std::chrono::system_clock::now();
-    auto mine = [&](const Summary& s) { return s.proto == IPPROTO_UDP && s.sport == tx.port() && s.dport == rx.port(); };
-    const auto frames = captureFrom(*input, mine, [&](const auto& v) { return v.size() >= sizes.size(); });
-    ASSERT_EQ(frames.size(), sizes.size()) << "each datagram exactly once (outgoing copies skipped)";
+    auto mine = [&](const Summary& s) {
+        return s.proto == IPPROTO_UDP && s.sport == tx.port() && s.dport == rx.port();
+    };
+    const auto frames =
+        captureFrom(*input, mine, [&](const auto& v) { return v.size() >= sizes.size(); });
+    ASSERT_EQ(frames.size(), sizes.size())
+        << "each datagram exactly once (outgoing copies skipped)";
     const auto toNs = [](auto t) {
-        return static_cast<TimeNs>(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+        return static_cast<TimeNs>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
     };
     for (std::size_t i = 0; i < sizes.size(); ++i) {
         const std::uint32_t wire = static_cast<std::uint32_t>(14 + 20 + 8 + sizes[i]);
         EXPECT_EQ(frames[i].sum.payload, sizes[i]) << "in sending order";
         EXPECT_EQ(frames[i].wireLen, wire);
-        EXPECT_EQ(frames[i].bytes.size(), wire) << "default frame-size 2048 keeps a 1942-byte frame whole";
+        EXPECT_EQ(frames[i].bytes.size(), wire)
+            << "default frame-size 2048 keeps a 1942-byte frame whole";
         EXPECT_EQ(frames[i].sum.src, loopback());
-        EXPECT_GE(frames[i].ts + 1'000'000, toNs(before)) << "kernel time stamps in ns since the epoch";
+        EXPECT_GE(frames[i].ts + 1'000'000, toNs(before))
+            << "kernel time stamps in ns since the epoch";
         EXPECT_LE(frames[i].ts, toNs(after) + 1'000'000);
     }
     const InputStats st = input->stats();
@@ -257,7 +267,9 @@ TEST(RawInput, OutgoingOptionAlsoCapturesTheLoopbackTransmitCopy) {
     UdpSocket rx;
     UdpSocket tx;
     for (int i = 0; i < 5; ++i) tx.sendTo(rx.port(), 64);
-    auto mine = [&](const Summary& s) { return s.proto == IPPROTO_UDP && s.sport == tx.port() && s.dport == rx.port(); };
+    auto mine = [&](const Summary& s) {
+        return s.proto == IPPROTO_UDP && s.sport == tx.port() && s.dport == rx.port();
+    };
     const auto frames = captureFrom(*input, mine, [](const auto& v) { return v.size() >= 10; });
     EXPECT_EQ(frames.size(), 10u) << "on lo each frame leaves and enters once";
 }
@@ -269,11 +281,14 @@ TEST(RawInput, FrameSizeTruncatesLongFramesAndKeepsTheWireLength) {
     UdpSocket tx;
     tx.sendTo(rx.port(), 1000);
     tx.sendTo(rx.port(), 10);
-    auto mine = [&](const Summary& s) { return s.proto == IPPROTO_UDP && s.sport == tx.port() && s.dport == rx.port(); };
+    auto mine = [&](const Summary& s) {
+        return s.proto == IPPROTO_UDP && s.sport == tx.port() && s.dport == rx.port();
+    };
     const auto frames = captureFrom(*input, mine, [](const auto& v) { return v.size() >= 2; });
     ASSERT_EQ(frames.size(), 2u);
     EXPECT_EQ(frames[0].wireLen, 1042u);
-    EXPECT_EQ(frames[0].bytes.size(), 256u - 96u) << "snap length = frame-size - 96-byte ring header";
+    EXPECT_EQ(frames[0].bytes.size(), 256u - 96u)
+        << "snap length = frame-size - 96-byte ring header";
     EXPECT_EQ(frames[0].sum.payload, 1000u) << "the IP total length still tells the real size";
     EXPECT_EQ(frames[1].wireLen, 52u);
     EXPECT_EQ(frames[1].bytes.size(), 52u);
@@ -285,12 +300,52 @@ TEST(RawInput, VlanTagStrippedByTheKernelIsPutBackIntoTheFrame) {
     UdpSocket rx;  // owns the destination port, so the frame is addressed to this test
     const std::uint16_t sport = static_cast<std::uint16_t>(40000 + getpid() % 20000);
     // Ethernet + 802.1Q (PCP 3, VLAN 100) + IPv4 + UDP + 12 bytes, injected on lo.
-    std::vector<std::uint8_t> frame = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x81, 0x00, 0x60, 0x64, 0x08, 0x00,
-                                       0x45, 0, 0, 40, 0, 1, 0, 0, 64, IPPROTO_UDP, 0, 0,
-                                       127, 0, 0, 1, 127, 0, 0, 1,
-                                       static_cast<std::uint8_t>(sport >> 8), static_cast<std::uint8_t>(sport),
-                                       static_cast<std::uint8_t>(rx.port() >> 8), static_cast<std::uint8_t>(rx.port()),
-                                       0, 20, 0, 0};
+    std::vector<std::uint8_t> frame = {0,
+                                       0,
+                                       0,
+                                       0,
+                                       0,
+                                       0,
+                                       0,
+                                       0,
+                                       0,
+                                       0,
+                                       0,
+                                       0,
+                                       0x81,
+                                       0x00,
+                                       0x60,
+                                       0x64,
+                                       0x08,
+                                       0x00,
+                                       0x45,
+                                       0,
+                                       0,
+                                       40,
+                                       0,
+                                       1,
+                                       0,
+                                       0,
+                                       64,
+                                       IPPROTO_UDP,
+                                       0,
+                                       0,
+                                       127,
+                                       0,
+                                       0,
+                                       1,
+                                       127,
+                                       0,
+                                       0,
+                                       1,
+                                       static_cast<std::uint8_t>(sport >> 8),
+                                       static_cast<std::uint8_t>(sport),
+                                       static_cast<std::uint8_t>(rx.port() >> 8),
+                                       static_cast<std::uint8_t>(rx.port()),
+                                       0,
+                                       20,
+                                       0,
+                                       0};
     frame.resize(frame.size() + 12, 0xab);
     const int fd = ::socket(AF_PACKET, SOCK_RAW, 0);
     ASSERT_GE(fd, 0);
@@ -298,11 +353,14 @@ TEST(RawInput, VlanTagStrippedByTheKernelIsPutBackIntoTheFrame) {
     to.sll_family = AF_PACKET;
     to.sll_ifindex = static_cast<int>(if_nametoindex("lo"));
     to.sll_halen = 6;
-    ASSERT_EQ(::sendto(fd, frame.data(), frame.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to),
-              static_cast<ssize_t>(frame.size()))
+    ASSERT_EQ(
+        ::sendto(fd, frame.data(), frame.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to),
+        static_cast<ssize_t>(frame.size()))
         << std::strerror(errno);
     ::close(fd);
-    auto mine = [&](const Summary& s) { return s.proto == IPPROTO_UDP && s.sport == sport && s.dport == rx.port(); };
+    auto mine = [&](const Summary& s) {
+        return s.proto == IPPROTO_UDP && s.sport == sport && s.dport == rx.port();
+    };
     const auto frames = captureFrom(*input, mine, [](const auto& v) { return !v.empty(); });
     ASSERT_EQ(frames.size(), 1u);
     EXPECT_EQ(frames[0].sum.vlan, 100);
@@ -337,20 +395,25 @@ TEST(RawInput, FanoutSplitsFlowsDisjointlyAndKeepsBothDirectionsOnOneInput) {
     // Flow id: protocol << 16 | client port; direction: whether the client sent it.
     auto flowOf = [&](const Summary& s) -> int {
         if (s.proto == IPPROTO_UDP) {
-            if (s.dport == server.port() && udpClients.count(s.sport)) return IPPROTO_UDP << 16 | s.sport;
-            if (s.sport == server.port() && udpClients.count(s.dport)) return IPPROTO_UDP << 16 | s.dport;
+            if (s.dport == server.port() && udpClients.count(s.sport))
+                return IPPROTO_UDP << 16 | s.sport;
+            if (s.sport == server.port() && udpClients.count(s.dport))
+                return IPPROTO_UDP << 16 | s.dport;
         } else if (s.proto == IPPROTO_TCP) {
             auto up = tcpClients.find(s.sport);
             if (up != tcpClients.end() && up->second == s.dport) return IPPROTO_TCP << 16 | s.sport;
             auto down = tcpClients.find(s.dport);
-            if (down != tcpClients.end() && down->second == s.sport) return IPPROTO_TCP << 16 | s.dport;
+            if (down != tcpClients.end() && down->second == s.sport)
+                return IPPROTO_TCP << 16 | s.dport;
         }
         return -1;
     };
     auto clientSent = [](const Summary& s, int flow) { return s.sport == (flow & 0xFFFF); };
     auto mine = [&](const Summary& s) { return flowOf(s) >= 0; };
-    const auto fromA = captureFrom(*a, mine, [](const auto&) { return true; }, 500ms);
-    const auto fromB = captureFrom(*b, mine, [](const auto&) { return true; }, 500ms);
+    const auto fromA = captureFrom(
+        *a, mine, [](const auto&) { return true; }, 500ms);
+    const auto fromB = captureFrom(
+        *b, mine, [](const auto&) { return true; }, 500ms);
 
     std::map<int, std::set<char>> inputsOfFlow;
     std::map<int, std::set<bool>> directionsOfFlow;
@@ -365,8 +428,10 @@ TEST(RawInput, FanoutSplitsFlowsDisjointlyAndKeepsBothDirectionsOnOneInput) {
     }
     ASSERT_EQ(inputsOfFlow.size(), udpClients.size() + tcpClients.size()) << "every flow captured";
     for (const auto& [flow, inputs] : inputsOfFlow) {
-        EXPECT_EQ(inputs.size(), 1u) << "flow " << (flow >> 16) << "/" << (flow & 0xFFFF) << " split across inputs";
-        EXPECT_EQ(directionsOfFlow[flow].size(), 2u) << "both directions of flow " << (flow & 0xFFFF);
+        EXPECT_EQ(inputs.size(), 1u)
+            << "flow " << (flow >> 16) << "/" << (flow & 0xFFFF) << " split across inputs";
+        EXPECT_EQ(directionsOfFlow[flow].size(), 2u)
+            << "both directions of flow " << (flow & 0xFFFF);
         if ((flow >> 16) == IPPROTO_UDP) {
             EXPECT_EQ(packetsOfFlow[flow], 2) << "request + response, each once, on one input";
         }
@@ -387,11 +452,14 @@ TEST(RawInput, KernelDropsAreReportedWhenTheRingOverflows) {
     const InputStats st = input->stats();
     EXPECT_GT(st.kernelDrops, 300u);
     auto mine = [&](const Summary& s) { return s.proto == IPPROTO_UDP && s.sport == tx.port(); };
-    const auto frames = captureFrom(*input, mine, [](const auto&) { return true; }, 300ms);
+    const auto frames = captureFrom(
+        *input, mine, [](const auto&) { return true; }, 300ms);
     EXPECT_LT(frames.size(), 20u);
     const InputStats later = input->stats();
-    EXPECT_GE(later.kernelDrops, st.kernelDrops) << "the kernel's reset-on-read counter is accumulated";
-    EXPECT_GE(later.kernelDrops + frames.size(), 400u) << "every datagram either captured or counted";
+    EXPECT_GE(later.kernelDrops, st.kernelDrops)
+        << "the kernel's reset-on-read counter is accumulated";
+    EXPECT_GE(later.kernelDrops + frames.size(), 400u)
+        << "every datagram either captured or counted";
 }
 
 TEST(RawInput, StopEndsABlockingReadPromptly) {
@@ -432,14 +500,17 @@ TEST(RawInput, IdleInterfaceReturnsTimeoutAfterThePollTimeout) {
     REQUIRE_PACKET_SOCKETS();
     // A veth whose peer stays down: up, but nothing can arrive.
     const std::string name = "rpidle" + std::to_string(getpid() % 100000);
-    if (std::system(("ip link add " + name + " type veth peer name " + name + "p >/dev/null 2>&1 && ip link set " +
-                     name + " up >/dev/null 2>&1")
+    if (std::system(("ip link add " + name + " type veth peer name " + name +
+                     "p >/dev/null 2>&1 && ip link set " + name + " up >/dev/null 2>&1")
                         .c_str()) != 0) {
         GTEST_SKIP() << "cannot create a veth pair (needs CAP_NET_ADMIN)";
     }
     struct Cleanup {
         std::string name;
-        ~Cleanup() { [[maybe_unused]] int rc = std::system(("ip link del " + name + " >/dev/null 2>&1").c_str()); }
+        ~Cleanup() {
+            [[maybe_unused]] int rc =
+                std::system(("ip link del " + name + " >/dev/null 2>&1").c_str());
+        }
     } cleanup{name};
     auto input = makeInput("raw;ifc=" + name + ";timeout=50ms;promisc=false");
     auto block = std::make_unique<PacketBlock>();
@@ -457,7 +528,9 @@ class RawVethTest : public ::testing::Test {
 protected:
     void SetUp() override {
         if (!packetSocketsAllowed()) GTEST_SKIP() << "AF_PACKET sockets need CAP_NET_RAW";
-        if (!m_veth.ok()) GTEST_SKIP() << "cannot create a veth pair in a network namespace: " << m_veth.command();
+        if (!m_veth.ok())
+            GTEST_SKIP() << "cannot create a veth pair in a network namespace: "
+                         << m_veth.command();
         m_host = m_veth.hostIfc();
         m_hostAddr = m_veth.hostAddr();
         m_peerAddr = m_veth.peerAddr();
@@ -478,7 +551,9 @@ TEST_F(RawVethTest, CapturesTrafficArrivingFromAnotherNamespace) {
         peerPort = tx.port();
         for (std::size_t s : {10u, 500u, 1400u}) tx.sendTo(rx.port(), s, m_hostAddr);
     });
-    auto mine = [&](const Summary& s) { return s.proto == IPPROTO_UDP && s.sport == peerPort && s.dport == rx.port(); };
+    auto mine = [&](const Summary& s) {
+        return s.proto == IPPROTO_UDP && s.sport == peerPort && s.dport == rx.port();
+    };
     const auto frames = captureFrom(*input, mine, [](const auto& v) { return v.size() >= 3; });
     ASSERT_EQ(frames.size(), 3u);
     EXPECT_EQ(frames[0].wireLen, 52u);
@@ -518,7 +593,8 @@ TEST_F(RawVethTest, OutgoingOptionAddsTheHostsOwnRepliesOnARealInterface) {
     });
     inPeerNamespace([&] {
         const int c = ::socket(AF_INET, SOCK_STREAM, 0);
-        ASSERT_EQ(::connect(c, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << std::strerror(errno);
+        ASSERT_EQ(::connect(c, reinterpret_cast<sockaddr*>(&a), sizeof a), 0)
+            << std::strerror(errno);
         sockaddr_in me{};
         socklen_t l = sizeof me;
         ::getsockname(c, reinterpret_cast<sockaddr*>(&me), &l);
@@ -544,10 +620,13 @@ TEST_F(RawVethTest, OutgoingOptionAddsTheHostsOwnRepliesOnARealInterface) {
         for (const auto& f : frames) n += f.sum.sport == from ? f.sum.payload : 0;
         return n;
     };
-    const auto in = captureFrom(*incoming, mine, [](const auto&) { return true; }, 400ms);
-    const auto all = captureFrom(*both, mine, [](const auto&) { return true; }, 400ms);
+    const auto in = captureFrom(
+        *incoming, mine, [](const auto&) { return true; }, 400ms);
+    const auto all = captureFrom(
+        *both, mine, [](const auto&) { return true; }, 400ms);
     EXPECT_EQ(bytes(in, clientPort), 2000u);
-    EXPECT_EQ(bytes(in, serverPort), 0u) << "the host's own replies are outgoing: skipped by default";
+    EXPECT_EQ(bytes(in, serverPort), 0u)
+        << "the host's own replies are outgoing: skipped by default";
     EXPECT_EQ(bytes(all, clientPort), 2000u);
     EXPECT_EQ(bytes(all, serverPort), 1000u);
 }
@@ -597,9 +676,11 @@ TEST(RawRowprobe, TwoFanoutQueuesExportEveryFlowOnceWithBothDirections) {
         EXPECT_NE(mine[0].at("packets_rev"), "0") << "both directions on one queue";
         queues.insert(mine[0].at("queue"));
     }
-    EXPECT_EQ(queues, (std::set<std::string>{"0", "1"})) << "44 flows spread over both fanout queues";
+    EXPECT_EQ(queues, (std::set<std::string>{"0", "1"}))
+        << "44 flows spread over both fanout queues";
     const auto stats = probe.stats();
-    EXPECT_GE(std::stoull(stats.at("queues.0.input.received")) + std::stoull(stats.at("queues.1.input.received")),
+    EXPECT_GE(std::stoull(stats.at("queues.0.input.received")) +
+                  std::stoull(stats.at("queues.1.input.received")),
               80u + 4 * 6);
 }
 
