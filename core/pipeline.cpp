@@ -12,7 +12,7 @@ namespace rowprobe::core {
 namespace {
 
 constexpr std::size_t kBlocksPerQueue = 32;
-constexpr std::size_t kExportRingRecords = 64 * 1024;
+constexpr std::size_t kExportRingRecords = 16 * 1024;
 constexpr std::size_t kExportBatch = 1024;
 constexpr std::uint64_t kPublishEveryBatches = 256;
 /// How long a worker waits, after a stop request, for an input stuck in a blocking read (a
@@ -250,7 +250,11 @@ void Pipeline::exportLoop() {
         }
     }
     m_board.publishExport(exported, m_output->stats());
-    m_exportDone.store(true, std::memory_order_release);
+    {
+        const std::lock_guard lock(m_doneMutex);
+        m_exportDone.store(true, std::memory_order_release);
+    }
+    m_doneCv.notify_all();
 }
 
 int Pipeline::run(const std::atomic<bool>& stopRequested) {
@@ -265,7 +269,10 @@ int Pipeline::run(const std::atomic<bool>& stopRequested) {
     double nextReport = m_startSeconds + m_config.statsInterval;
     bool stopped = false;
     while (!m_exportDone.load(std::memory_order_acquire)) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        {
+            std::unique_lock lock(m_doneMutex);
+            m_doneCv.wait_for(lock, std::chrono::milliseconds(20), [this] { return m_exportDone.load(); });
+        }
         if (!stopped && stopRequested.load()) {
             stopInputs();
             stopped = true;

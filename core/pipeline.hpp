@@ -20,6 +20,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -67,6 +68,8 @@ private:
     std::atomic<bool> m_abandon{false};
     std::atomic<bool> m_stopInputs{false};
     std::atomic<bool> m_exportDone{false};
+    std::mutex m_doneMutex;  ///< with m_doneCv: wakes the main thread when the export ends
+    std::condition_variable m_doneCv;
     std::atomic<double> m_stopSeconds{0};
     bool m_inputsDetached = false;
     std::mutex m_errorMutex;

@@ -75,8 +75,8 @@ std::string extraHelp() {
         out += "  " + std::string(h.name) + std::string(width - h.name.size() + 2, ' ') +
                std::string(h.summary) + "\n";
     }
-    out += "note: size and line differ from ipfixprobe: size is an exponent in both, line is a "
-           "slot count here\n";
+    out += "note: size is an exponent as in ipfixprobe, but line is a slot count here (ipfixprobe's "
+           "line is an exponent: its line=4 is line=16)\n";
     return out;
 }
 

@@ -422,7 +422,7 @@ private:
 
     /// The reason the stored flow `f` ends before packet `pkt` joins it, or kAlive.
     EndReason endBefore(const CachedFlow& f, const ParsedPacket& pkt, bool forward) const noexcept {
-        const std::uint8_t seen = static_cast<std::uint8_t>(f.tcpFlags[0] | f.tcpFlags[1] | (forward ? 0 : 0));
+        const std::uint8_t seen = f.tcpFlags[forward ? 0 : 1];
         if ((pkt.tcpFlags & (kSyn | kAck)) == kSyn && (seen & (kFin | kRst)) != 0) {
             return EndReason::EndOfFlow;  // a new connection on a finished 5-tuple
         }
@@ -431,7 +431,7 @@ private:
 
     /// Whether `f` has expired at time `now`, and why.
     EndReason expiryAt(const CachedFlow& f, TimeNs now) const noexcept {
-        if (now >= f.timeLast && now - f.timeLast > m_config.inactive) {
+        if (now >= f.timeLast && now - f.timeLast >= m_config.inactive) {
             return ((f.tcpFlags[0] | f.tcpFlags[1]) & (kFin | kRst)) != 0 ? EndReason::EndOfFlow
                                                                            : EndReason::InactiveTimeout;
         }
@@ -478,7 +478,7 @@ private:
     /// policy picks then, or kNoSlot if nothing had expired. Recomputes the row's deadline.
     Slot reclaimExpired(std::size_t r, const PacketContext& ctx) noexcept {
         RowType& row = m_rows[r];
-        if (row.deadline > m_now || true) return kNoSlot;
+        if (row.deadline > m_now) return kNoSlot;
         if (!expireRow(r, m_now)) return kNoSlot;
         return m_policy.pickFree(constRef(r), ctx);
     }

@@ -7,7 +7,7 @@
 //        yes: ports filled, key re-canonicalised, fragmentsFilled++
 //        no:  kept as a flow without ports, fragmentsNoPorts++ (Anomaly::FragmentNoPorts)
 //
-// Layout: one flat array of `size` entries (default 10 007, ~72 bytes each, 720 KiB),
+// Layout: one flat array of `size` entries (default 10 007, 56 bytes each, 550 KiB),
 // direct-mapped by a seeded XXH3 of the 40-byte fragment key; a newer first fragment
 // overwrites whatever shared its index. Allocated once at construction; nothing allocates per
 // packet.

@@ -152,7 +152,7 @@ struct PacketBlock {
     std::size_t count = 0;
     LinkType link = LinkType::Ethernet;
     std::size_t arenaUsed = 0;
-    alignas(64) std::array<std::uint8_t, kArenaBytes> arena{};
+    alignas(64) std::array<std::uint8_t, kArenaBytes> arena;  ///< not zeroed: written before read
 
     void clear() noexcept {
         count = 0;
