@@ -31,10 +31,14 @@ inline T load(const std::uint8_t* p) noexcept {
 
 inline std::uint64_t loadAny(const std::uint8_t* p, std::size_t width) noexcept {
     switch (width) {
-        case 1: return *p;
-        case 2: return load<std::uint16_t>(p);
-        case 4: return load<std::uint32_t>(p);
-        default: return load<std::uint64_t>(p);
+        case 1:
+            return *p;
+        case 2:
+            return load<std::uint16_t>(p);
+        case 4:
+            return load<std::uint32_t>(p);
+        default:
+            return load<std::uint64_t>(p);
     }
 }
 
@@ -50,7 +54,8 @@ std::uint32_t defaultExportTime() { return static_cast<std::uint32_t>(std::time(
 std::uint64_t defaultMonotonicNs() {
     timespec ts{};
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return static_cast<std::uint64_t>(ts.tv_sec) * kNsPerSec + static_cast<std::uint64_t>(ts.tv_nsec);
+    return static_cast<std::uint64_t>(ts.tv_sec) * kNsPerSec +
+           static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
 /// IANA flowStart/End timestamps come in four precisions two ids apart: 150/151 seconds,
@@ -64,8 +69,8 @@ IpfixElement timeElement(IpfixElement e, TimePrecision p) {
     return e;
 }
 
-IpfixTemplate compile(std::span<const FieldId> ids, std::uint8_t ipVersion, std::uint16_t templateId,
-                      const EncoderConfig& config) {
+IpfixTemplate compile(std::span<const FieldId> ids, std::uint8_t ipVersion,
+                      std::uint16_t templateId, const EncoderConfig& config) {
     using Op = IpfixTemplate::Op;
     IpfixTemplate t;
     t.id = templateId;
@@ -96,13 +101,23 @@ IpfixTemplate compile(std::span<const FieldId> ids, std::uint8_t ipVersion, std:
                 case FieldType::IpAddress:
                     step.op = e.length == 4 ? Op::Ipv4 : Op::Copy16;
                     break;
-                case FieldType::MacAddress: step.op = Op::Copy6; break;
+                case FieldType::MacAddress:
+                    step.op = Op::Copy6;
+                    break;
                 case FieldType::Timestamp:
                     switch (config.timePrecision) {
-                        case TimePrecision::Seconds: step.op = Op::TimeSec; break;
-                        case TimePrecision::Milliseconds: step.op = Op::TimeMs; break;
-                        case TimePrecision::Microseconds: step.op = Op::TimeUsNtp; break;
-                        case TimePrecision::Nanoseconds: step.op = Op::TimeNsNtp; break;
+                        case TimePrecision::Seconds:
+                            step.op = Op::TimeSec;
+                            break;
+                        case TimePrecision::Milliseconds:
+                            step.op = Op::TimeMs;
+                            break;
+                        case TimePrecision::Microseconds:
+                            step.op = Op::TimeUsNtp;
+                            break;
+                        case TimePrecision::Nanoseconds:
+                            step.op = Op::TimeNsNtp;
+                            break;
                     }
                     break;
                 default:
@@ -140,29 +155,6 @@ IpfixTemplate compile(std::span<const FieldId> ids, std::uint8_t ipVersion, std:
 }
 
 }  // namespace
-
-// The NTP fraction counts 2^-32 s, so a microsecond or nanosecond is rarely a whole number of
-// units. Decoders convert back in different ways: truncating (libfixbuf, nfdump), rounding,
-// in floating point that lands a hair below exact values (tshark: .5 s read as .499999999), or
-// ignoring the low 11 bits of a microsecond fraction (RFC 7011 §6.1.9; libfds / ipfixcol2).
-// The encodings below sit strictly above the exact value by less than half a unit of the
-// precision, so all of them read back the encoded microsecond / nanosecond.
-std::uint64_t ntpMicroseconds(TimeNs t) noexcept {
-    const std::uint64_t sec = t / kNsPerSec;
-    const std::uint64_t usec = (t % kNsPerSec) / 1000;
-    // Next multiple of 2^11 units (0.477 µs) strictly above the exact value; low 11 bits zero.
-    const std::uint64_t exact = (usec << 32) / 1'000'000;
-    const std::uint64_t frac = ((exact >> 11) + 1) << 11;
-    return ((sec + kNtpEpochOffset) << 32) | frac;
-}
-
-std::uint64_t ntpNanoseconds(TimeNs t) noexcept {
-    const std::uint64_t sec = t / kNsPerSec;
-    const std::uint64_t nsec = t % kNsPerSec;
-    // 1 to 2 units (0.23-0.47 ns) above the exact value.
-    const std::uint64_t frac = ((nsec << 32) / kNsPerSec) + 2;
-    return ((sec + kNtpEpochOffset) << 32) | frac;
-}
 
 std::size_t IpfixEncoder::minMessageSize(std::span<const FieldId> fields) {
     EncoderConfig config;
@@ -211,15 +203,33 @@ void IpfixEncoder::encode(const IpfixTemplate& t, const FlowRecord& r,
     for (const IpfixTemplate::Step& s : t.steps) {
         const std::uint8_t* src = base + s.offset;
         switch (s.op) {
-            case Op::Int1: *out = *src; break;
-            case Op::Int2: put16(out, load<std::uint16_t>(src)); break;
-            case Op::Int4: put32(out, load<std::uint32_t>(src)); break;
-            case Op::Int4To8: put64(out, load<std::uint32_t>(src)); break;
-            case Op::Int8: put64(out, load<std::uint64_t>(src)); break;
-            case Op::IntAny: putAny(out, loadAny(src, s.sourceSize), s.length); break;
-            case Op::Ipv4: std::memcpy(out, src + 12, 4); break;
-            case Op::Copy16: std::memcpy(out, src, 16); break;
-            case Op::Copy6: std::memcpy(out, src, 6); break;
+            case Op::Int1:
+                *out = *src;
+                break;
+            case Op::Int2:
+                put16(out, load<std::uint16_t>(src));
+                break;
+            case Op::Int4:
+                put32(out, load<std::uint32_t>(src));
+                break;
+            case Op::Int4To8:
+                put64(out, load<std::uint32_t>(src));
+                break;
+            case Op::Int8:
+                put64(out, load<std::uint64_t>(src));
+                break;
+            case Op::IntAny:
+                putAny(out, loadAny(src, s.sourceSize), s.length);
+                break;
+            case Op::Ipv4:
+                std::memcpy(out, src + 12, 4);
+                break;
+            case Op::Copy16:
+                std::memcpy(out, src, 16);
+                break;
+            case Op::Copy6:
+                std::memcpy(out, src, 6);
+                break;
             case Op::Constant: {
                 std::uint8_t bytes[8];
                 const std::uint64_t c = t.constants[s.constantIndex];
@@ -230,9 +240,15 @@ void IpfixEncoder::encode(const IpfixTemplate& t, const FlowRecord& r,
             case Op::TimeSec:
                 put32(out, static_cast<std::uint32_t>(load<std::uint64_t>(src) / kNsPerSec));
                 break;
-            case Op::TimeMs: put64(out, load<std::uint64_t>(src) / 1'000'000); break;
-            case Op::TimeUsNtp: put64(out, ntpMicroseconds(load<std::uint64_t>(src))); break;
-            case Op::TimeNsNtp: put64(out, ntpNanoseconds(load<std::uint64_t>(src))); break;
+            case Op::TimeMs:
+                put64(out, load<std::uint64_t>(src) / 1'000'000);
+                break;
+            case Op::TimeUsNtp:
+                put64(out, ntpMicroseconds(load<std::uint64_t>(src)));
+                break;
+            case Op::TimeNsNtp:
+                put64(out, ntpNanoseconds(load<std::uint64_t>(src)));
+                break;
         }
         out += s.length;
     }
@@ -365,7 +381,8 @@ void IpfixEncoder::flush() {
         for (std::size_t j = i; j <= last; ++j) {
             SetBuffer& s = m_sets[j];
             if (s.records != 0) {
-                put16(s.data.data() + kSetStart + 2, static_cast<std::uint16_t>(s.used - kSetStart));
+                put16(s.data.data() + kSetStart + 2,
+                      static_cast<std::uint16_t>(s.used - kSetStart));
             }
         }
         if (last == i) {

@@ -49,7 +49,7 @@ inline constexpr std::size_t kIpfixHeaderSize = 16;
 inline constexpr std::size_t kIpfixSetHeaderSize = 4;
 inline constexpr std::uint16_t kIpfixVersion = 10;
 inline constexpr std::uint16_t kTemplateSetId = 2;
-inline constexpr std::uint16_t kFirstTemplateId = 258;  ///< as ipfixprobe
+inline constexpr std::uint16_t kFirstTemplateId = 258;         ///< as ipfixprobe
 inline constexpr std::uint32_t kNtpEpochOffset = 2208988800U;  ///< 1900-01-01 to 1970-01-01 in s
 
 enum class TimePrecision : std::uint8_t { Seconds, Milliseconds, Microseconds, Nanoseconds };
@@ -70,46 +70,46 @@ struct EncoderConfig {
     std::size_t maxMessageSize = 1458;  ///< bytes incl. the 16-byte header (ipfixprobe `mtu`)
     TimePrecision timePrecision = TimePrecision::Microseconds;
     ExportConstants constants;
-    std::uint64_t templateRefreshNs = 0;       ///< re-send templates after this time; 0 = never
-    std::uint64_t templateRefreshMessages = 0; ///< ... or after this many data messages; 0 = never
-    std::uint32_t (*exportTime)() = nullptr;   ///< unix seconds for the header; null = time()
-    std::uint64_t (*monotonicNs)() = nullptr;  ///< for the refresh timer; null = CLOCK_MONOTONIC
+    std::uint64_t templateRefreshNs = 0;        ///< re-send templates after this time; 0 = never
+    std::uint64_t templateRefreshMessages = 0;  ///< ... or after this many data messages; 0 = never
+    std::uint32_t (*exportTime)() = nullptr;    ///< unix seconds for the header; null = time()
+    std::uint64_t (*monotonicNs)() = nullptr;   ///< for the refresh timer; null = CLOCK_MONOTONIC
 };
 
 /// One template (a field list for one IP version) compiled for encoding.
 struct IpfixTemplate {
     enum class Op : std::uint8_t {
-        Int1,        ///< 1-byte source to 1 byte
-        Int2,        ///< u16 to 2 bytes BE
-        Int4,        ///< u32 to 4 bytes BE
-        Int4To8,     ///< u32 widened to 8 bytes BE
-        Int8,        ///< u64 to 8 bytes BE
-        IntAny,      ///< any width to any length BE (reduced-size encoding)
-        Ipv4,        ///< IPv4-mapped address: its last 4 bytes
-        Copy16,      ///< IPv6 address
-        Copy6,       ///< MAC address
-        Constant,    ///< pre-encoded exporter constant
-        TimeSec,     ///< dateTimeSeconds u32
-        TimeMs,      ///< dateTimeMilliseconds u64
-        TimeUsNtp,   ///< dateTimeMicroseconds NTP64
-        TimeNsNtp,   ///< dateTimeNanoseconds NTP64
+        Int1,       ///< 1-byte source to 1 byte
+        Int2,       ///< u16 to 2 bytes BE
+        Int4,       ///< u32 to 4 bytes BE
+        Int4To8,    ///< u32 widened to 8 bytes BE
+        Int8,       ///< u64 to 8 bytes BE
+        IntAny,     ///< any width to any length BE (reduced-size encoding)
+        Ipv4,       ///< IPv4-mapped address: its last 4 bytes
+        Copy16,     ///< IPv6 address
+        Copy6,      ///< MAC address
+        Constant,   ///< pre-encoded exporter constant
+        TimeSec,    ///< dateTimeSeconds u32
+        TimeMs,     ///< dateTimeMilliseconds u64
+        TimeUsNtp,  ///< dateTimeMicroseconds NTP64
+        TimeNsNtp,  ///< dateTimeNanoseconds NTP64
     };
     struct Step {
         Op op = Op::Int1;
-        std::uint8_t sourceSize = 0;   ///< IntAny: source width
-        std::uint8_t length = 0;       ///< encoded length
+        std::uint8_t sourceSize = 0;  ///< IntAny: source width
+        std::uint8_t length = 0;      ///< encoded length
         std::uint8_t constantIndex = 0;
-        std::uint16_t offset = 0;      ///< in FlowRecord
+        std::uint16_t offset = 0;  ///< in FlowRecord
     };
 
     std::uint16_t id = 0;
     std::uint8_t ipVersion = 4;
     std::vector<Step> steps;
     std::vector<const FieldSpec*> fields;
-    std::vector<IpfixElement> elements;   ///< as announced in the template record
-    std::size_t recordLength = 0;         ///< data record bytes (all fields fixed length)
-    std::vector<std::uint8_t> record;     ///< the template record (id, count, field specifiers)
-    std::vector<std::uint64_t> constants; ///< BE-encoded constants (left-aligned bytes)
+    std::vector<IpfixElement> elements;    ///< as announced in the template record
+    std::size_t recordLength = 0;          ///< data record bytes (all fields fixed length)
+    std::vector<std::uint8_t> record;      ///< the template record (id, count, field specifiers)
+    std::vector<std::uint64_t> constants;  ///< BE-encoded constants (left-aligned bytes)
 };
 
 class IpfixEncoder {
@@ -186,9 +186,30 @@ private:
     std::uint64_t m_templateMessages = 0;
 };
 
-/// NTP64 (seconds since 1900 << 32 | fraction) of `t` truncated to whole microseconds or
-/// nanoseconds, with the fraction placed just above the exact value (see above).
-std::uint64_t ntpMicroseconds(TimeNs t) noexcept;
-std::uint64_t ntpNanoseconds(TimeNs t) noexcept;
+// The NTP fraction counts 2^-32 s, so a microsecond or nanosecond is rarely a whole number of
+// units. Decoders convert back in different ways: truncating (libfixbuf, nfdump), rounding,
+// in floating point that lands a hair below exact values (tshark: .5 s read as .499999999), or
+// ignoring the low 11 bits of a microsecond fraction (RFC 7011 §6.1.9; libfds / ipfixcol2).
+// The encodings below sit strictly above the exact value by less than half a unit of the
+// precision, so all of them read back the encoded microsecond / nanosecond.
+
+/// NTP64 (seconds since 1900 << 32 | fraction) of `t` truncated to whole microseconds.
+inline std::uint64_t ntpMicroseconds(TimeNs t) noexcept {
+    const std::uint64_t sec = t / kNsPerSec;
+    const std::uint64_t usec = (t % kNsPerSec) / 1000;
+    // Next multiple of 2^11 units (0.477 µs) strictly above the exact value; low 11 bits zero.
+    const std::uint64_t exact = (usec << 32) / 1'000'000;
+    const std::uint64_t frac = ((exact >> 11) + 1) << 11;
+    return ((sec + kNtpEpochOffset) << 32) | frac;
+}
+
+/// NTP64 of `t` to the nanosecond.
+inline std::uint64_t ntpNanoseconds(TimeNs t) noexcept {
+    const std::uint64_t sec = t / kNsPerSec;
+    const std::uint64_t nsec = t % kNsPerSec;
+    // 1 to 2 units (0.23-0.47 ns) above the exact value.
+    const std::uint64_t frac = ((nsec << 32) / kNsPerSec) + 2;
+    return ((sec + kNtpEpochOffset) << 32) | frac;
+}
 
 }  // namespace rowprobe::output

@@ -17,40 +17,93 @@ constexpr std::size_t kMaxUdpPayload = 65507;
 // Names and defaults follow ipfixprobe's ipfix output (wire-formats.md §4.1) where it has the
 // option; the rest are rowprobe's.
 constexpr OptionSpec kOptions[] = {
-    {.name = "host", .shortName = "h", .type = OptionType::String, .defaultValue = "127.0.0.1",
+    {.name = "host",
+     .shortName = "h",
+     .type = OptionType::String,
+     .defaultValue = "127.0.0.1",
      .help = "collector address: name, IPv4 or IPv6"},
-    {.name = "port", .shortName = "p", .type = OptionType::Int, .defaultValue = "4739",
-     .help = "collector port", .min = 1, .max = 65535},
-    {.name = "udp", .shortName = "u", .type = OptionType::Flag,
+    {.name = "port",
+     .shortName = "p",
+     .type = OptionType::Int,
+     .defaultValue = "4739",
+     .help = "collector port",
+     .min = 1,
+     .max = 65535},
+    {.name = "udp",
+     .shortName = "u",
+     .type = OptionType::Flag,
      .help = "send over UDP (default: TCP)"},
-    {.name = "file", .shortName = "f", .type = OptionType::String,
+    {.name = "file",
+     .shortName = "f",
+     .type = OptionType::String,
      .help = "write an IPFIX file (RFC 5655) instead of sending; '-' is stdout"},
-    {.name = "mtu", .shortName = "m", .type = OptionType::Int, .defaultValue = "1458",
+    {.name = "mtu",
+     .shortName = "m",
+     .type = OptionType::Int,
+     .defaultValue = "1458",
      .help = "largest message in bytes incl. the 16-byte header (file: 65535 unless given)",
-     .min = 17, .max = 65535},
-    {.name = "id", .shortName = "I", .type = OptionType::Int, .defaultValue = "1",
-     .help = "observation domain id", .min = 0, .max = 4294967295.0},
-    {.name = "dir", .shortName = "d", .type = OptionType::Int, .defaultValue = "0",
-     .help = "value exported as ingressInterface (IE 10)", .min = 0, .max = 4294967295.0},
-    {.name = "template", .shortName = "t", .type = OptionType::Duration, .defaultValue = "600",
-     .help = "UDP: re-send templates after this long; 0 disables", .min = 0, .max = 86400},
-    {.name = "template-packets", .type = OptionType::Int, .defaultValue = "0",
-     .help = "UDP: re-send templates after this many data messages; 0 disables", .min = 0,
+     .min = 17,
+     .max = 65535},
+    {.name = "id",
+     .shortName = "I",
+     .type = OptionType::Int,
+     .defaultValue = "1",
+     .help = "observation domain id",
+     .min = 0,
+     .max = 4294967295.0},
+    {.name = "dir",
+     .shortName = "d",
+     .type = OptionType::Int,
+     .defaultValue = "0",
+     .help = "value exported as ingressInterface (IE 10)",
+     .min = 0,
+     .max = 4294967295.0},
+    {.name = "template",
+     .shortName = "t",
+     .type = OptionType::Duration,
+     .defaultValue = "600",
+     .help = "UDP: re-send templates after this long; 0 disables",
+     .min = 0,
+     .max = 86400},
+    {.name = "template-packets",
+     .type = OptionType::Int,
+     .defaultValue = "0",
+     .help = "UDP: re-send templates after this many data messages; 0 disables",
+     .min = 0,
      .max = 1e9},
-    {.name = "timestamps", .type = OptionType::Choice, .defaultValue = "us",
+    {.name = "timestamps",
+     .type = OptionType::Choice,
+     .defaultValue = "us",
      .help = "precision of flowStart/End: s (150/151), ms (152/153), us (154/155), ns (156/157)",
      .choices = kPrecisions},
-    {.name = "buffer", .shortName = "b", .type = OptionType::Int, .defaultValue = "16",
-     .help = "TCP: MiB of messages kept while the collector is unreachable", .min = 1,
+    {.name = "buffer",
+     .shortName = "b",
+     .type = OptionType::Int,
+     .defaultValue = "16",
+     .help = "TCP: MiB of messages kept while the collector is unreachable",
+     .min = 1,
      .max = 4096},
-    {.name = "reconnect", .shortName = "r", .type = OptionType::Duration, .defaultValue = "5",
-     .help = "TCP: longest wait between reconnect attempts (from 0.1 s, doubling)", .min = 0.1,
+    {.name = "reconnect",
+     .shortName = "r",
+     .type = OptionType::Duration,
+     .defaultValue = "5",
+     .help = "TCP: longest wait between reconnect attempts (from 0.1 s, doubling)",
+     .min = 0.1,
      .max = 3600},
-    {.name = "linger", .shortName = "l", .type = OptionType::Duration, .defaultValue = "5",
-     .help = "TCP: at exit, how long to keep delivering buffered records", .min = 0, .max = 3600},
-    {.name = "non-blocking-tcp", .shortName = "n", .type = OptionType::Flag,
+    {.name = "linger",
+     .shortName = "l",
+     .type = OptionType::Duration,
+     .defaultValue = "5",
+     .help = "TCP: at exit, how long to keep delivering buffered records",
+     .min = 0,
+     .max = 3600},
+    {.name = "non-blocking-tcp",
+     .shortName = "n",
+     .type = OptionType::Flag,
      .help = "accepted for ipfixprobe compatibility: connects never block the export thread"},
-    {.name = "verbose", .shortName = "v", .type = OptionType::Flag,
+    {.name = "verbose",
+     .shortName = "v",
+     .type = OptionType::Flag,
      .help = "log every connect attempt and disconnect"},
 };
 
@@ -68,7 +121,8 @@ IpfixOutput::IpfixOutput(const Options& o) {
     const bool udp = o.getFlag("udp");
     if (toFile) {
         for (const char* net : {"host", "port", "udp"}) {
-            if (o.explicitlySet(net)) o.fail(net, "does not apply with 'file' (the output is a file)");
+            if (o.explicitlySet(net))
+                o.fail(net, "does not apply with 'file' (the output is a file)");
         }
         if (o.getString("file").empty()) o.fail("file", "needs a path, or '-' for stdout");
     }
@@ -124,7 +178,9 @@ IpfixOutput::IpfixOutput(const Options& o) {
     // TCP: the transport needs the template messages for every new connection, so the encoder
     // is built first against a placeholder and the templates are handed over.
     struct NullSink final : MessageSink {
-        bool sendMessage(std::span<const std::uint8_t>, std::uint32_t, bool) override { return true; }
+        bool sendMessage(std::span<const std::uint8_t>, std::uint32_t, bool) override {
+            return true;
+        }
     } nullSink;
     auto templates = IpfixEncoder(config, fields, nullSink).templateMessages();
     TcpTransport::Config tcp;

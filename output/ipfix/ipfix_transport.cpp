@@ -93,7 +93,8 @@ UdpTransport::UdpTransport(std::vector<SocketAddress> addresses) {
         }
         lastErrno = errno;
     }
-    if (m_fd < 0) throw RuntimeError("output 'ipfix'", "cannot create a UDP socket: " + errnoText(lastErrno));
+    if (m_fd < 0)
+        throw RuntimeError("output 'ipfix'", "cannot create a UDP socket: " + errnoText(lastErrno));
     // Let a burst of messages queue locally rather than fail with ENOBUFS.
     const int sndbuf = 4 << 20;
     ::setsockopt(m_fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
@@ -106,8 +107,9 @@ UdpTransport::~UdpTransport() {
 bool UdpTransport::sendMessage(std::span<const std::uint8_t> message, std::uint32_t dataRecords,
                                bool /*templates*/) {
     for (;;) {
-        const ssize_t n = ::sendto(m_fd, message.data(), message.size(), 0,
-                                   reinterpret_cast<const sockaddr*>(&m_address.storage), m_address.length);
+        const ssize_t n =
+            ::sendto(m_fd, message.data(), message.size(), 0,
+                     reinterpret_cast<const sockaddr*>(&m_address.storage), m_address.length);
         if (n == static_cast<ssize_t>(message.size())) {
             m_records.fetch_add(dataRecords, std::memory_order_relaxed);
             m_bytes.fetch_add(message.size(), std::memory_order_relaxed);
@@ -184,7 +186,8 @@ OutputStats FileTransport::stats() const {
 // ---------------------------------------------------------------------------------------------
 // MessageRing
 
-MessageRing::MessageRing(std::size_t capacityBytes) : m_buffer((capacityBytes + 7) & ~std::size_t{7}) {}
+MessageRing::MessageRing(std::size_t capacityBytes)
+    : m_buffer((capacityBytes + 7) & ~std::size_t{7}) {}
 
 std::size_t MessageRing::needed(std::size_t messageLength) const noexcept {
     const std::size_t entry = kEntryHeader + ((messageLength + 7) & ~std::size_t{7});
@@ -241,7 +244,8 @@ MessageRing::Entry MessageRing::at(std::uint64_t position) noexcept {
 // TCP
 
 TcpTransport::TcpTransport(Config config, std::vector<std::vector<std::uint8_t>> templateMessages)
-    : m_config(std::move(config)), m_ring(m_config.bufferBytes),
+    : m_config(std::move(config)),
+      m_ring(m_config.bufferBytes),
       m_templates(std::move(templateMessages)) {
     m_backoff = kBackoffStart;
     m_thread = std::thread([this] { run(); });
@@ -323,7 +327,8 @@ int TcpTransport::connectOnce(std::string& error) {
         int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&a.storage), a.length);
         if (rc != 0 && errno == EINPROGRESS) {
             pollfd p{fd, POLLOUT, 0};
-            rc = ::poll(&p, 1, static_cast<int>(std::chrono::milliseconds(kConnectTimeout).count()));
+            rc =
+                ::poll(&p, 1, static_cast<int>(std::chrono::milliseconds(kConnectTimeout).count()));
             if (rc == 1) {
                 int soError = 0;
                 socklen_t len = sizeof soError;
@@ -411,7 +416,8 @@ void TcpTransport::disconnect(const char* why) {
     m_inOutage = true;
     const auto buffered = static_cast<double>(m_config.bufferBytes) / (1 << 20);
     log(std::string("collector ") + m_config.addresses.front().text + ": connection lost (" + why +
-        "); buffering up to " + std::to_string(static_cast<int>(buffered)) + " MiB and reconnecting");
+        "); buffering up to " + std::to_string(static_cast<int>(buffered)) +
+        " MiB and reconnecting");
     m_space.notify_all();
 }
 
@@ -437,17 +443,19 @@ void TcpTransport::run() {
             lock.lock();
             if (fd < 0) {
                 if (!m_inOutage || m_config.verbose) {
-                    log("collector " + m_config.addresses.front().text + ": cannot connect (" + error +
-                        "); buffering and retrying");
+                    log("collector " + m_config.addresses.front().text + ": cannot connect (" +
+                        error + "); buffering and retrying");
                 }
                 if (!m_inOutage) {
                     m_inOutage = true;
                     m_outageStart = Clock::now();
                 }
                 auto wait = m_backoff;
-                if (m_stopping) wait = std::min<std::chrono::nanoseconds>(wait, std::chrono::milliseconds(250));
+                if (m_stopping)
+                    wait = std::min<std::chrono::nanoseconds>(wait, std::chrono::milliseconds(250));
                 m_nextAttempt = Clock::now() + wait;
-                m_backoff = std::min<std::chrono::nanoseconds>(m_backoff * 2, m_config.reconnectMax);
+                m_backoff =
+                    std::min<std::chrono::nanoseconds>(m_backoff * 2, m_config.reconnectMax);
                 m_space.notify_all();
                 continue;
             }
@@ -460,7 +468,8 @@ void TcpTransport::run() {
             m_templatesSentVersion = 0;
             m_backoff = kBackoffStart;
             if (m_inOutage || m_config.verbose) {
-                const auto down = std::chrono::duration<double>(Clock::now() - m_outageStart).count();
+                const auto down =
+                    std::chrono::duration<double>(Clock::now() - m_outageStart).count();
                 log("collector " + m_config.addresses.front().text + ": connected" +
                     (m_inOutage ? " after " + std::to_string(down) + " s" : std::string()));
             }

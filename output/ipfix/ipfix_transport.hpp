@@ -176,7 +176,7 @@ private:
     /// 0 on success, else an errno value (ECONNRESET, ETIMEDOUT when the linger expired, ...).
     int sendAll(int fd, const std::uint8_t* data, std::size_t length);
     bool peerClosed(int fd);
-    void updateAcks();              // mutex held
+    void updateAcks();                 // mutex held
     void disconnect(const char* why);  // mutex held
     void log(const std::string& line) const;
 
@@ -201,8 +201,8 @@ private:
     bool m_inOutage = false;
     bool m_stopping = false;
     Clock::time_point m_deadline{};
-    std::atomic<bool> m_stopRequested{false};     ///< copy of m_stopping for sendAll
-    std::atomic<Clock::rep> m_deadlineTicks{0};   ///< copy of m_deadline for sendAll
+    std::atomic<bool> m_stopRequested{false};    ///< copy of m_stopping for sendAll
+    std::atomic<Clock::rep> m_deadlineTicks{0};  ///< copy of m_deadline for sendAll
 
     std::atomic<bool> m_connected{false};
     std::atomic<std::uint64_t> m_connections{0};

@@ -41,7 +41,8 @@ std::vector<std::string> split(std::string_view text, char sep) {
     std::size_t pos = 0;
     for (;;) {
         const std::size_t end = text.find(sep, pos);
-        out.emplace_back(text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos));
+        out.emplace_back(
+            text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos));
         if (end == std::string_view::npos) return out;
         pos = end + 1;
     }
@@ -79,10 +80,12 @@ std::vector<TrapIfcSpec> parseTrapIfcSpecs(std::string_view text) {
         const auto parts = split(ifc, ':');
         TrapIfcSpec s;
         s.text = ifc;
-        if (parts[0].size() != 1) bad(ifc, "must start with a type letter and ':' (t:, u:, f:, b:)");
+        if (parts[0].size() != 1)
+            bad(ifc, "must start with a type letter and ':' (t:, u:, f:, b:)");
         s.type = parts[0][0];
         if (s.type != 't' && s.type != 'u' && s.type != 'f' && s.type != 'b') {
-            bad(ifc, std::string("unknown interface type '") + s.type + "' (t: TCP, u: UNIX socket, f: file, b: blackhole)");
+            bad(ifc, std::string("unknown interface type '") + s.type +
+                         "' (t: TCP, u: UNIX socket, f: file, b: blackhole)");
         }
         std::vector<std::string> positional;
         for (std::size_t i = 1; i < parts.size(); ++i) {
@@ -107,10 +110,12 @@ std::vector<TrapIfcSpec> parseTrapIfcSpecs(std::string_view text) {
                     s.timeout = TrapTimeout::NoWait;
                     s.timeoutUs = n;
                 } else {
-                    bad(ifc, "timeout must be WAIT, HALF_WAIT, NO_WAIT or microseconds, got '" + value + "'");
+                    bad(ifc, "timeout must be WAIT, HALF_WAIT, NO_WAIT or microseconds, got '" +
+                                 value + "'");
                 }
             } else if (key == "buffer") {
-                if (value != "on" && value != "off") bad(ifc, "buffer must be on or off, got '" + value + "'");
+                if (value != "on" && value != "off")
+                    bad(ifc, "buffer must be on or off, got '" + value + "'");
                 s.buffer = value == "on";
             } else if (key == "autoflush") {
                 if (value == "off") {
@@ -119,20 +124,24 @@ std::vector<TrapIfcSpec> parseTrapIfcSpecs(std::string_view text) {
                     bad(ifc, "autoflush must be off or microseconds, got '" + value + "'");
                 }
             } else if ((s.type == 't' || s.type == 'u') && key == "max_clients") {
-                if (!parseUnsigned(value, n) || n == 0) bad(ifc, "max_clients must be a positive number");
+                if (!parseUnsigned(value, n) || n == 0)
+                    bad(ifc, "max_clients must be a positive number");
                 s.maxClients = static_cast<unsigned>(std::min<std::uint64_t>(n, 64));
             } else if ((s.type == 't' || s.type == 'u') && key == "buffer_count") {
-                if (!parseUnsigned(value, n) || n == 0) bad(ifc, "buffer_count must be a positive number");
+                if (!parseUnsigned(value, n) || n == 0)
+                    bad(ifc, "buffer_count must be a positive number");
             } else if ((s.type == 't' || s.type == 'u') && key == "buffer_size") {
                 if (!parseUnsigned(value, n) || n < 1024 || n > kTrapMaxPayload + 14) {
                     bad(ifc, "buffer_size must be in [1024, 100014] bytes, got '" + value + "'");
                 }
                 s.bufferSize = static_cast<std::size_t>(n);
             } else if (s.type == 'f' && key == "time") {
-                if (!parseUnsigned(value, n) || n == 0) bad(ifc, "time must be a positive number of minutes");
+                if (!parseUnsigned(value, n) || n == 0)
+                    bad(ifc, "time must be a positive number of minutes");
                 s.rotateMinutes = static_cast<unsigned>(n);
             } else if (s.type == 'f' && key == "size") {
-                if (!parseUnsigned(value, n) || n == 0) bad(ifc, "size must be a positive number of MB");
+                if (!parseUnsigned(value, n) || n == 0)
+                    bad(ifc, "size must be a positive number of MB");
                 s.rotateBytes = n * 1024 * 1024;
             } else {
                 bad(ifc, "unknown parameter '" + key + "'");
@@ -157,7 +166,8 @@ std::vector<TrapIfcSpec> parseTrapIfcSpecs(std::string_view text) {
                 s.name = positional[0];
                 break;
             case 'f':
-                if (positional.empty() || positional[0].empty()) bad(ifc, "expected f:<path>[:w|:a]");
+                if (positional.empty() || positional[0].empty())
+                    bad(ifc, "expected f:<path>[:w|:a]");
                 s.path = positional[0];
                 for (std::size_t i = 1; i < positional.size(); ++i) {
                     if (positional[i] == "w" || positional[i] == "a") {
@@ -186,7 +196,8 @@ std::string trapSocketDir() {
 
 TrapOutput::TrapOutput(TrapIfcSpec spec, std::string specifier, std::size_t headerSize)
     : m_spec(std::move(spec)), m_specifier(std::move(specifier)), m_headerSize(headerSize) {
-    const std::size_t payload = std::min(m_spec.bufferSize - std::min(m_spec.bufferSize, headerSize), kTrapMaxPayload);
+    const std::size_t payload =
+        std::min(m_spec.bufferSize - std::min(m_spec.bufferSize, headerSize), kTrapMaxPayload);
     m_container.assign(headerSize + payload, 0);
     m_used = headerSize;
 }
@@ -220,8 +231,8 @@ void TrapOutput::finishContainer() {
     std::uint8_t* h = m_container.data();
     putBe32(h, static_cast<std::uint32_t>(m_used - m_headerSize));
     if (m_headerSize == 14) {
-        std::memcpy(h + 4, &m_sequence, 8);    // host order (LE)
-        std::memcpy(h + 12, &m_messages, 2);   // host order (LE)
+        std::memcpy(h + 4, &m_sequence, 8);   // host order (LE)
+        std::memcpy(h + 12, &m_messages, 2);  // host order (LE)
     }
     if (deliver({m_container.data(), m_used})) {
         m_stats.records += m_records;
@@ -265,31 +276,37 @@ TrapStreamServer::TrapStreamServer(TrapIfcSpec spec, std::string specifier, bool
         addrinfo* ai = nullptr;
         const int rc = ::getaddrinfo(m_spec.address.empty() ? nullptr : m_spec.address.c_str(),
                                      m_spec.port.c_str(), &hints, &ai);
-        if (rc != 0) throw std::runtime_error("cannot resolve '" + m_spec.address + "': " + gai_strerror(rc));
+        if (rc != 0)
+            throw std::runtime_error("cannot resolve '" + m_spec.address +
+                                     "': " + gai_strerror(rc));
         m_listen = ::socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         const int one = 1;
         if (m_listen >= 0) ::setsockopt(m_listen, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
         if (m_listen < 0 || ::bind(m_listen, ai->ai_addr, ai->ai_addrlen) != 0) {
             const int e = errno;
             ::freeaddrinfo(ai);
-            throw std::runtime_error("cannot listen on TCP port " + m_spec.port + ": " + std::strerror(e));
+            throw std::runtime_error("cannot listen on TCP port " + m_spec.port + ": " +
+                                     std::strerror(e));
         }
         ::freeaddrinfo(ai);
         sockaddr_storage bound{};
         socklen_t len = sizeof bound;
         ::getsockname(m_listen, reinterpret_cast<sockaddr*>(&bound), &len);
-        m_port = ntohs(bound.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
-                                                  : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+        m_port =
+            ntohs(bound.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
+                                             : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
     } else {
         m_path = trapSocketDir() + "/trap-" + m_spec.name + ".sock";
         sockaddr_un a{};
         a.sun_family = AF_UNIX;
-        if (m_path.size() >= sizeof a.sun_path) throw std::runtime_error("socket path too long: " + m_path);
+        if (m_path.size() >= sizeof a.sun_path)
+            throw std::runtime_error("socket path too long: " + m_path);
         std::memcpy(a.sun_path, m_path.c_str(), m_path.size() + 1);
         ::unlink(m_path.c_str());  // a stale socket of an earlier run
         m_listen = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (m_listen < 0 || ::bind(m_listen, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-            throw std::runtime_error("cannot create UNIX socket " + m_path + ": " + std::strerror(errno));
+            throw std::runtime_error("cannot create UNIX socket " + m_path + ": " +
+                                     std::strerror(errno));
         }
         ::chmod(m_path.c_str(), 0666);
     }
@@ -325,7 +342,8 @@ void TrapStreamServer::acceptClients() {
         c.fd = fd;
         c.pending.reserve(std::max(m_hello.size(), kTrapMaxPayload + 14));
         c.pending = m_hello;
-        if (drain(c, true, std::chrono::duration_cast<std::chrono::microseconds>(kHelloBudget)) == Drain::Failed) {
+        if (drain(c, true, std::chrono::duration_cast<std::chrono::microseconds>(kHelloBudget)) ==
+            Drain::Failed) {
             ::close(fd);
             continue;
         }
@@ -333,7 +351,8 @@ void TrapStreamServer::acceptClients() {
     }
 }
 
-TrapStreamServer::Drain TrapStreamServer::drain(Client& c, bool block, std::chrono::microseconds budget) {
+TrapStreamServer::Drain TrapStreamServer::drain(Client& c, bool block,
+                                                std::chrono::microseconds budget) {
     // Waits at most `budget` without progress; then a blocking drain gives up on the client
     // (Failed) and a non-blocking one leaves the rest pending.
     auto lastProgress = Clock::now();
@@ -351,7 +370,8 @@ TrapStreamServer::Drain TrapStreamServer::drain(Client& c, bool block, std::chro
             const auto limit = std::chrono::duration_cast<Clock::duration>(budget);
             if (waited >= limit) return block ? Drain::Failed : Drain::Pending;
             pollfd p{c.fd, POLLOUT, 0};
-            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(limit - waited).count();
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(limit - waited).count();
             ::poll(&p, 1, static_cast<int>(std::clamp<std::int64_t>(left, 1, 100)));
             continue;
         }
@@ -363,7 +383,8 @@ TrapStreamServer::Drain TrapStreamServer::drain(Client& c, bool block, std::chro
 }
 
 void TrapStreamServer::drop(std::size_t index, const char* why) {
-    std::cerr << "rowprobe: output 'unirec': " << m_spec.text << ": client dropped (" << why << ")\n";
+    std::cerr << "rowprobe: output 'unirec': " << m_spec.text << ": client dropped (" << why
+              << ")\n";
     ::close(m_clients[index].fd);
     m_clients.erase(m_clients.begin() + static_cast<std::ptrdiff_t>(index));
 }
@@ -477,7 +498,8 @@ void TrapFileOutput::close() {
     const bool ok = std::fflush(m_file) == 0;
     std::fclose(m_file);
     m_file = nullptr;
-    if (!ok) throw std::runtime_error("cannot write '" + m_currentPath + "': " + std::strerror(errno));
+    if (!ok)
+        throw std::runtime_error("cannot write '" + m_currentPath + "': " + std::strerror(errno));
 }
 
 TrapBlackhole::TrapBlackhole(TrapIfcSpec spec, std::string specifier)

@@ -45,8 +45,8 @@ enum class TrapTimeout : std::uint8_t { Wait, HalfWait, NoWait };
 
 /// One interface of an ifc spec ("t:7600", "u:flow_data:timeout=WAIT", "f:/tmp/x.trapcap:w").
 struct TrapIfcSpec {
-    char type = 0;            ///< 't', 'u', 'f' or 'b'
-    std::string text;         ///< as given
+    char type = 0;     ///< 't', 'u', 'f' or 'b'
+    std::string text;  ///< as given
     // common parameters
     TrapTimeout timeout = TrapTimeout::HalfWait;
     bool timeoutGiven = false;
@@ -54,14 +54,14 @@ struct TrapIfcSpec {
     bool buffer = true;           ///< off = one message per container
     bool autoflush = true;        ///< off = containers leave only when full and at exit
     // t: / u:
-    std::string address;          ///< t: bind address (rowprobe extension; default wildcard)
-    std::string port;             ///< t: port
-    std::string name;             ///< u: socket name
+    std::string address;  ///< t: bind address (rowprobe extension; default wildcard)
+    std::string port;     ///< t: port
+    std::string name;     ///< u: socket name
     unsigned maxClients = 64;
     std::size_t bufferSize = kTrapDefaultBufferSize;
     // f:
     std::string path;
-    char mode = 'w';              ///< 'w' overwrite, 'a' first free <path>.NNNNN
+    char mode = 'w';  ///< 'w' overwrite, 'a' first free <path>.NNNNN
     unsigned rotateMinutes = 0;
     std::uint64_t rotateBytes = 0;
 };
@@ -116,7 +116,7 @@ public:
     /// Binds and listens. Throws std::runtime_error with the system's reason.
     TrapStreamServer(TrapIfcSpec spec, std::string specifier, bool legacy);
     ~TrapStreamServer() override;
-    std::uint16_t port() const noexcept { return m_port; }          ///< t: bound port
+    std::uint16_t port() const noexcept { return m_port; }             ///< t: bound port
     const std::string& socketPath() const noexcept { return m_path; }  ///< u: path
     std::size_t clients() const noexcept { return m_clients.size(); }
     /// Accepts pending connections (sends them the hello). Called on every delivery; public

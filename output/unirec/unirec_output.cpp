@@ -12,21 +12,40 @@ namespace {
 
 // Names follow ipfixprobe's unirec output (wire-formats.md §3.1).
 constexpr OptionSpec kOptions[] = {
-    {.name = "ifc", .shortName = "i", .type = OptionType::String,
+    {.name = "ifc",
+     .shortName = "i",
+     .type = OptionType::String,
      .help = "TRAP interfaces, comma-separated: t:[ADDR:]PORT, u:NAME, f:PATH[:w|:a], b:",
      .required = true},
-    {.name = "plugins", .shortName = "p", .type = OptionType::String, .defaultValue = "basic",
+    {.name = "plugins",
+     .shortName = "p",
+     .type = OptionType::String,
+     .defaultValue = "basic",
      .help = "field groups per interface, e.g. basic or http,(pstats,phists); one per interface"},
-    {.name = "odid", .shortName = "o", .type = OptionType::Flag,
+    {.name = "odid",
+     .shortName = "o",
+     .type = OptionType::Flag,
      .help = "export uint32 ODID instead of uint64 LINK_BIT_FIELD"},
-    {.name = "eof", .shortName = "e", .type = OptionType::Flag,
+    {.name = "eof",
+     .shortName = "e",
+     .type = OptionType::Flag,
      .help = "send the end-of-stream message (one zero byte) on every interface at exit"},
-    {.name = "id", .shortName = "I", .type = OptionType::Int, .defaultValue = "1",
-     .help = "value of LINK_BIT_FIELD, or of ODID (truncated to 32 bits) with odid", .min = 0,
+    {.name = "id",
+     .shortName = "I",
+     .type = OptionType::Int,
+     .defaultValue = "1",
+     .help = "value of LINK_BIT_FIELD, or of ODID (truncated to 32 bits) with odid",
+     .min = 0,
      .max = 9223372036854775807.0},
-    {.name = "dir", .shortName = "d", .type = OptionType::Int, .defaultValue = "0",
-     .help = "value of DIR_BIT_FIELD", .min = 0, .max = 255},
-    {.name = "legacy", .type = OptionType::Flag,
+    {.name = "dir",
+     .shortName = "d",
+     .type = OptionType::Int,
+     .defaultValue = "0",
+     .help = "value of DIR_BIT_FIELD",
+     .min = 0,
+     .max = 255},
+    {.name = "legacy",
+     .type = OptionType::Flag,
      .help = "4-byte container header of libtrap <= 1.16 on t: and u: (default: 14-byte, >= 1.17)"},
 };
 
@@ -44,12 +63,14 @@ std::vector<std::vector<std::string>> parseGroups(const std::string& text) {
             std::size_t p = 0;
             while (p <= inner.size()) {
                 const std::size_t c = inner.find(',', p);
-                group.push_back(inner.substr(p, c == std::string::npos ? std::string::npos : c - p));
+                group.push_back(
+                    inner.substr(p, c == std::string::npos ? std::string::npos : c - p));
                 if (c == std::string::npos) break;
                 p = c + 1;
             }
             i = close + 1;
-            if (i < text.size() && text[i] != ',') throw std::invalid_argument("expected ',' after ')'");
+            if (i < text.size() && text[i] != ',')
+                throw std::invalid_argument("expected ',' after ')'");
         } else {
             const std::size_t c = text.find(',', i);
             group.push_back(text.substr(i, c == std::string::npos ? std::string::npos : c - i));
@@ -81,15 +102,18 @@ UnirecOutput::UnirecOutput(const Options& o) {
         o.fail("plugins", e.what());
     }
     if (groups.size() != specs.size()) {
-        o.fail("plugins", "names " + std::to_string(groups.size()) + " interface group(s) but ifc has " +
-                              std::to_string(specs.size()) + " interface(s); give one group per interface");
+        o.fail("plugins", "names " + std::to_string(groups.size()) +
+                              " interface group(s) but ifc has " + std::to_string(specs.size()) +
+                              " interface(s); give one group per interface");
     }
     std::vector<std::string> seen;
     for (const auto& g : groups) {
         for (const auto& name : g) {
             if (name != "basic") {
-                o.fail("plugins", "'" + name + "' exports no UniRec fields (no process plugin adds fields yet)",
-                       {"basic"});
+                o.fail(
+                    "plugins",
+                    "'" + name + "' exports no UniRec fields (no process plugin adds fields yet)",
+                    {"basic"});
             }
             for (const auto& s : seen) {
                 if (s == name) o.fail("plugins", "'" + name + "' may appear only once");
@@ -116,10 +140,17 @@ UnirecOutput::UnirecOutput(const Options& o) {
             switch (spec.type) {
                 case 't':
                 case 'u':
-                    ifc.trap = std::make_unique<TrapStreamServer>(std::move(spec), std::move(specifier), legacy);
+                    ifc.trap = std::make_unique<TrapStreamServer>(std::move(spec),
+                                                                  std::move(specifier), legacy);
                     break;
-                case 'f': ifc.trap = std::make_unique<TrapFileOutput>(std::move(spec), std::move(specifier)); break;
-                default: ifc.trap = std::make_unique<TrapBlackhole>(std::move(spec), std::move(specifier)); break;
+                case 'f':
+                    ifc.trap =
+                        std::make_unique<TrapFileOutput>(std::move(spec), std::move(specifier));
+                    break;
+                default:
+                    ifc.trap =
+                        std::make_unique<TrapBlackhole>(std::move(spec), std::move(specifier));
+                    break;
             }
         } catch (const std::runtime_error& e) {
             throw RuntimeError("output 'unirec'", "interface '" + text + "': " + e.what());
@@ -190,9 +221,10 @@ OutputStats UnirecOutput::stats() const {
             m_bytes.load(std::memory_order_relaxed)};
 }
 
-ROWPROBE_REGISTER_PLUGIN(PluginKind::Output, UnirecOutput,
-                         {.name = "unirec",
-                          .summary = "NEMEA UniRec records over TRAP: t: TCP, u: UNIX socket, f: file",
-                          .options = kOptions});
+ROWPROBE_REGISTER_PLUGIN(
+    PluginKind::Output, UnirecOutput,
+    {.name = "unirec",
+     .summary = "NEMEA UniRec records over TRAP: t: TCP, u: UNIX socket, f: file",
+     .options = kOptions});
 
 }  // namespace rowprobe::output

@@ -15,18 +15,19 @@ struct TypeRow {
 
 // wire-formats.md §1.1
 constexpr TypeRow kTypes[] = {
-    {"int8", 1},      {"uint8", 1},     {"char", 1},     {"int16", 2},      {"uint16", 2},
-    {"int32", 4},     {"uint32", 4},    {"float", 4},    {"int64", 8},      {"uint64", 8},
-    {"double", 8},    {"macaddr", 6},   {"time", 8},     {"ipaddr", 16},    {"string", -1},
-    {"bytes", -1},    {"uint8*", -1},   {"int8*", -1},   {"uint16*", -2},   {"int16*", -2},
-    {"uint32*", -4},  {"int32*", -4},   {"float*", -4},  {"macaddr*", -6},  {"uint64*", -8},
-    {"int64*", -8},   {"double*", -8},  {"time*", -8},   {"ipaddr*", -16},
+    {"int8", 1},     {"uint8", 1},    {"char", 1},    {"int16", 2},     {"uint16", 2},
+    {"int32", 4},    {"uint32", 4},   {"float", 4},   {"int64", 8},     {"uint64", 8},
+    {"double", 8},   {"macaddr", 6},  {"time", 8},    {"ipaddr", 16},   {"string", -1},
+    {"bytes", -1},   {"uint8*", -1},  {"int8*", -1},  {"uint16*", -2},  {"int16*", -2},
+    {"uint32*", -4}, {"int32*", -4},  {"float*", -4}, {"macaddr*", -6}, {"uint64*", -8},
+    {"int64*", -8},  {"double*", -8}, {"time*", -8},  {"ipaddr*", -16},
 };
 
 bool validName(std::string_view n) {
     if (n.empty() || !((n[0] >= 'A' && n[0] <= 'Z') || (n[0] >= 'a' && n[0] <= 'z'))) return false;
     return std::all_of(n.begin(), n.end(), [](char c) {
-        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+               c == '_';
     });
 }
 
@@ -56,9 +57,11 @@ UnirecLayout::UnirecLayout(std::vector<std::pair<std::string, std::string>> fiel
     for (auto& [type, name] : fields) {
         const UnirecType t = unirecType(type);
         if (!t.known) throw std::invalid_argument("unknown UniRec type '" + type + "'");
-        if (!validName(name)) throw std::invalid_argument("invalid UniRec field name '" + name + "'");
+        if (!validName(name))
+            throw std::invalid_argument("invalid UniRec field name '" + name + "'");
         for (const auto& f : m_fields) {
-            if (f.name == name) throw std::invalid_argument("UniRec field '" + name + "' given twice");
+            if (f.name == name)
+                throw std::invalid_argument("UniRec field '" + name + "' given twice");
         }
         m_fields.push_back({name, type, t.sortSize, 0});
     }
@@ -122,7 +125,8 @@ std::vector<const FieldSpec*> fieldSpecs(std::span<const FieldId> ids) {
 }
 
 namespace {
-std::vector<std::pair<std::string, std::string>> typeNames(std::span<const FieldSpec* const> fields) {
+std::vector<std::pair<std::string, std::string>> typeNames(
+    std::span<const FieldSpec* const> fields) {
     std::vector<std::pair<std::string, std::string>> out;
     for (const FieldSpec* f : fields) {
         if (f->unirec.name.empty()) {
@@ -134,12 +138,14 @@ std::vector<std::pair<std::string, std::string>> typeNames(std::span<const Field
 }
 }  // namespace
 
-UnirecEncoder::UnirecEncoder(std::span<const FieldSpec* const> fields, const ExportConstants& constants)
+UnirecEncoder::UnirecEncoder(std::span<const FieldSpec* const> fields,
+                             const ExportConstants& constants)
     : m_layout(typeNames(fields)) {
     for (const UnirecLayout::Field& lf : m_layout.fields()) {
         if (lf.variable()) throw std::invalid_argument("variable UniRec field '" + lf.name + "'");
-        const FieldSpec* f = *std::find_if(fields.begin(), fields.end(),
-                                           [&](const FieldSpec* s) { return s->unirec.name == lf.name; });
+        const FieldSpec* f = *std::find_if(fields.begin(), fields.end(), [&](const FieldSpec* s) {
+            return s->unirec.name == lf.name;
+        });
         Step s;
         s.size = static_cast<std::uint8_t>(lf.size());
         s.destination = static_cast<std::uint16_t>(lf.offset);
@@ -147,7 +153,8 @@ UnirecEncoder::UnirecEncoder(std::span<const FieldSpec* const> fields, const Exp
         s.sourceSize = static_cast<std::uint8_t>(fieldTypeSize(f->type));
         const bool numericUnirec = lf.type != "ipaddr" && lf.type != "macaddr";
         if (f->origin == FieldOrigin::Exporter) {
-            if (!numericUnirec) throw std::invalid_argument("exporter constant '" + lf.name + "' must be numeric");
+            if (!numericUnirec)
+                throw std::invalid_argument("exporter constant '" + lf.name + "' must be numeric");
             std::uint8_t bytes[8] = {};
             putLe(bytes, readUnsigned(*f, FlowRecord{}, constants), s.size);
             std::memcpy(&s.constant, bytes, 8);
@@ -162,8 +169,8 @@ UnirecEncoder::UnirecEncoder(std::span<const FieldSpec* const> fields, const Exp
                    lf.type != "time" && lf.type != "float" && lf.type != "double") {
             s.op = Op::IntLe;
         } else {
-            throw std::invalid_argument("field '" + std::string(f->name) + "' cannot be encoded as UniRec " +
-                                        lf.type);
+            throw std::invalid_argument("field '" + std::string(f->name) +
+                                        "' cannot be encoded as UniRec " + lf.type);
         }
         m_steps.push_back(s);
     }
@@ -190,7 +197,9 @@ void UnirecEncoder::encode(const FlowRecord& record, std::uint8_t* out) const no
                     std::memcpy(dst, src, 16);
                 }
                 break;
-            case Op::Copy: std::memcpy(dst, src, s.size); break;
+            case Op::Copy:
+                std::memcpy(dst, src, s.size);
+                break;
             case Op::Time: {
                 std::uint64_t t = 0;
                 std::memcpy(&t, src, 8);
@@ -198,7 +207,9 @@ void UnirecEncoder::encode(const FlowRecord& record, std::uint8_t* out) const no
                 std::memcpy(dst, &v, 8);
                 break;
             }
-            case Op::Constant: std::memcpy(dst, &s.constant, s.size); break;
+            case Op::Constant:
+                std::memcpy(dst, &s.constant, s.size);
+                break;
         }
     }
 }

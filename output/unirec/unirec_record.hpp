@@ -38,7 +38,7 @@ namespace rowprobe::output {
 /// Properties of a UniRec type string ("uint16", "ipaddr", "uint16*", "string", ...).
 struct UnirecType {
     std::string_view name;
-    int sortSize = 0;             ///< >0 fixed size; <0 variable with element size -sortSize
+    int sortSize = 0;  ///< >0 fixed size; <0 variable with element size -sortSize
     bool known = false;
 };
 UnirecType unirecType(std::string_view typeName) noexcept;
@@ -55,7 +55,9 @@ public:
         int sortSize = 0;
         std::size_t offset = 0;  ///< fixed value or, for variable fields, the 4-byte slot
         bool variable() const noexcept { return sortSize < 0; }
-        std::size_t size() const noexcept { return variable() ? 4 : static_cast<std::size_t>(sortSize); }
+        std::size_t size() const noexcept {
+            return variable() ? 4 : static_cast<std::size_t>(sortSize);
+        }
     };
 
     /// Sorts `fields` (type, name) as receivers do. Throws std::invalid_argument on an unknown

@@ -2,25 +2,24 @@
 // field-by-field comparison, tool lookup, and a child process fed through a stdin pipe.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <stdexcept>
-#include <thread>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -101,7 +100,8 @@ inline void expectSameFlows(const std::vector<Flow>& expected, const std::vector
     std::map<Key, std::vector<const Flow*>> byKey;
     for (const auto& f : actual) byKey[Key(f.key())].push_back(&f);
     for (auto& [k, v] : byKey) {
-        std::sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->timeFirstNs < b->timeFirstNs; });
+        std::sort(v.begin(), v.end(),
+                  [](auto* a, auto* b) { return a->timeFirstNs < b->timeFirstNs; });
     }
     std::map<Key, std::size_t> used;
     int reported = 0;
@@ -114,8 +114,9 @@ inline void expectSameFlows(const std::vector<Flow>& expected, const std::vector
         if (it == byKey.end() || n >= it->second.size()) {
             ++missing;
             if (reported++ < 5) {
-                ADD_FAILURE() << decoder << ": flow " << e.srcIp << ":" << e.srcPort << " -> " << e.dstIp << ":"
-                              << e.dstPort << " proto " << e.proto << " not decoded";
+                ADD_FAILURE() << decoder << ": flow " << e.srcIp << ":" << e.srcPort << " -> "
+                              << e.dstIp << ":" << e.dstPort << " proto " << e.proto
+                              << " not decoded";
             }
             continue;
         }
@@ -140,8 +141,8 @@ inline void expectSameFlows(const std::vector<Flow>& expected, const std::vector
         if (!diff.str().empty()) {
             ++wrong;
             if (reported++ < 5) {
-                ADD_FAILURE() << decoder << ": flow " << e.srcIp << ":" << e.srcPort << " -> " << e.dstIp << ":"
-                              << e.dstPort << ":" << diff.str();
+                ADD_FAILURE() << decoder << ": flow " << e.srcIp << ":" << e.srcPort << " -> "
+                              << e.dstIp << ":" << e.dstPort << ":" << diff.str();
             }
         }
     }
@@ -161,17 +162,17 @@ inline std::string findTool(const std::string& tool) {
     return {};
 }
 
-#define ROWPROBE_REQUIRE_TOOL(tool, package)                                                       \
-    do {                                                                                           \
-        if (::rowprobe::test::interop::findTool(tool).empty())                                     \
-            GTEST_SKIP() << tool << " not installed (Debian package " << package                   \
-                         << "; scripts/setup.sh installs it)";                                     \
+#define ROWPROBE_REQUIRE_TOOL(tool, package)                                     \
+    do {                                                                         \
+        if (::rowprobe::test::interop::findTool(tool).empty())                   \
+            GTEST_SKIP() << tool << " not installed (Debian package " << package \
+                         << "; scripts/setup.sh installs it)";                   \
     } while (0)
 
-#define ROWPROBE_REQUIRE_BINARY()                                                                  \
-    do {                                                                                           \
-        if (!std::filesystem::exists(::rowprobe::test::rowprobeBinary()))                          \
-            GTEST_SKIP() << "rowprobe binary not built: " << ::rowprobe::test::rowprobeBinary();   \
+#define ROWPROBE_REQUIRE_BINARY()                                                                \
+    do {                                                                                         \
+        if (!std::filesystem::exists(::rowprobe::test::rowprobeBinary()))                        \
+            GTEST_SKIP() << "rowprobe binary not built: " << ::rowprobe::test::rowprobeBinary(); \
     } while (0)
 
 inline const std::string kStorage = "cache;seed=1";
@@ -180,8 +181,8 @@ inline const std::string kStorage = "cache;seed=1";
 inline CommandResult runRowprobe(const std::string& input, const std::string& output,
                                  std::vector<std::string> extra = {},
                                  const std::string& storage = kStorage) {
-    std::vector<std::string> argv = {rowprobeBinary().string(), "-i", input, "-s", storage, "-o", output,
-                                     "--quiet"};
+    std::vector<std::string> argv = {
+        rowprobeBinary().string(), "-i", input, "-s", storage, "-o", output, "--quiet"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     CommandResult r = runCommand(argv, 300);
     EXPECT_EQ(r.exitCode, 0) << "rowprobe -o '" << output << "' failed:\n" << r.err;
@@ -203,19 +204,22 @@ struct Capture {
         return name == "synth10k" ? synth10kPcap() : sourceDir() / "pcaps" / (name + ".pcap");
     }
 };
-inline std::string captureName(const ::testing::TestParamInfo<Capture>& info) { return info.param.name; }
+inline std::string captureName(const ::testing::TestParamInfo<Capture>& info) {
+    return info.param.name;
+}
 inline void PrintTo(const Capture& c, std::ostream* os) { *os << c.name; }
 
-#define ROWPROBE_REQUIRE_CAPTURE(capture)                                                          \
-    do {                                                                                           \
-        if ((capture).path().empty() || !std::filesystem::exists((capture).path()))                \
-            GTEST_SKIP() << "capture '" << (capture).name << "' not available";                     \
+#define ROWPROBE_REQUIRE_CAPTURE(capture)                                           \
+    do {                                                                            \
+        if ((capture).path().empty() || !std::filesystem::exists((capture).path())) \
+            GTEST_SKIP() << "capture '" << (capture).name << "' not available";     \
     } while (0)
 
 /// A child process whose stdin is a pipe the test writes to (a capture fed at the test's pace).
 class PipedChild {
 public:
-    explicit PipedChild(const std::vector<std::string>& argv, const std::filesystem::path& errFile) {
+    explicit PipedChild(const std::vector<std::string>& argv,
+                        const std::filesystem::path& errFile) {
         int fds[2];
         if (::pipe(fds) != 0) throw std::runtime_error("pipe");
         m_pid = ::fork();

@@ -3,7 +3,6 @@
 // TCP stream saved by a collector and read by ipfixDump. For every flow of each capture, each
 // decoded value must equal rowprobe's own json output for the same capture.
 #include <gtest/gtest.h>
-
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -42,8 +41,8 @@ std::vector<std::map<std::string, std::string>> ipfixDumpRecords(const std::stri
         const std::size_t open = line.find('(');
         const std::size_t close = line.find(')');
         const std::size_t colon = line.find(" : ");
-        if (!inRecord || open == std::string::npos || close == std::string::npos || colon == std::string::npos ||
-            close > colon) {
+        if (!inRecord || open == std::string::npos || close == std::string::npos ||
+            colon == std::string::npos || close > colon) {
             continue;
         }
         records.back()[line.substr(open + 1, close - open - 1)] = line.substr(colon + 3);
@@ -99,13 +98,15 @@ TEST_P(IpfixDumpInterop, DecodesEveryFlowOfAnIpfixFile) {
 
         // Its statistics: every record, in template 258 (IPv4) or 259 (IPv6).
         const auto stats = runCommand({"ipfixDump", "--in", file.string(), "--stats"});
-        EXPECT_NE(stats.out.find(std::to_string(expected.size()) + " Data Records"), std::string::npos)
+        EXPECT_NE(stats.out.find(std::to_string(expected.size()) + " Data Records"),
+                  std::string::npos)
             << stats.out;
         EXPECT_NE(stats.out.find("2 Template Records"), std::string::npos) << stats.out;
         std::size_t v6 = 0;
         for (const auto& f : expected) v6 += f.srcIp.find(':') != std::string::npos ? 1 : 0;
         if (v6 != 0) {
-            EXPECT_NE(stats.out.find("259 (0x0103)| " + std::to_string(v6)), std::string::npos) << stats.out;
+            EXPECT_NE(stats.out.find("259 (0x0103)| " + std::to_string(v6)), std::string::npos)
+                << stats.out;
         }
     }
 }
@@ -168,8 +169,8 @@ std::uint64_t tsharkTime(const std::string& text) {
     tm.tm_mon = month;
     unsigned long frac = 0;
     char fracText[16] = {};
-    std::sscanf(text.c_str() + 4, "%d, %d %d:%d:%d.%15[0-9]", &tm.tm_mday, &tm.tm_year, &tm.tm_hour, &tm.tm_min,
-                &tm.tm_sec, fracText);
+    std::sscanf(text.c_str() + 4, "%d, %d %d:%d:%d.%15[0-9]", &tm.tm_mday, &tm.tm_year, &tm.tm_hour,
+                &tm.tm_min, &tm.tm_sec, fracText);
     tm.tm_year -= 1900;
     std::string digits(fracText);
     digits.resize(9, '0');
@@ -181,14 +182,26 @@ std::uint64_t tsharkTime(const std::string& text) {
 /// order. Flows are rebuilt by walking ip_version (addresses come from the v4 or v6 list) and
 /// taking counters in (forward, reverse) pairs.
 std::vector<Flow> tsharkFlows(const fs::path& pcap, std::uint16_t port) {
-    const std::vector<std::string> fields = {"cflow.ip_version", "cflow.srcaddr",  "cflow.dstaddr",
-                                             "cflow.srcaddrv6",  "cflow.dstaddrv6", "cflow.srcport",
-                                             "cflow.dstport",    "cflow.protocol", "cflow.packets",
-                                             "cflow.octets",     "cflow.tcpflags", "cflow.abstimestart",
-                                             "cflow.abstimeend"};
-    std::vector<std::string> argv = {"tshark", "-r", pcap.string(), "-d", "udp.port==" + std::to_string(port) + ",cflow",
-                                     "-o", "cflow.max_template_fields:0", "-T", "fields", "-E", "occurrence=a",
-                                     "-E", "aggregator=|", "-E", "separator=/t"};
+    const std::vector<std::string> fields = {
+        "cflow.ip_version", "cflow.srcaddr", "cflow.dstaddr",  "cflow.srcaddrv6",
+        "cflow.dstaddrv6",  "cflow.srcport", "cflow.dstport",  "cflow.protocol",
+        "cflow.packets",    "cflow.octets",  "cflow.tcpflags", "cflow.abstimestart",
+        "cflow.abstimeend"};
+    std::vector<std::string> argv = {"tshark",
+                                     "-r",
+                                     pcap.string(),
+                                     "-d",
+                                     "udp.port==" + std::to_string(port) + ",cflow",
+                                     "-o",
+                                     "cflow.max_template_fields:0",
+                                     "-T",
+                                     "fields",
+                                     "-E",
+                                     "occurrence=a",
+                                     "-E",
+                                     "aggregator=|",
+                                     "-E",
+                                     "separator=/t"};
     for (const auto& f : fields) {
         argv.push_back("-e");
         argv.push_back(f);
@@ -264,8 +277,8 @@ TEST_P(TsharkInterop, DecodesEveryFlowSentOverUdp) {
 
         // The dissector has no complaint (malformed set, unknown template, bad length ...).
         const auto expert = runCommand({"tshark", "-r", pcap.string(), "-d",
-                                        "udp.port==" + std::to_string(collector.port()) + ",cflow", "-q", "-z",
-                                        "expert,warn"});
+                                        "udp.port==" + std::to_string(collector.port()) + ",cflow",
+                                        "-q", "-z", "expert,warn"});
         EXPECT_EQ(expert.exitCode, 0);
         EXPECT_EQ(expert.out.find("Errors"), std::string::npos) << expert.out;
         EXPECT_EQ(expert.out.find("Warns"), std::string::npos) << expert.out;
@@ -340,12 +353,20 @@ TEST_P(NfdumpInterop, NfcapdReceivesEveryFlowOverUdp) {
     ROWPROBE_REQUIRE_TOOL("nfcapd", "nfdump");
     ROWPROBE_REQUIRE_TOOL("nfdump", "nfdump");
     ROWPROBE_REQUIRE_CAPTURE(GetParam());
+    // rowprobe sends a whole capture's flows in one burst; nfcapd's socket must hold it
+    // (about 1 MB for the synthetic trace). Its -B is capped by net.core.rmem_max.
+    std::uint64_t rmemMax = 0;
+    std::ifstream("/proc/sys/net/core/rmem_max") >> rmemMax;
+    if (rmemMax < 2'000'000) {
+        GTEST_SKIP() << "net.core.rmem_max is " << rmemMax
+                     << ": too small for a UDP burst (sysctl -w net.core.rmem_max=4194304)";
+    }
     const auto expected = referenceFlows(GetParam().path());
     const fs::path dir = tempDir() / ("nfcapd-" + GetParam().name);
     fs::create_directories(dir);
     const std::uint16_t port = freeUdpPort();
-    ChildProcess nfcapd({findTool("nfcapd"), "-b", "127.0.0.1", "-p", std::to_string(port), "-w", dir.string(), "-t",
-                         "3600", "-B", "4194304"});
+    ChildProcess nfcapd({findTool("nfcapd"), "-b", "127.0.0.1", "-p", std::to_string(port), "-w",
+                         dir.string(), "-t", "3600", "-B", "4194304"});
     ASSERT_TRUE(dec::waitUntil([&] { return udpPortBusy(port); })) << "nfcapd did not start";
     runRowprobe("pcap;file=" + GetParam().path().string(),
                 "ipfix;udp;port=" + std::to_string(port) + ";timestamps=ms");
@@ -410,7 +431,8 @@ TEST_P(TcpStreamInterop, StreamSavedByACollectorDecodesWithIpfixDump) {
     ROWPROBE_REQUIRE_CAPTURE(GetParam());
     const auto expected = referenceFlows(GetParam().path());
     dec::TcpCollector collector;
-    runRowprobe("pcap;file=" + GetParam().path().string(), "ipfix;port=" + std::to_string(collector.port()));
+    runRowprobe("pcap;file=" + GetParam().path().string(),
+                "ipfix;port=" + std::to_string(collector.port()));
     ASSERT_TRUE(dec::waitUntil([&] {
         const auto c = collector.connections();
         return !c.empty() && c[0].size() > 0;
@@ -419,8 +441,9 @@ TEST_P(TcpStreamInterop, StreamSavedByACollectorDecodesWithIpfixDump) {
     const auto conns = collector.connections();
     ASSERT_EQ(conns.size(), 1U);
     const fs::path file = tempDir() / (GetParam().name + "-tcp.ipfix");
-    std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(conns[0].data()),
-                                                static_cast<std::streamsize>(conns[0].size()));
+    std::ofstream(file, std::ios::binary)
+        .write(reinterpret_cast<const char*>(conns[0].data()),
+               static_cast<std::streamsize>(conns[0].size()));
     const auto dump = runCommand({"ipfixDump", "--in", file.string(), "--data"});
     ASSERT_EQ(dump.exitCode, 0) << dump.err;
     std::vector<Flow> decoded;
@@ -454,7 +477,8 @@ TEST_P(TcpStreamInterop, StreamSavedByACollectorDecodesWithIpfixDump) {
             f.tcpFlags = *r.number(0, 6);
             f.tcpFlagsRev = *r.number(29305, 6);
             auto ntpToNs = [](std::uint64_t v) {  // truncating, as libfixbuf
-                return ((v >> 32) - 2208988800ULL) * 1'000'000'000ULL + (((v & 0xFFFFFFFFULL) * 1'000'000) >> 32) * 1000;
+                return ((v >> 32) - 2208988800ULL) * 1'000'000'000ULL +
+                       (((v & 0xFFFFFFFFULL) * 1'000'000) >> 32) * 1000;
             };
             f.timeFirstNs = ntpToNs(*r.number(0, 154));
             f.timeLastNs = ntpToNs(*r.number(0, 155));

@@ -2,7 +2,6 @@
 // killed and restarted in the middle of a run loses nothing (within the buffer), and an
 // outage longer than the buffer is counted in the statistics without a hang.
 #include <gtest/gtest.h>
-
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -56,7 +55,8 @@ std::vector<Flow> sessionFlows(const std::vector<dec::Message>& msgs) {
             f.tcpFlags = *r.number(0, 6);
             f.tcpFlagsRev = *r.number(29305, 6);
             auto ntpToNs = [](std::uint64_t v) {
-                return ((v >> 32) - 2208988800ULL) * 1'000'000'000ULL + (((v & 0xFFFFFFFFULL) * 1'000'000) >> 32) * 1000;
+                return ((v >> 32) - 2208988800ULL) * 1'000'000'000ULL +
+                       (((v & 0xFFFFFFFFULL) * 1'000'000) >> 32) * 1000;
             };
             f.timeFirstNs = ntpToNs(*r.number(0, 154));
             f.timeLastNs = ntpToNs(*r.number(0, 155));
@@ -192,7 +192,8 @@ TEST(IpfixTcpInterop, CollectorDownAtStartIsNotAnError) {
         std::this_thread::sleep_for(std::chrono::seconds(1));
         collector = std::make_unique<dec::TcpCollector>(port);
     });
-    const auto r = runRowprobe("pcap;file=" + pcap.string(), "ipfix;port=" + std::to_string(port) + ";linger=10");
+    const auto r = runRowprobe("pcap;file=" + pcap.string(),
+                               "ipfix;port=" + std::to_string(port) + ";linger=10");
     late.join();
     EXPECT_EQ(r.exitCode, 0);
     waitQuiet(*collector, 300);

@@ -2,7 +2,6 @@
 // receiver in unirec_test_reader.hpp is written from wire-formats.md, without libtrap): a
 // .trapcap file, a UNIX socket and a TCP connection. Every flow must equal the json output.
 #include <gtest/gtest.h>
-
 #include <stdlib.h>
 
 #include <fstream>
@@ -63,7 +62,8 @@ TEST_P(UnirecInterop, TrapcapFileHoldsEveryFlow) {
 /// Starts rowprobe with `output`, waits until `connect` succeeds, reads until rowprobe closes.
 template <class Connect>
 ur::Stream receive(const std::string& input, const std::string& output, Connect connect) {
-    ChildProcess rowprobe({rowprobeBinary().string(), "-i", input, "-s", kStorage, "-o", output, "--quiet"});
+    ChildProcess rowprobe(
+        {rowprobeBinary().string(), "-i", input, "-s", kStorage, "-o", output, "--quiet"});
     std::optional<ur::Client> client;
     for (int i = 0; i < 500 && !client; ++i) {
         try {
@@ -94,8 +94,9 @@ TEST_P(UnirecInterop, UnixSocketStreamHoldsEveryFlow) {
     fs::create_directories(dir);
     ::setenv("TRAP_SOCKET_DIR", dir.c_str(), 1);  // inherited by the child
     // timeout=WAIT: rowprobe holds its records until the receiver is connected.
-    const auto s = receive("pcap;file=" + GetParam().path().string(), "unirec;i=u:flows:timeout=WAIT;e",
-                           [&] { return ur::Client::unixSocket(dir / "trap-flows.sock"); });
+    const auto s =
+        receive("pcap;file=" + GetParam().path().string(), "unirec;i=u:flows:timeout=WAIT;e",
+                [&] { return ur::Client::unixSocket(dir / "trap-flows.sock"); });
     ::unsetenv("TRAP_SOCKET_DIR");
     EXPECT_EQ(s.spec, ur::kSpecA);
     EXPECT_TRUE(s.eof);

@@ -54,13 +54,20 @@ enum class FieldType : std::uint8_t {
 /// Size in bytes of a value of `type` at its source.
 constexpr std::size_t fieldTypeSize(FieldType type) noexcept {
     switch (type) {
-        case FieldType::Unsigned8: return 1;
-        case FieldType::Unsigned16: return 2;
-        case FieldType::Unsigned32: return 4;
-        case FieldType::Unsigned64: return 8;
-        case FieldType::IpAddress: return 16;
-        case FieldType::MacAddress: return 6;
-        case FieldType::Timestamp: return 8;
+        case FieldType::Unsigned8:
+            return 1;
+        case FieldType::Unsigned16:
+            return 2;
+        case FieldType::Unsigned32:
+            return 4;
+        case FieldType::Unsigned64:
+            return 8;
+        case FieldType::IpAddress:
+            return 16;
+        case FieldType::MacAddress:
+            return 6;
+        case FieldType::Timestamp:
+            return 8;
     }
     return 0;
 }
@@ -122,8 +129,8 @@ struct FieldSpec {
     FieldOrigin origin = FieldOrigin::Record;
     std::uint16_t offset = 0;  ///< byte offset of the value in its origin struct
     FieldDirection direction = FieldDirection::None;
-    IpfixElement ipfix;    ///< element for IPv4 records (and for every non-address field)
-    IpfixElement ipfix6;   ///< element for IPv6 records when it differs (addresses, ICMP)
+    IpfixElement ipfix;   ///< element for IPv4 records (and for every non-address field)
+    IpfixElement ipfix6;  ///< element for IPv6 records when it differs (addresses, ICMP)
     UnirecField unirec;
 
     /// The element used in a template for records of IP version `ipVersion` (4 or 6).
@@ -135,9 +142,9 @@ struct FieldSpec {
 /// Values the output plugin supplies for FieldOrigin::Exporter fields (ipfixprobe's `d` and
 /// `I` options). Standard layout so fields can address it by offset.
 struct ExportConstants {
-    std::uint64_t linkBitField = 1;   ///< UniRec LINK_BIT_FIELD (ipfixprobe `I`)
-    std::uint32_t dirBitField = 0;    ///< IPFIX ingressInterface / UniRec DIR_BIT_FIELD (`d`)
-    std::uint32_t odid = 1;           ///< UniRec ODID (`o` + `I`)
+    std::uint64_t linkBitField = 1;  ///< UniRec LINK_BIT_FIELD (ipfixprobe `I`)
+    std::uint32_t dirBitField = 0;   ///< IPFIX ingressInterface / UniRec DIR_BIT_FIELD (`d`)
+    std::uint32_t odid = 1;          ///< UniRec ODID (`o` + `I`)
 };
 
 /// The core fields, one per value of FlowRecord (and of ExportConstants) that outputs export.
@@ -197,7 +204,8 @@ inline std::uint64_t readUnsigned(const FieldSpec& f, const FlowRecord& r,
                                                        : reinterpret_cast<const std::uint8_t*>(&c);
     const std::uint8_t* p = base + f.offset;
     switch (f.type) {
-        case FieldType::Unsigned8: return *p;
+        case FieldType::Unsigned8:
+            return *p;
         case FieldType::Unsigned16: {
             std::uint16_t v;
             std::memcpy(&v, p, sizeof v);
@@ -215,7 +223,8 @@ inline std::uint64_t readUnsigned(const FieldSpec& f, const FlowRecord& r,
             return v;
         }
         case FieldType::IpAddress:
-        case FieldType::MacAddress: return 0;
+        case FieldType::MacAddress:
+            return 0;
     }
     return 0;
 }

@@ -1,14 +1,14 @@
 // The IPFIX encoder against RFC 7011 / RFC 5103 and ipfixprobe's basic template
 // (wire-formats.md §4.2-4.3), checked with the independent test decoder.
-#include <gtest/gtest.h>
+#include "ipfix_encoder.hpp"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "ipfix_encoder.hpp"
 #include "ipfix_test_decoder.hpp"
 #include "rowprobe/fields.hpp"
 
@@ -120,9 +120,9 @@ TEST(IpfixEncoder, BasicTemplatesAreIpfixprobesWithIds258And259) {
     EXPECT_EQ(t4.record.size(), 88U);  // 4 + 18 * 4 + 3 PENs * 4
     // wire-formats.md §4.3, in order: (PEN, id, length)
     const std::vector<dec::Element> expect4 = {
-        {136, 1, 0},  {1, 8, 0},   {1, 8, 29305}, {2, 8, 0},  {2, 8, 29305}, {154, 8, 0},
-        {155, 8, 0},  {60, 1, 0},  {4, 1, 0},     {6, 1, 0},  {6, 1, 29305}, {7, 2, 0},
-        {11, 2, 0},   {10, 4, 0},  {8, 4, 0},     {12, 4, 0}, {56, 6, 0},    {80, 6, 0}};
+        {136, 1, 0}, {1, 8, 0},  {1, 8, 29305}, {2, 8, 0},  {2, 8, 29305}, {154, 8, 0},
+        {155, 8, 0}, {60, 1, 0}, {4, 1, 0},     {6, 1, 0},  {6, 1, 29305}, {7, 2, 0},
+        {11, 2, 0},  {10, 4, 0}, {8, 4, 0},     {12, 4, 0}, {56, 6, 0},    {80, 6, 0}};
     enc.flush();  // templates are owed before the first data: sent even without data
     const auto msgs = sink.decoded();
     ASSERT_EQ(msgs.size(), 1U);
@@ -157,15 +157,15 @@ TEST(IpfixEncoder, GoldenIpv4BasicRecord) {
     IpfixEncoder enc(testConfig(), ipfixBasicFields(), sink);
     std::vector<std::uint8_t> out(81);
     ASSERT_EQ(enc.encodeRecord(sampleV4(), out.data()), 81U);
-    const auto expected = hex(
-        "02"                                  // flowEndReason: active timeout
-        "00000000000003e8 00000000000007d0"   // octets, reverse octets
-        "000000000000000a 0000000000000014"   // packets, reverse packets
-        "e8fe6f80 80000800 e8fe6f81 40000800" // start .5 s, end 1.25 s later (NTP64, +2^-21 s)
-        "04 06 1b 12"                         // ipVersion, protocol, flags, reverse flags
-        "3039 01bb 00000000"                  // ports 12345 -> 443, ingressInterface 0
-        "c0000201 c6336407"                   // 192.0.2.1 -> 198.51.100.7
-        "001122334455 66778899aabb");         // MACs
+    const auto expected =
+        hex("02"                                   // flowEndReason: active timeout
+            "00000000000003e8 00000000000007d0"    // octets, reverse octets
+            "000000000000000a 0000000000000014"    // packets, reverse packets
+            "e8fe6f80 80000800 e8fe6f81 40000800"  // start .5 s, end 1.25 s later (NTP64, +2^-21 s)
+            "04 06 1b 12"                          // ipVersion, protocol, flags, reverse flags
+            "3039 01bb 00000000"                   // ports 12345 -> 443, ingressInterface 0
+            "c0000201 c6336407"                    // 192.0.2.1 -> 198.51.100.7
+            "001122334455 66778899aabb");          // MACs
     EXPECT_EQ(out, expected);
 }
 
@@ -174,16 +174,16 @@ TEST(IpfixEncoder, GoldenIpv6BasicRecord) {
     IpfixEncoder enc(testConfig(), ipfixBasicFields(), sink);
     std::vector<std::uint8_t> out(105);
     ASSERT_EQ(enc.encodeRecord(sampleV6(), out.data()), 105U);
-    const auto expected = hex(
-        "03"
-        "00000000000003e8 00000000000007d0"
-        "000000000000000a 0000000000000014"
-        "e8fe6f80 80000800 e8fe6f81 40000800"
-        "06 06 1b 12"
-        "3039 01bb 00000000"
-        "20010db8000000000000000000000001"
-        "20010db8000000010000000000000002"
-        "001122334455 66778899aabb");
+    const auto expected =
+        hex("03"
+            "00000000000003e8 00000000000007d0"
+            "000000000000000a 0000000000000014"
+            "e8fe6f80 80000800 e8fe6f81 40000800"
+            "06 06 1b 12"
+            "3039 01bb 00000000"
+            "20010db8000000000000000000000001"
+            "20010db8000000010000000000000002"
+            "001122334455 66778899aabb");
     EXPECT_EQ(out, expected);
 }
 
@@ -202,7 +202,7 @@ TEST(IpfixEncoder, DirOptionIsExportedAsIngressInterface) {
 
 TEST(IpfixEncoder, TimestampPrecisionsUseTheirIanaElements) {
     FlowRecord r = sampleV4();
-    r.timeFirst = 1700000000ULL * kNsPerSec + 1'289'368;  // .001289368
+    r.timeFirst = 1700000000ULL * kNsPerSec + 1'289'368;   // .001289368
     r.timeLast = 1700000000ULL * kNsPerSec + 123'456'000;  // .123456
     struct Case {
         TimePrecision p;
@@ -245,12 +245,13 @@ TEST(IpfixEncoder, NtpFractionsReadBackExactlyWithEveryDecoderStyle) {
         ASSERT_EQ(ntp >> 32, 1700000000ULL + kNtpEpochOffset);
         const std::uint64_t frac = ntp & 0xFFFFFFFFULL;
         EXPECT_EQ(frac & 0x7FF, 0U);
-        ASSERT_EQ((frac * 1'000'000) >> 32, usec);                                   // truncating
-        ASSERT_EQ(((frac * 1'000'000) + 0x80000000ULL) >> 32, usec);                 // rounding
-        ASSERT_EQ(((frac & ~0x7FFULL) * 1'000'000) >> 32, usec);                      // masking
+        ASSERT_EQ((frac * 1'000'000) >> 32, usec);                    // truncating
+        ASSERT_EQ(((frac * 1'000'000) + 0x80000000ULL) >> 32, usec);  // rounding
+        ASSERT_EQ(((frac & ~0x7FFULL) * 1'000'000) >> 32, usec);      // masking
         ASSERT_EQ(static_cast<std::uint64_t>(static_cast<double>(frac) / 4.294967296) / 1000, usec);
     }
-    std::vector<std::uint64_t> nsecs = {0, 1, 999, 1289368, 1953125, 250'000'000, 500'000'000, 999999999};
+    std::vector<std::uint64_t> nsecs = {0,       1,           999,         1289368,
+                                        1953125, 250'000'000, 500'000'000, 999999999};
     for (std::uint64_t n = 0; n < 1'000'000'000; n += 999'983) nsecs.push_back(n);
     for (std::uint64_t nsec : nsecs) {
         const std::uint64_t frac = ntpNanoseconds(nsec) & 0xFFFFFFFFULL;

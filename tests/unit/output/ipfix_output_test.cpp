@@ -1,8 +1,9 @@
 // The `ipfix` plugin end to end through its transports: file, UDP and TCP on 127.0.0.1,
 // including collector restarts and outages longer than the buffer.
-#include <gtest/gtest.h>
+#include "ipfix_output.hpp"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "ipfix_output.hpp"
 #include "ipfix_test_decoder.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/registry.hpp"
@@ -141,11 +141,19 @@ TEST(IpfixOutput, FileIsAnIpfixStreamWithTemplatesFirstAndEveryRecord) {
 
 TEST(IpfixOutput, BadOptionsAreConfigErrors) {
     const auto file = (rowprobe::test::tempDir() / "x.ipfix").string();
-    const std::vector<std::string> bad = {
-         "ipfix;port=0", "ipfix;port=70000", "ipfix;port=http", "ipfix;mtu=100", "ipfix;udp;mtu=65535",
-          "ipfix;host=no-such-host.invalid", "ipfix;file=" + file + ";udp",
-          "ipfix;file=" + file + ";host=10.0.0.1", "ipfix;udp;buffer=4", "ipfix;udp;linger=1",
-          "ipfix;timestamps=ps", "ipfix;template=-1", "ipfix;hots=1.2.3.4"};
+    const std::vector<std::string> bad = {"ipfix;port=0",
+                                          "ipfix;port=70000",
+                                          "ipfix;port=http",
+                                          "ipfix;mtu=100",
+                                          "ipfix;udp;mtu=65535",
+                                          "ipfix;host=no-such-host.invalid",
+                                          "ipfix;file=" + file + ";udp",
+                                          "ipfix;file=" + file + ";host=10.0.0.1",
+                                          "ipfix;udp;buffer=4",
+                                          "ipfix;udp;linger=1",
+                                          "ipfix;timestamps=ps",
+                                          "ipfix;template=-1",
+                                          "ipfix;hots=1.2.3.4"};
     for (const std::string& text : bad) {
         EXPECT_THROW(makeOutput(text), ConfigError) << text;
     }
@@ -204,7 +212,8 @@ TEST(IpfixOutput, TcpCollectorKilledAndRestartedLosesNothingWithinTheBuffer) {
     writeRange(*out, 0, 5000);
     // Let the collector read everything sent so far, then kill it.
     ASSERT_TRUE(dec::waitUntil([&] { return out->stats().records == 5000; }));
-    ASSERT_TRUE(dec::waitUntil([&] { return countRecords(decodeAll(collector.connections()[0])) == 5000; }));
+    ASSERT_TRUE(dec::waitUntil(
+        [&] { return countRecords(decodeAll(collector.connections()[0])) == 5000; }));
     collector.stop();
     writeRange(*out, 5000, 12000);  // produced while the collector is down
     std::this_thread::sleep_for(std::chrono::milliseconds(500));

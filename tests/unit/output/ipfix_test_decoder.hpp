@@ -15,15 +15,17 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <stdexcept>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace rowprobe::test::ipfix {
 
-inline std::uint16_t be16(const std::uint8_t* p) { return static_cast<std::uint16_t>(p[0] << 8 | p[1]); }
+inline std::uint16_t be16(const std::uint8_t* p) {
+    return static_cast<std::uint16_t>(p[0] << 8 | p[1]);
+}
 inline std::uint32_t be32(const std::uint8_t* p) {
     return std::uint32_t{p[0]} << 24 | std::uint32_t{p[1]} << 16 | std::uint32_t{p[2]} << 8 | p[3];
 }
@@ -83,10 +85,12 @@ struct Message {
 /// templates per (domain, id) across messages. Any malformation is reported in `error`.
 class Decoder {
 public:
-    bool decode(std::span<const std::uint8_t> bytes, std::vector<Message>& out, std::string& error) {
+    bool decode(std::span<const std::uint8_t> bytes, std::vector<Message>& out,
+                std::string& error) {
         std::size_t pos = 0;
         while (pos < bytes.size()) {
-            if (bytes.size() - pos < 16) return fail(error, "truncated message header at " + std::to_string(pos));
+            if (bytes.size() - pos < 16)
+                return fail(error, "truncated message header at " + std::to_string(pos));
             const std::uint8_t* m = bytes.data() + pos;
             Message msg;
             msg.version = be16(m);
@@ -95,12 +99,14 @@ public:
             msg.sequence = be32(m + 8);
             msg.domain = be32(m + 12);
             if (msg.version != 10) return fail(error, "version " + std::to_string(msg.version));
-            if (msg.length < 16 || msg.length > bytes.size() - pos) return fail(error, "bad message length");
+            if (msg.length < 16 || msg.length > bytes.size() - pos)
+                return fail(error, "bad message length");
             std::size_t s = 16;
             while (s < msg.length) {
                 if (msg.length - s < 4) return fail(error, "truncated set header");
                 SetInfo set{be16(m + s), be16(m + s + 2)};
-                if (set.length < 4 || set.length > msg.length - s) return fail(error, "bad set length");
+                if (set.length < 4 || set.length > msg.length - s)
+                    return fail(error, "bad set length");
                 msg.sets.push_back(set);
                 const std::uint8_t* body = m + s + 4;
                 const std::size_t bodyLen = set.length - 4u;
@@ -157,7 +163,8 @@ private:
     bool decodeData(Message& msg, std::uint16_t id, const std::uint8_t* p, std::size_t n,
                     std::string& error) {
         auto it = m_templates.find({msg.domain, id});
-        if (it == m_templates.end()) return fail(error, "data set " + std::to_string(id) + " before its template");
+        if (it == m_templates.end())
+            return fail(error, "data set " + std::to_string(id) + " before its template");
         const Template& t = it->second;
         std::size_t minLen = 0;
         for (const auto& e : t.elements) minLen += e.length == 0xFFFF ? 1 : e.length;
@@ -228,7 +235,8 @@ private:
         a.sin_family = AF_INET;
         a.sin_port = htons(port);
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (::bind(m_listen, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) throw std::runtime_error("bind");
+        if (::bind(m_listen, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+            throw std::runtime_error("bind");
         ::listen(m_listen, 8);
         socklen_t len = sizeof a;
         ::getsockname(m_listen, reinterpret_cast<sockaddr*>(&a), &len);

@@ -1,11 +1,11 @@
 // UniRec layout and encoding against the golden vectors of wire-formats.md §1.5-1.7
 // (produced by libunirec 1.18.2).
-#include <gtest/gtest.h>
+#include "unirec_record.hpp"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 
 #include "rowprobe/fields.hpp"
-#include "unirec_record.hpp"
 #include "unirec_test_reader.hpp"
 
 namespace rowprobe::output {
@@ -45,10 +45,10 @@ TEST(UnirecRecord, BasicSpecifierIsVectorAs) {
 TEST(UnirecRecord, BasicOffsetsAreVectorAs) {
     const auto enc = basicEncoder();
     const std::pair<const char*, std::size_t> expected[] = {
-        {"DST_IP", 0},        {"SRC_IP", 16},    {"BYTES", 32},      {"BYTES_REV", 40},
-        {"LINK_BIT_FIELD", 48}, {"TIME_FIRST", 56}, {"TIME_LAST", 64},  {"DST_MAC", 72},
-        {"SRC_MAC", 78},      {"PACKETS", 84},   {"PACKETS_REV", 88}, {"DST_PORT", 92},
-        {"SRC_PORT", 94},     {"DIR_BIT_FIELD", 96}, {"PROTOCOL", 97}, {"TCP_FLAGS", 98},
+        {"DST_IP", 0},          {"SRC_IP", 16},        {"BYTES", 32},       {"BYTES_REV", 40},
+        {"LINK_BIT_FIELD", 48}, {"TIME_FIRST", 56},    {"TIME_LAST", 64},   {"DST_MAC", 72},
+        {"SRC_MAC", 78},        {"PACKETS", 84},       {"PACKETS_REV", 88}, {"DST_PORT", 92},
+        {"SRC_PORT", 94},       {"DIR_BIT_FIELD", 96}, {"PROTOCOL", 97},    {"TCP_FLAGS", 98},
         {"TCP_FLAGS_REV", 99}};
     for (const auto& [name, offset] : expected) {
         const int i = enc.layout().find(name);
@@ -137,10 +137,14 @@ TEST(UnirecRecord, VariableLengthLayoutIsVectorB) {
                                  {"bytes", "TLS_JA3"}});
     const UnirecLayout b(fields);
     const std::string specB =
-        "ipaddr DST_IP,ipaddr SRC_IP,uint64 BYTES,uint64 BYTES_REV,uint64 LINK_BIT_FIELD,time TIME_FIRST,"
-        "time TIME_LAST,macaddr DST_MAC,macaddr SRC_MAC,uint32 PACKETS,uint32 PACKETS_REV,uint16 DST_PORT,"
-        "uint16 HTTP_RESPONSE_STATUS_CODE,uint16 SRC_PORT,uint8 DIR_BIT_FIELD,uint8 PROTOCOL,uint8 TCP_FLAGS,"
-        "uint8 TCP_FLAGS_REV,string HTTP_REQUEST_HOST,string HTTP_REQUEST_URL,int8* PPI_PKT_DIRECTIONS,"
+        "ipaddr DST_IP,ipaddr SRC_IP,uint64 BYTES,uint64 BYTES_REV,uint64 LINK_BIT_FIELD,time "
+        "TIME_FIRST,"
+        "time TIME_LAST,macaddr DST_MAC,macaddr SRC_MAC,uint32 PACKETS,uint32 PACKETS_REV,uint16 "
+        "DST_PORT,"
+        "uint16 HTTP_RESPONSE_STATUS_CODE,uint16 SRC_PORT,uint8 DIR_BIT_FIELD,uint8 PROTOCOL,uint8 "
+        "TCP_FLAGS,"
+        "uint8 TCP_FLAGS_REV,string HTTP_REQUEST_HOST,string HTTP_REQUEST_URL,int8* "
+        "PPI_PKT_DIRECTIONS,"
         "uint8* PPI_PKT_FLAGS,bytes TLS_JA3,uint16* PPI_PKT_LENGTHS,time* PPI_PKT_TIMES";
     EXPECT_EQ(b.specifier(), specB);
     EXPECT_EQ(b.specifier().size(), 465U);
@@ -158,8 +162,10 @@ TEST(UnirecRecord, VariableLengthLayoutIsVectorB) {
     builder.setFixed("HTTP_RESPONSE_STATUS_CODE", status);
     const std::string host = "ex.com";
     const std::string url = "/a";
-    builder.setVariable("HTTP_REQUEST_HOST", {reinterpret_cast<const std::uint8_t*>(host.data()), host.size()});
-    builder.setVariable("HTTP_REQUEST_URL", {reinterpret_cast<const std::uint8_t*>(url.data()), url.size()});
+    builder.setVariable("HTTP_REQUEST_HOST",
+                        {reinterpret_cast<const std::uint8_t*>(host.data()), host.size()});
+    builder.setVariable("HTTP_REQUEST_URL",
+                        {reinterpret_cast<const std::uint8_t*>(url.data()), url.size()});
     builder.setVariable("PPI_PKT_DIRECTIONS", ur::hex("01 ff"));
     builder.setVariable("PPI_PKT_FLAGS", ur::hex("02 12"));
     builder.setVariable("TLS_JA3", ur::hex("de ad be"));

@@ -34,8 +34,10 @@ inline std::vector<std::uint8_t> hex(const std::string& text) {
 
 // wire-formats.md §1.6
 inline const std::string kSpecA =
-    "ipaddr DST_IP,ipaddr SRC_IP,uint64 BYTES,uint64 BYTES_REV,uint64 LINK_BIT_FIELD,time TIME_FIRST,"
-    "time TIME_LAST,macaddr DST_MAC,macaddr SRC_MAC,uint32 PACKETS,uint32 PACKETS_REV,uint16 DST_PORT,"
+    "ipaddr DST_IP,ipaddr SRC_IP,uint64 BYTES,uint64 BYTES_REV,uint64 LINK_BIT_FIELD,time "
+    "TIME_FIRST,"
+    "time TIME_LAST,macaddr DST_MAC,macaddr SRC_MAC,uint32 PACKETS,uint32 PACKETS_REV,uint16 "
+    "DST_PORT,"
     "uint16 SRC_PORT,uint8 DIR_BIT_FIELD,uint8 PROTOCOL,uint8 TCP_FLAGS,uint8 TCP_FLAGS_REV";
 
 inline std::vector<std::uint8_t> goldenRecordA() {
@@ -59,12 +61,12 @@ struct Field {
 
 inline int sortSizeOf(const std::string& type) {
     static const std::map<std::string, int> kSizes = {
-        {"int8", 1},     {"uint8", 1},    {"char", 1},      {"int16", 2},   {"uint16", 2},
-        {"int32", 4},    {"uint32", 4},   {"float", 4},     {"int64", 8},   {"uint64", 8},
-        {"double", 8},   {"macaddr", 6},  {"time", 8},      {"ipaddr", 16}, {"string", -1},
-        {"bytes", -1},   {"uint8*", -1},  {"int8*", -1},    {"uint16*", -2}, {"int16*", -2},
-        {"uint32*", -4}, {"int32*", -4},  {"float*", -4},   {"macaddr*", -6}, {"uint64*", -8},
-        {"int64*", -8},  {"double*", -8}, {"time*", -8},    {"ipaddr*", -16}};
+        {"int8", 1},     {"uint8", 1},    {"char", 1},    {"int16", 2},     {"uint16", 2},
+        {"int32", 4},    {"uint32", 4},   {"float", 4},   {"int64", 8},     {"uint64", 8},
+        {"double", 8},   {"macaddr", 6},  {"time", 8},    {"ipaddr", 16},   {"string", -1},
+        {"bytes", -1},   {"uint8*", -1},  {"int8*", -1},  {"uint16*", -2},  {"int16*", -2},
+        {"uint32*", -4}, {"int32*", -4},  {"float*", -4}, {"macaddr*", -6}, {"uint64*", -8},
+        {"int64*", -8},  {"double*", -8}, {"time*", -8},  {"ipaddr*", -16}};
     auto it = kSizes.find(type);
     if (it == kSizes.end()) throw std::runtime_error("unknown type " + type);
     return it->second;
@@ -106,13 +108,16 @@ struct Layout {
     std::uint64_t number(const std::vector<std::uint8_t>& rec, const std::string& name) const {
         const Field& f = field(name);
         std::uint64_t v = 0;
-        for (int i = f.sortSize - 1; i >= 0; --i) v = v << 8 | rec.at(f.offset + static_cast<std::size_t>(i));
+        for (int i = f.sortSize - 1; i >= 0; --i)
+            v = v << 8 | rec.at(f.offset + static_cast<std::size_t>(i));
         return v;
     }
-    std::vector<std::uint8_t> raw(const std::vector<std::uint8_t>& rec, const std::string& name) const {
+    std::vector<std::uint8_t> raw(const std::vector<std::uint8_t>& rec,
+                                  const std::string& name) const {
         const Field& f = field(name);
         return {rec.begin() + static_cast<std::ptrdiff_t>(f.offset),
-                rec.begin() + static_cast<std::ptrdiff_t>(f.offset + static_cast<std::size_t>(f.sortSize))};
+                rec.begin() +
+                    static_cast<std::ptrdiff_t>(f.offset + static_cast<std::size_t>(f.sortSize))};
     }
     /// ipaddr as text ("10.0.0.1" for the IPv4 form, else IPv6 text).
     std::string ip(const std::vector<std::uint8_t>& rec, const std::string& name) const {
@@ -136,10 +141,12 @@ struct Layout {
         return (v >> 32) * 1'000'000'000ULL + (((frac * 1'000'000'000ULL) + 0x80000000ULL) >> 32);
     }
     /// time as logger decodes it, in microseconds.
-    std::uint64_t timeUsLogger(const std::vector<std::uint8_t>& rec, const std::string& name) const {
+    std::uint64_t timeUsLogger(const std::vector<std::uint8_t>& rec,
+                               const std::string& name) const {
         const std::uint64_t v = number(rec, name);
         const std::uint64_t frac = v & 0xFFFFFFFFULL;
-        return (v >> 32) * 1'000'000ULL + ((((frac * 1'000'000'000ULL) + 0xFFFFFFFFULL) >> 32) / 1000);
+        return (v >> 32) * 1'000'000ULL +
+               ((((frac * 1'000'000'000ULL) + 0xFFFFFFFFULL) >> 32) / 1000);
     }
 };
 
@@ -182,7 +189,8 @@ struct Stream {
             std::size_t m = pos;
             while (m < pos + c.payload) {
                 const std::uint16_t l = static_cast<std::uint16_t>(bytes[m] << 8 | bytes[m + 1]);
-                if (m + 2 + l > pos + c.payload) return fail(error, "message crosses the container");
+                if (m + 2 + l > pos + c.payload)
+                    return fail(error, "message crosses the container");
                 c.messages.emplace_back(bytes.begin() + static_cast<std::ptrdiff_t>(m + 2),
                                         bytes.begin() + static_cast<std::ptrdiff_t>(m + 2 + l));
                 if (l <= 1) eof = true;
@@ -215,7 +223,8 @@ struct Stream {
 
 private:
     static std::uint32_t be32(const std::uint8_t* p) {
-        return std::uint32_t{p[0]} << 24 | std::uint32_t{p[1]} << 16 | std::uint32_t{p[2]} << 8 | p[3];
+        return std::uint32_t{p[0]} << 24 | std::uint32_t{p[1]} << 16 | std::uint32_t{p[2]} << 8 |
+               p[3];
     }
     static bool fail(std::string& error, const char* what) {
         error = what;
@@ -232,7 +241,8 @@ public:
         sockaddr_un a{};
         a.sun_family = AF_UNIX;
         std::strncpy(a.sun_path, path.c_str(), sizeof a.sun_path - 1);
-        if (::connect(c.m_fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) throw std::runtime_error("connect " + path);
+        if (::connect(c.m_fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+            throw std::runtime_error("connect " + path);
         return c;
     }
     static Client tcp(std::uint16_t port) {
@@ -242,7 +252,8 @@ public:
         a.sin_family = AF_INET;
         a.sin_port = htons(port);
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (::connect(c.m_fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) throw std::runtime_error("connect");
+        if (::connect(c.m_fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+            throw std::runtime_error("connect");
         return c;
     }
     Client(Client&& o) noexcept : bytes(std::move(o.bytes)), m_fd(o.m_fd) { o.m_fd = -1; }

@@ -1,9 +1,8 @@
 // The `unirec` plugin's TRAP interfaces read by a receiver written from the spec
 // (unirec_test_reader.hpp): golden stream and file of wire-formats.md §2.3 / §2.6, framing,
 // sequence numbers, late clients, legacy headers, and configuration errors.
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -74,7 +73,8 @@ std::unique_ptr<UnirecOutput> makeOutput(const std::string& text) {
 std::vector<std::uint8_t> goldenStream(bool legacy) {
     std::vector<std::uint8_t> s = ur::hex("02 00 00 00 00 00 01 17");
     s.insert(s.end(), ur::kSpecA.begin(), ur::kSpecA.end());
-    const auto header = ur::hex(legacy ? "00 00 00 cf" : "00 00 00 cf 00 00 00 00 00 00 00 00 03 00");
+    const auto header =
+        ur::hex(legacy ? "00 00 00 cf" : "00 00 00 cf 00 00 00 00 00 00 00 00 03 00");
     s.insert(s.end(), header.begin(), header.end());
     auto rec = ur::goldenRecordA();
     s.insert(s.end(), {0x00, 0x64});
@@ -164,10 +164,11 @@ TEST_F(UnirecTrap, FileAppendModePicksTheFirstFreeSuffix) {
 /// Reads one client's stream until the server closes it, in a thread (the exporter blocks on a
 /// client that does not read).
 struct BackgroundReader {
-    explicit BackgroundReader(ur::Client c) : client(std::move(c)), thread([this] {
-        while (!client.readFor(100)) {
-        }
-    }) {}
+    explicit BackgroundReader(ur::Client c)
+        : client(std::move(c)), thread([this] {
+              while (!client.readFor(100)) {
+              }
+          }) {}
     ~BackgroundReader() {
         if (thread.joinable()) thread.join();
     }
@@ -179,8 +180,8 @@ struct BackgroundReader {
     std::thread thread;
 };
 
-void expectRecordsDecode(const std::vector<std::uint8_t>& bytes, std::uint32_t from, std::uint32_t to,
-                         std::size_t maxContainer) {
+void expectRecordsDecode(const std::vector<std::uint8_t>& bytes, std::uint32_t from,
+                         std::uint32_t to, std::size_t maxContainer) {
     ur::Stream s;
     std::string error;
     ASSERT_TRUE(s.parse(bytes, false, error)) << error;
@@ -301,7 +302,8 @@ TEST_F(UnirecTrap, WaitBlocksUntilAClientConnects) {
     std::unique_ptr<BackgroundReader> reader;
     std::thread connector([&] {
         std::this_thread::sleep_for(std::chrono::milliseconds(300));
-        reader = std::make_unique<BackgroundReader>(ur::Client::unixSocket(m_dir / "trap-waiting.sock"));
+        reader =
+            std::make_unique<BackgroundReader>(ur::Client::unixSocket(m_dir / "trap-waiting.sock"));
     });
     writeNumbered(*out, 0, 100);  // blocks in flush until the client is there
     connector.join();

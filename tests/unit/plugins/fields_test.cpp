@@ -1,5 +1,7 @@
 // The field schema: one description per exported field, read from the right place, with the
 // IPFIX and UniRec identities ipfixprobe and NEMEA use.
+#include "rowprobe/fields.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -7,7 +9,6 @@
 #include <set>
 #include <sstream>
 
-#include "rowprobe/fields.hpp"
 #include "test_support.hpp"
 
 namespace rowprobe {
@@ -55,12 +56,28 @@ TEST(Fields, ReadersTakeEachValueFromItsFlowRecordMember) {
     c.linkBitField = 0x1122334455667788ULL;
     c.odid = 99;
     const std::map<std::string_view, std::uint64_t> numbers = {
-        {"bytes", 1001},     {"bytes_rev", 1002},  {"packets", 2001},      {"packets_rev", 2002},
-        {"time_first", 3001}, {"time_last", 3002}, {"src_port", 4001},     {"dst_port", 4002},
-        {"vlan", 4003},      {"icmp_type_code", 0x0800}, {"icmp_type_code_rev", 0},
-        {"tcp_flags", 0x1b}, {"tcp_flags_rev", 0x12}, {"ttl", 64},         {"ttl_rev", 55},
-        {"proto", 6},        {"ip_version", 4},    {"end_reason", 5},      {"queue", 3},
-        {"dir_bit_field", 7}, {"link_bit_field", 0x1122334455667788ULL}, {"odid", 99}};
+        {"bytes", 1001},
+        {"bytes_rev", 1002},
+        {"packets", 2001},
+        {"packets_rev", 2002},
+        {"time_first", 3001},
+        {"time_last", 3002},
+        {"src_port", 4001},
+        {"dst_port", 4002},
+        {"vlan", 4003},
+        {"icmp_type_code", 0x0800},
+        {"icmp_type_code_rev", 0},
+        {"tcp_flags", 0x1b},
+        {"tcp_flags_rev", 0x12},
+        {"ttl", 64},
+        {"ttl_rev", 55},
+        {"proto", 6},
+        {"ip_version", 4},
+        {"end_reason", 5},
+        {"queue", 3},
+        {"dir_bit_field", 7},
+        {"link_bit_field", 0x1122334455667788ULL},
+        {"odid", 99}};
     for (const FieldSpec& f : coreFields()) {
         if (isNumeric(f.type)) {
             ASSERT_TRUE(numbers.count(f.name)) << "no expectation for " << f.name;
@@ -109,9 +126,9 @@ TEST(Fields, BasicListsAreIpfixprobes) {
     for (FieldId id : unirecBasicFields()) unirec.emplace_back(fieldSpec(id).unirec.name);
     // ipfixprobe's name list (wire-formats.md §1.6)
     const std::vector<std::string> expected = {
-        "SRC_IP", "DST_IP", "SRC_PORT", "DST_PORT", "PROTOCOL", "PACKETS", "BYTES", "PACKETS_REV",
-        "BYTES_REV", "TIME_FIRST", "TIME_LAST", "TCP_FLAGS", "TCP_FLAGS_REV", "DIR_BIT_FIELD",
-        "SRC_MAC", "DST_MAC", "LINK_BIT_FIELD"};
+        "SRC_IP",        "DST_IP",        "SRC_PORT",  "DST_PORT",   "PROTOCOL",      "PACKETS",
+        "BYTES",         "PACKETS_REV",   "BYTES_REV", "TIME_FIRST", "TIME_LAST",     "TCP_FLAGS",
+        "TCP_FLAGS_REV", "DIR_BIT_FIELD", "SRC_MAC",   "DST_MAC",    "LINK_BIT_FIELD"};
     EXPECT_EQ(unirec, expected);
     // ... and the columns of ipfixprobe's own "basic" test outputs, when the data is present.
     const auto headers = rowprobe::test::testdataDir() / "ipfixprobe" / "HEADERS.tsv";
@@ -132,12 +149,15 @@ TEST(Fields, BasicListsAreIpfixprobes) {
 
 TEST(Fields, UnirecTypesAreNemeasStandardOnes) {
     const std::map<std::string_view, std::string_view> nemea = {
-        {"SRC_IP", "ipaddr"},       {"DST_IP", "ipaddr"},        {"SRC_PORT", "uint16"},
-        {"DST_PORT", "uint16"},     {"PROTOCOL", "uint8"},       {"PACKETS", "uint32"},
-        {"BYTES", "uint64"},        {"TIME_FIRST", "time"},      {"TIME_LAST", "time"},
-        {"TCP_FLAGS", "uint8"},     {"DIR_BIT_FIELD", "uint8"},  {"SRC_MAC", "macaddr"},
-        {"LINK_BIT_FIELD", "uint64"}, {"ODID", "uint32"},        {"VLAN_ID", "uint16"},
-        {"L4_ICMP_TYPE_CODE", "uint16"}, {"IP_TTL", "uint8"}};
+        {"SRC_IP", "ipaddr"},         {"DST_IP", "ipaddr"},
+        {"SRC_PORT", "uint16"},       {"DST_PORT", "uint16"},
+        {"PROTOCOL", "uint8"},        {"PACKETS", "uint32"},
+        {"BYTES", "uint64"},          {"TIME_FIRST", "time"},
+        {"TIME_LAST", "time"},        {"TCP_FLAGS", "uint8"},
+        {"DIR_BIT_FIELD", "uint8"},   {"SRC_MAC", "macaddr"},
+        {"LINK_BIT_FIELD", "uint64"}, {"ODID", "uint32"},
+        {"VLAN_ID", "uint16"},        {"L4_ICMP_TYPE_CODE", "uint16"},
+        {"IP_TTL", "uint8"}};
     for (const FieldSpec& f : coreFields()) {
         auto it = nemea.find(f.unirec.name);
         if (it != nemea.end()) {
