@@ -20,6 +20,10 @@ po::options_description describeOptions() {
     d.add_options()
         ("input,i", po::value<std::vector<std::string>>()->composing(),
             "input plugin string, e.g. 'pcap;file=trace.pcap' (repeat for more queues)")
+        ("queues,q", po::value<std::string>(),
+            "workers (queues); with one -i, N readers of a shared interface (raw fanout, dpdk "
+            "RSS) or one reader spreading flows over N workers by a symmetric flow hash")
+        ("cpus", po::value<std::string>(), "pin worker q to the q-th CPU of LIST, e.g. '0,1' or '2-5'")
         ("storage,s", po::value<std::string>(), "storage plugin string (default 'cache')")
         ("process,p", po::value<std::vector<std::string>>()->composing(),
             "process plugin string (repeatable)")
@@ -65,6 +69,52 @@ std::uint64_t parseCount(const std::string& text) {
         throw cliError("-c", text, "must be a whole number of packets (0 = no limit), got '" + text + "'");
     }
     return v;
+}
+
+unsigned parseQueues(const std::string& text) {
+    unsigned v = 0;
+    std::size_t used = 0;
+    try {
+        if (!text.empty() && text[0] != '-') v = static_cast<unsigned>(std::stoul(text, &used));
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used == 0 || used != text.size() || v < 1 || v > 255) {
+        throw cliError("-q", text, "must be a number of queues in [1, 255], got '" + text + "'");
+    }
+    return v;
+}
+
+/// "0,1" or "2-5,7" -> the CPU numbers in order.
+std::vector<unsigned> parseCpus(const std::string& text) {
+    std::vector<unsigned> cpus;
+    auto bad = [&] {
+        return cliError("--cpus", text, "must be CPU numbers or ranges separated by commas, e.g. '0,1' or "
+                                        "'2-5', got '" + text + "'");
+    };
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        const std::size_t end = std::min(text.find(',', pos), text.size());
+        const std::string item = text.substr(pos, end - pos);
+        const std::size_t dash = item.find('-');
+        auto number = [&](const std::string& t) {
+            std::size_t used = 0;
+            unsigned long v = 0;
+            try {
+                if (!t.empty() && t[0] != '-' && t[0] != '+') v = std::stoul(t, &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (used == 0 || used != t.size() || v > 4095) throw bad();
+            return static_cast<unsigned>(v);
+        };
+        const unsigned first = number(dash == std::string::npos ? item : item.substr(0, dash));
+        const unsigned last = dash == std::string::npos ? first : number(item.substr(dash + 1));
+        if (last < first) throw bad();
+        for (unsigned c = first; c <= last; ++c) cpus.push_back(c);
+        pos = end + 1;
+    }
+    return cpus;
 }
 
 double parseSeconds(const std::string& text) {
@@ -137,6 +187,8 @@ CliResult parseCommandLine(int argc, const char* const* argv) {
     }
     Config& c = result.config;
     if (vm.count("input") != 0) c.inputs = vm["input"].as<std::vector<std::string>>();
+    if (vm.count("queues") != 0) c.queues = parseQueues(vm["queues"].as<std::string>());
+    if (vm.count("cpus") != 0) c.cpus = parseCpus(vm["cpus"].as<std::string>());
     if (vm.count("storage") != 0) c.storage = vm["storage"].as<std::string>();
     if (vm.count("process") != 0) c.process = vm["process"].as<std::vector<std::string>>();
     if (vm.count("output") != 0) c.output = vm["output"].as<std::string>();
@@ -150,6 +202,11 @@ CliResult parseCommandLine(int argc, const char* const* argv) {
         throw cliError("-i", {}, "an input is required, e.g. -i 'pcap;file=trace.pcap' (see rowprobe -h input)");
     }
     if (c.inputs.size() > 255) throw cliError("-i", {}, "at most 255 inputs (queues) are supported");
+    if (c.queues > 1 && c.inputs.size() > 1 && c.queues != c.inputs.size()) {
+        throw cliError("-q", std::to_string(c.queues),
+                       "-q " + std::to_string(c.queues) + " with " + std::to_string(c.inputs.size()) +
+                           " inputs: give one -i to spread over the queues, or one -i per queue");
+    }
     return result;
 }
 

@@ -10,7 +10,12 @@ namespace rowprobe::core {
 
 /// Everything the command line (and an optional --config file) asks for.
 struct Config {
-    std::vector<std::string> inputs;    ///< -i, one per queue
+    std::vector<std::string> inputs;    ///< -i, one per queue (or one for all with -q)
+    /// -q: queues (workers). 0 = one per -i. With a single -i and N > 1: N instances of a
+    /// plugin that can share an interface (raw fanout, dpdk RSS queues), else one reader and a
+    /// software distributor spreading flows over N workers by a symmetric flow hash.
+    unsigned queues = 0;
+    std::vector<unsigned> cpus;         ///< --cpus: worker q runs on cpus[q % size]; empty = any
     std::string storage = "cache";      ///< -s
     std::vector<std::string> process;   ///< -p, repeatable
     std::string output = "text";        ///< -o

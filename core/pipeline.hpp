@@ -1,19 +1,35 @@
-// The running exporter: per queue an input thread and a worker thread, and one export thread.
+// The running exporter: per queue a worker thread, per input an input thread, one export thread.
 //
 //   queue q:  input thread ──full blocks (SPSC)──▶ worker ──FlowRecord (SPSC ExportRing)──┐
 //                 ▲                                  │                                  │
 //                 └──────────free blocks (SPSC)──────┘                                  ▼
-//                                                        export thread ── OutputPlugin::write
+//                                 export thread: [expiry sweep, expiry=thread] ── OutputPlugin
+//
+// Queues and inputs ("sources"):
+// * One -i per queue (default), or -q N with one -i: N instances of that input when the plugin
+//   can share its interface (raw: `fanout=` group, one id for all; dpdk: `queues=N;queue=q`),
+//   else ONE input thread that reads the input and spreads its frames over the N queues with a
+//   FlowDistributor (distributor.hpp): it copies each frame into the open block of its queue,
+//   and hands a block on when it is full, or at once when the input is not saturated (a short
+//   read: low rate or live traffic, where latency matters more than batching).
+// * --cpus pins worker q to the q-th listed CPU.
 //
 // Thread protocol:
-// * A queue owns a fixed pool of PacketBlocks that circulate between its input and worker
-//   through two SPSC rings; a null block on the full ring means "input ended". An empty block
-//   (count 0) means "live input idle": the worker expires flows on wall-clock time.
+// * A queue owns a fixed pool of PacketBlocks that circulate between its input thread and its
+//   worker through two SPSC rings; a null block on the full ring means "input ended". An empty
+//   block (count 0) means "live input idle": the worker expires flows on wall-clock time. A
+//   distributing input thread is the producer of every queue's full ring and the consumer of
+//   every queue's free ring, so each ring still has one producer and one consumer.
 // * The worker is the only thread touching its StoragePlugin. At the end marker it calls
 //   flushAll (every cached flow leaves as ForcedEnd), publishes its statistics and sets
 //   `workerDone` (release).
 // * The export thread drains every ExportRing; after seeing all `workerDone` flags (acquire) it
 //   drains once more and finishes, so no record is lost at EOF or on SIGINT/SIGTERM.
+// * expiry=thread (StoragePlugin::sweepsInExportThread): the export thread also calls
+//   sweepFromExportThread on every queue whose worker is not done, between drains, with a ring
+//   of its own per queue (`expiryRing`, producer and consumer both the export thread).
+// * Flood alarms: the main thread watches the published statistics and logs one line when a
+//   queue's detector raises an alarm and one when it clears (never the packet path).
 // * If the output fails, `m_abandon` is set so no worker blocks forever on a full ring.
 // * After a stop request a worker waits at most kInputGraceSeconds for its input's end marker;
 //   an input still blocked in read() then is detached, and the flows are flushed without it.
@@ -53,8 +69,11 @@ public:
 
 private:
     struct Queue;
-    void inputLoop(Queue& q);
+    struct Source;
+    void inputLoop(Source& source);
+    void distributeLoop(Source& source);
     void workerLoop(Queue& q, std::size_t index);
+    void logFloods(const StatsSnapshot& now);
     void exportLoop();
     void fail(const std::string& what);
     void stopInputs();
@@ -62,6 +81,9 @@ private:
 
     Config m_config;
     std::vector<std::unique_ptr<Queue>> m_queues;
+    std::vector<std::unique_ptr<Source>> m_sources;
+    std::vector<std::uint64_t> m_floodAlarmsLogged;  ///< per queue, main thread only
+    std::vector<bool> m_floodActiveLogged;
     std::vector<std::unique_ptr<ProcessPlugin>> m_process;
     std::unique_ptr<OutputPlugin> m_output;
     StatsBoard m_board;

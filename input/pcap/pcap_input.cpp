@@ -148,6 +148,32 @@ void PcapInput::openFile(const Options& options) {
                                  : "cannot read '" + m_source + "': " + reason);
     }
     m_nanoTs = pcap_get_tstamp_precision(m_handle) == PCAP_TSTAMP_PRECISION_NANO;
+    if (!options.explicitlySet("filter") && m_source != "-") {
+        auto mapped = std::make_unique<MappedPcap>(m_source);
+        if (mapped->valid()) m_mapped = std::move(mapped);
+    }
+}
+
+InputPlugin::Status PcapInput::readMapped(PacketBlock& block) {
+    std::size_t got = 0;
+    while (!block.full()) {
+        const MappedPcap::Result r = m_mapped->next(block.packets[block.count], m_snaplen);
+        if (r == MappedPcap::Result::Packet) {
+            ++block.count;
+            ++got;
+            continue;
+        }
+        if (r == MappedPcap::Result::Error) {
+            m_error = "reading '" + m_source + "': " + m_mapped->error();
+            if (got == 0) throw RuntimeError("input 'pcap'", m_error);
+        } else {
+            m_ended = true;
+        }
+        break;
+    }
+    if (got == 0) return Status::End;
+    m_received.fetch_add(got, std::memory_order_relaxed);
+    return Status::Ok;
 }
 
 void PcapInput::openLive(const Options& options) {
@@ -238,6 +264,8 @@ InputPlugin::Status PcapInput::read(PacketBlock& block) {
     if (m_stopRequested.load(std::memory_order_relaxed)) m_ended = true;
     if (m_ended) return Status::End;
     if (!m_error.empty()) throw RuntimeError("input 'pcap'", m_error);
+
+    if (m_mapped) return readMapped(block);
 
     const std::size_t before = block.count;
     const std::uint32_t tsScale = m_nanoTs ? 1 : 1000;

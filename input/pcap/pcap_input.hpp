@@ -1,6 +1,7 @@
 // The `pcap` input: packets from a pcap / pcapng file or a live interface through libpcap.
 //
 //   libpcap buffer ──pcap_next_ex──▶ copy into PacketBlock arena (≤ 64 frames) ──▶ worker
+//   classic pcap file, no filter: mmap ──pointers into the mapping (no copy)──▶ worker
 //
 // * Threads: `read` runs on the queue's input thread only. `stop` and `stats` may be called from
 //   any thread: `stop` sets an atomic flag and signals an eventfd that a waiting live read polls
@@ -19,8 +20,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 
+#include "mapped_pcap.hpp"
 #include "rowprobe/options.hpp"
 #include "rowprobe/plugin.hpp"
 
@@ -51,8 +54,11 @@ private:
     void refreshKernelStats() noexcept;
     /// Live: waits up to the read timeout for the capture or a stop; false on timeout or stop.
     bool waitReadable() noexcept;
+    /// Offline fast path: frames straight from the memory-mapped file (mapped_pcap.hpp).
+    Status readMapped(PacketBlock& block);
 
     pcap_t* m_handle = nullptr;
+    std::unique_ptr<MappedPcap> m_mapped;  ///< set for plain pcap files read without a filter
     std::string m_source;  ///< file name or interface, for error messages
     std::string m_error;   ///< a read error, thrown once the packets before it are delivered
     LinkType m_link = LinkType::Ethernet;

@@ -267,13 +267,21 @@ bool TcpTransport::sendMessage(std::span<const std::uint8_t> message, std::uint3
                                bool templates) {
     std::unique_lock lock(m_mutex);
     if (templates) {
-        // The encoder sends its complete template set as one batch of messages; keep the
-        // latest batch for every new connection.
-        if (!m_templateBatchOpen) m_templates.clear();
+        // The encoder sends its complete template set as one batch of messages. Keep the
+        // latest batch for every new connection; an open connection gets it only when it
+        // differs from what it already has (the header - time, sequence - does not count).
+        if (!m_templateBatchOpen) m_incomingTemplates.clear();
         m_templateBatchOpen = true;
-        m_templates.emplace_back(message.begin(), message.end());
-        ++m_templateVersion;
-        m_wake.notify_one();
+        m_incomingTemplates.emplace_back(message.begin(), message.end());
+        const std::size_t i = m_incomingTemplates.size() - 1;
+        const bool known = i < m_templates.size() && m_templates[i].size() == message.size() &&
+                           std::equal(message.begin() + kIpfixHeaderSize, message.end(),
+                                      m_templates[i].begin() + kIpfixHeaderSize);
+        if (!known) {
+            m_templates = m_incomingTemplates;
+            ++m_templateVersion;
+            m_wake.notify_one();
+        }
         return true;
     }
     m_templateBatchOpen = false;

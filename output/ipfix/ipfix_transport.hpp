@@ -185,7 +185,8 @@ private:
     std::condition_variable m_wake;   ///< sender: new data, templates or stop
     std::condition_variable m_space;  ///< export thread: ring space freed or connection state
     MessageRing m_ring;
-    std::vector<std::vector<std::uint8_t>> m_templates;
+    std::vector<std::vector<std::uint8_t>> m_templates;          ///< sent on every connection
+    std::vector<std::vector<std::uint8_t>> m_incomingTemplates;  ///< batch being received
     std::uint64_t m_templateVersion = 1;
     bool m_templateBatchOpen = false;
 

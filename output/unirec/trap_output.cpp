@@ -455,7 +455,7 @@ std::string TrapFileOutput::nextPath() {
         for (;; ++m_suffix) {
             char suffix[16];
             std::snprintf(suffix, sizeof suffix, ".%05u", m_suffix);
-            const std::string candidate = base + suffix;
+            std::string candidate = base + suffix;
             if (m_spec.mode != 'a' || !std::filesystem::exists(candidate)) return candidate;
         }
     }

@@ -53,8 +53,8 @@ std::uint64_t unirecTimeFromNs(TimeNs t) noexcept {
     return (sec << 32) | ((nsec * 0x44B82FA0AULL) >> 32);
 }
 
-UnirecLayout::UnirecLayout(std::vector<std::pair<std::string, std::string>> fields) {
-    for (auto& [type, name] : fields) {
+UnirecLayout::UnirecLayout(const std::vector<std::pair<std::string, std::string>>& fields) {
+    for (const auto& [type, name] : fields) {
         const UnirecType t = unirecType(type);
         if (!t.known) throw std::invalid_argument("unknown UniRec type '" + type + "'");
         if (!validName(name))

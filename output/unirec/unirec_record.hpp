@@ -62,7 +62,7 @@ public:
 
     /// Sorts `fields` (type, name) as receivers do. Throws std::invalid_argument on an unknown
     /// type, a malformed or duplicate name.
-    explicit UnirecLayout(std::vector<std::pair<std::string, std::string>> fields);
+    explicit UnirecLayout(const std::vector<std::pair<std::string, std::string>>& fields);
 
     /// "type NAME,type NAME,..." in layout order, no spaces around commas, no NUL.
     const std::string& specifier() const noexcept { return m_specifier; }

@@ -2,6 +2,7 @@
 // length, which selects one FlowTable<Policy<L>, L> instantiation at start-up.
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -15,6 +16,9 @@
 namespace rowprobe::storage {
 
 namespace {
+
+constexpr std::string_view kExpiryModes[] = {"inline", "thread"};
+constexpr std::string_view kAdmissionModes[] = {"off", "second-packet", "back"};
 
 constexpr OptionSpec kOptions[] = {
     {.name = "size", .shortName = "s", .type = OptionType::Int, .defaultValue = "17",
@@ -33,7 +37,10 @@ constexpr OptionSpec kOptions[] = {
     {.name = "seed", .type = OptionType::Int,
      .help = "hash seed (default: random at start-up; set it for reproducible runs)"},
     {.name = "policy", .shortName = "p", .type = OptionType::String, .defaultValue = "lru",
-     .help = "row replacement policy (listed below)"},
+     .help = "row replacement policy (listed below), or the path of a policy library (.so)"},
+    {.name = "policy-dir", .type = OptionType::String,
+     .help = "directories (colon-separated) searched for policy libraries named "
+             "librowprobe-policy-NAME.so or NAME.so, before $ROWPROBE_POLICY_PATH"},
     {.name = "frag-enable", .shortName = "fe", .type = OptionType::Flag, .defaultValue = "true",
      .help = "fill the ports of non-first IP fragments from the first fragment"},
     {.name = "frag-size", .shortName = "fs", .type = OptionType::Int, .defaultValue = "10007",
@@ -41,6 +48,27 @@ constexpr OptionSpec kOptions[] = {
     {.name = "frag-timeout", .shortName = "ft", .type = OptionType::Duration, .defaultValue = "3",
      .help = "how long a first fragment's ports are used for later fragments", .min = 0,
      .max = 3600},
+    {.name = "expiry", .shortName = "e", .type = OptionType::Choice, .defaultValue = "inline",
+     .help = "who finds expired flows: the worker, a few rows per batch (inline), or the export "
+             "thread under per-row try-locks (thread)",
+     .choices = kExpiryModes},
+    {.name = "flood", .type = OptionType::Flag, .defaultValue = "true",
+     .help = "flood detector: EWMA + CUSUM over new flows per interval of packet time"},
+    {.name = "flood-interval", .type = OptionType::Duration, .defaultValue = "5",
+     .help = "flood detector interval (packet time)", .min = 0.001, .max = 3600},
+    {.name = "flood-alpha", .type = OptionType::Double, .defaultValue = "0.3",
+     .help = "flood detector EWMA weight of the newest interval", .min = 0.001, .max = 1},
+    {.name = "flood-k", .type = OptionType::Double, .defaultValue = "5",
+     .help = "flood detector threshold and alarm level in standard deviations", .min = 0, .max = 1000},
+    {.name = "flood-floor", .type = OptionType::Double, .defaultValue = "7000",
+     .help = "flood detector: least excess of new flows per interval over the forecast",
+     .min = 0, .max = 1e12},
+    {.name = "flood-warmup", .type = OptionType::Int, .defaultValue = "3",
+     .help = "flood detector intervals that only learn the baseline", .min = 0, .max = 1000},
+    {.name = "flood-admission", .type = OptionType::Choice, .defaultValue = "off",
+     .help = "while a flood is detected: nothing (off), admit a new flow on its second packet "
+             "(second-packet), or evict flows admitted during the flood first (back)",
+     .choices = kAdmissionModes},
 };
 
 /// Edit distance counting an adjacent transposition as one edit ("lur" → "lru" is 1).
@@ -68,6 +96,8 @@ std::string extraHelp() {
         out += "  " + std::string(p->name) + std::string(width - p->name.size() + 2, ' ') +
                std::string(p->summary) + "\n";
     }
+    out += "  (policy=/path/lib.so, or a NAME found in policy-dir or $ROWPROBE_POLICY_PATH, loads a\n"
+           "   policy library built against the installed SDK headers; see docs/writing-a-row-policy.md)\n";
     out += "hash functions (hash=NAME):\n";
     width = 0;
     for (const auto& h : kHashFunctions) width = std::max(width, h.name.size());
@@ -120,17 +150,62 @@ TableConfig parseTableConfig(const Options& options) {
     c.fragEnabled = options.getFlag("frag-enable");
     c.fragSize = static_cast<std::size_t>(options.getInt("frag-size"));
     c.fragTimeout = options.getDurationNs("frag-timeout");
+    c.expiryThread = options.getString("expiry") == "thread";
+    c.flood.enabled = options.getFlag("flood");
+    c.flood.interval = options.getDurationNs("flood-interval");
+    c.flood.alpha = options.getDouble("flood-alpha");
+    c.flood.k = options.getDouble("flood-k");
+    c.flood.floor = options.getDouble("flood-floor");
+    c.flood.warmup = static_cast<unsigned>(options.getInt("flood-warmup"));
+    const std::string admission = options.getString("flood-admission");
+    c.flood.admission = admission == "second-packet" ? FloodAdmission::SecondPacket
+                        : admission == "back"        ? FloodAdmission::Back
+                                                     : FloodAdmission::Off;
+    if (c.flood.admission != FloodAdmission::Off && !c.flood.enabled) {
+        options.fail("flood-admission", "needs the flood detector (flood=false turns it off), got "
+                                        "flood-admission=" + admission);
+    }
     return c;
 }
 
+namespace {
+
+/// The policy library `name` refers to: the name itself when it looks like a path, else a file
+/// found in `policy-dir` or $ROWPROBE_POLICY_PATH; empty when there is none.
+std::string policyLibraryFor(const std::string& name, const Options& options, std::vector<std::string>& searched) {
+    if (name.find('/') != std::string::npos || name.ends_with(".so")) return name;
+    if (name.empty()) return {};
+    std::vector<std::string> dirs;
+    if (options.explicitlySet("policy-dir")) dirs = splitSearchPath(options.getString("policy-dir"));
+    if (const char* env = std::getenv("ROWPROBE_POLICY_PATH")) {
+        for (auto& d : splitSearchPath(env)) dirs.push_back(std::move(d));
+    }
+    searched = dirs;
+    return findRowPolicyLibrary(name, dirs);
+}
+
+}  // namespace
+
 std::unique_ptr<StoragePlugin> createCacheTable(const Options& options) {
     RowPolicyRegistry::instance().checkConsistent();
-    const std::string name = options.getString("policy");
+    std::string name = options.getString("policy");
     const RowPolicyInfo* policy = RowPolicyRegistry::instance().find(name);
+    std::vector<std::string> searched;
+    if (policy == nullptr) {
+        if (const std::string lib = policyLibraryFor(name, options, searched); !lib.empty()) {
+            policy = &registerRowPolicyLibrary(lib);
+            name = std::string(policy->name);
+        }
+    }
     if (policy == nullptr) {
         const std::vector<std::string> names = rowPolicyNames();
         std::string problem = "unknown row policy '" + name + "'";
         if (names.empty()) problem += " (no row policies are built in)";
+        if (!searched.empty()) {
+            problem += " (no policy library librowprobe-policy-" + name + ".so or " + name + ".so in";
+            for (const auto& d : searched) problem += " " + d;
+            problem += ")";
+        }
         // The generic hint (ConfigError::render) misses transpositions such as "lur"; add ours
         // only when it would not print one itself.
         if (closestMatch(name, names).empty()) {
@@ -142,6 +217,15 @@ std::unique_ptr<StoragePlugin> createCacheTable(const Options& options) {
             }
         }
         options.fail("policy", problem, names);
+    }
+    // Options of other policies are accepted by the parser (one table for all) but meaningless
+    // here: say whose they are rather than ignoring them.
+    for (const OptionSpec& spec : cacheOptionTable()) {
+        const RowPolicyInfo* owner = RowPolicyRegistry::instance().ownerOf(spec.name);
+        if (owner != nullptr && owner->name != policy->name && options.explicitlySet(spec.name)) {
+            options.fail(std::string(spec.name), "option '" + std::string(spec.name) + "' belongs to policy '" +
+                                                     std::string(owner->name) + "' (policy=" + name + ")");
+        }
     }
     return policy->factory(options, parseLine(options));
 }
@@ -163,6 +247,6 @@ namespace rowprobe::storage {
 ROWPROBE_REGISTER_PLUGIN(PluginKind::Storage, CacheStorage,
                          {.name = "cache",
                           .summary = "flow cache: rows of L slots, selectable row policy and hash",
-                          .options = kOptions,
+                          .options = cacheOptionTable(),
                           .extraHelp = &extraHelp});
 }  // namespace rowprobe::storage

@@ -54,9 +54,51 @@
 // the ExportRing with waitPush (spins, then yields, while the ring is full; gives up only when
 // the export thread abandoned it). Counted per reason, and as exportedBySweep / exportedAtEnd.
 //
-// Thread ownership: single writer. Every member is touched only by the worker that owns the
-// table (processBatch, advanceTime, flushAll, stats); the export thread sees only the ring.
-// Introspection (CacheTable) is for tests and tools on the same thread.
+// Thread ownership, `expiry=inline` (default): single writer. Every member is touched only by
+// the worker that owns the table (processBatch, advanceTime, flushAll, stats); the export thread
+// sees only the ring. No lock anywhere.
+//
+// `expiry=thread` (row-policies.md §7.2): the export thread finds expired flows instead of the
+// worker's sweep, through sweepFromExportThread, while the worker keeps running.
+//   m_locks[rows]   one std::atomic<uint8_t> per row (0 free, 1 held), a separate array so the
+//                   row layout does not change; 64 locks per cache line.
+//   worker          locks a row BEFORE its lookup and unlocks after the update (spin with pause,
+//                   yield after 128 spins: the other holder may have been preempted), so no
+//                   slot index survives an unlock. It still ends flows on their own packets and
+//                   reclaims expired records of a full row, under that lock. Its incremental
+//                   sweep is off; it publishes its clock (m_clock, release) after every batch and
+//                   in advanceTime, which otherwise expires nothing.
+//   export thread   try-locks (never waits): a busy row is skipped and its block stays due for
+//                   the next pass. Under the lock it DETACHES the expired records of the row:
+//                   builds their FlowRecords into its own buffer, frees the tags, calls the
+//                   policy's onErase, recomputes the row deadline. After unlocking it pushes the
+//                   records into its own ring (never the worker's, so each ring keeps one
+//                   producer) and counts them in its own atomic counters, which stats() adds to
+//                   the worker's (flowsInCache is the worker's count minus the export thread's
+//                   removals). It never touches m_stats, the frag cache or the flood detector.
+//   block deadlines are atomics: the worker lowers one with a CAS loop (fetch-min); the export
+//                   thread replaces the value it read only if nobody lowered it meanwhile (CAS),
+//                   else takes the minimum, so a deadline stays a lower bound.
+//   Policies: onErase may then run on the export thread under the row lock; a policy must keep
+//   all mutable state in its RowState / SlotMeta (as the contract already says) and must not
+//   evict from onErase.
+// The pace of the export thread's scan follows the worker's clock: max(blocks × Δclock /
+// sweepPeriod) per call, a full pass per sweepPeriod of packet time, so an idle flow leaves at
+// most sweepPeriod (default 1 s) of packet time late, plus the export thread's own delay. Flow
+// boundaries and end reasons are the same as inline: both decide with the same expiryAt at a
+// clock the worker has reached, and a late packet of an expired flow is caught by step 2.
+// Introspection (CacheTable) is for tests and tools on the worker's thread, export thread idle.
+//
+// Flood detector (flood_detector.hpp): after every batch the worker hands its clock and its
+// count of new-flow attempts (flows created + first packets refused by admission) to the
+// detector; at each interval boundary the alarm state lands in CacheStats. While an alarm is on,
+// `flood-admission` protects established flows: both act only where a new flow would evict a live one
+// (full row, nothing expired): `second-packet` evicts for a flow only when a second packet of
+// it arrives (a 64 Ki-entry filter of hash fingerprints remembers the first; that first packet
+// is counted in admissionDeferred and in no record), `back` evicts a flow created during the
+// flood (the one furthest back in the policy's order) before asking the policy for its victim;
+// a hit takes a flow off that list. Both forget everything when the alarm ends. A flow that
+// continues after a timeout or TCP end always finds a free slot and is never refused.
 //
 // Costs: a hit touches the row line and the record's two adjacent lines, all prefetched a few
 // packets ahead. tools/bench_table (L = 16, lru, xxh3, 2^17 records, random 5-tuples, batches
@@ -82,8 +124,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
+#include "cache/flood_detector.hpp"
 #include "cache/frag_cache.hpp"
 #include "cache/hash.hpp"
 #include "cache/row.hpp"
@@ -103,6 +147,7 @@ struct SlotView {
     Slot slot = 0;
     bool occupied = false;
     unsigned position = 0;  ///< the policy's 0-based position (rank) of the slot
+    char segment = ' ';     ///< the policy's segment letter (optional hook segmentOf), else ' '
     FlowKey key;
     std::uint32_t packets = 0;  ///< both directions
     TimeNs timeFirst = 0;
@@ -161,6 +206,13 @@ private:
 inline void prefetchRead(const void* p) noexcept { __builtin_prefetch(p, 0, 3); }
 inline void prefetchWrite(const void* p) noexcept { __builtin_prefetch(p, 1, 3); }
 
+/// The body of a spin-wait loop (x86 `pause`).
+inline void cpuRelax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
 }  // namespace detail
 
 template <class P, unsigned L>
@@ -195,7 +247,11 @@ public:
             // Fault every page in now: no page-fault stalls on the packet path later, and a
             // table that does not fit fails at start-up rather than mid-capture.
             std::memset(static_cast<void*>(m_records.data()), 0, records * sizeof(CachedFlow));
-            m_blockDeadline.assign(m_blockCount, kNever);
+            m_blockDeadline = std::make_unique<std::atomic<TimeNs>[]>(m_blockCount);
+            for (std::size_t b = 0; b < m_blockCount; ++b) m_blockDeadline[b].store(kNever, std::memory_order_relaxed);
+            if (config.expiryThread) m_locks = std::make_unique<std::atomic<std::uint8_t>[]>(m_rowCount);
+            if (config.flood.admission == FloodAdmission::SecondPacket) m_seenOnce.assign(kSeenOnceSize, 0);
+            if (config.flood.admission == FloodAdmission::Back) m_probation.assign(m_rowCount, 0);
         } catch (const std::bad_alloc&) {
             throw ConfigError(
                 {.component = "storage 'cache'",
@@ -208,6 +264,8 @@ public:
         m_hashBatch = config.hash->batch;
         m_seed = config.seed;
         if (config.fragEnabled) m_frag.emplace(config.fragSize, config.fragTimeout, config.seed);
+        if (config.flood.enabled) m_flood.emplace(config.flood);
+        m_threaded = config.expiryThread;
         m_stats.capacity = records;
     }
 
@@ -224,17 +282,31 @@ public:
             processPart(batch.subspan(off, std::min(kMaxBatch, batch.size() - off)));
         }
         if (!batch.empty()) m_now = m_batchNewest;  // the clock follows the capture, even backwards
-        sweepIncremental();
+        if (m_threaded) {
+            m_clock.store(m_now, std::memory_order_release);
+        } else {
+            sweepIncremental();
+        }
+        observeFlood();
     }
 
     void advanceTime(TimeNs now) noexcept override {
         m_now = now;
+        observeFlood();
+        if (m_threaded) {  // the export thread sweeps, on this clock
+            m_clock.store(now, std::memory_order_release);
+            return;
+        }
         sweepBlocks(m_blockCount);
         m_lastSweep = m_now;
         m_sweepCredit = 0;
     }
 
     void flushAll() noexcept override {
+        if (m_threaded) {
+            flushLocked();
+            return;
+        }
         advanceTime(m_now);  // everything due leaves with its timeout reason first
         for (std::size_t r = 0; r < m_rowCount; ++r) {
             RowType& row = m_rows[r];
@@ -244,10 +316,67 @@ public:
             }
             row.deadline = kNever;
         }
-        std::fill(m_blockDeadline.begin(), m_blockDeadline.end(), kNever);
+        for (std::size_t b = 0; b < m_blockCount; ++b) m_blockDeadline[b].store(kNever, std::memory_order_relaxed);
     }
 
-    CacheStats stats() const noexcept override { return m_stats; }
+    CacheStats stats() const noexcept override {
+        CacheStats out = m_stats;
+        if (m_threaded) {
+            for (std::size_t i = 0; i < kEndReasonSlots; ++i) {
+                out.exported[i] += m_sweeper.exported[i].load(std::memory_order_relaxed);
+            }
+            out.exportedBySweep += m_sweeper.bySweep.load(std::memory_order_relaxed);
+            out.flowsInCache -= m_sweeper.removed.load(std::memory_order_relaxed);
+        }
+        return out;
+    }
+
+    bool sweepsInExportThread() const noexcept override { return m_threaded; }
+
+    /// expiry=thread, export thread only: see the essay above. Visits as many blocks as the
+    /// worker's clock advance asks for (credit scheme of sweepIncremental), stops at a block
+    /// when `ring` cannot take a whole row and resumes there on the next call.
+    std::size_t sweepFromExportThread(ExportRing& ring) noexcept override {
+        if (!m_threaded) return 0;
+        const TimeNs now = m_clock.load(std::memory_order_acquire);
+        Sweeper& sw = m_sweeper;
+        if (now == 0) return 0;  // no packet yet
+        if (!sw.started) {
+            sw.started = true;
+            sw.lastClock = now;
+        }
+        const TimeNs dt = now > sw.lastClock ? now - sw.lastClock : 0;
+        sw.lastClock = now;
+        if (dt >= m_config.sweepPeriod) {
+            sw.owed = m_blockCount;
+            sw.credit = 0;
+        } else {
+            sw.credit += dt * m_blockCount;
+            const std::size_t add = static_cast<std::size_t>(sw.credit / m_config.sweepPeriod);
+            sw.credit -= static_cast<TimeNs>(add) * m_config.sweepPeriod;
+            sw.owed = std::min(m_blockCount, sw.owed + add);
+        }
+        std::size_t pushed = 0;
+        while (sw.owed > 0) {
+            const std::size_t b = sw.cursor;
+            std::atomic<TimeNs>& block = m_blockDeadline[b];
+            TimeNs seen = block.load(std::memory_order_relaxed);
+            if (seen <= now) {
+                TimeNs earliest = kNever;
+                const std::size_t first = b << m_blockShift;
+                for (std::size_t r = first; r < first + m_rowsPerBlock; ++r) {
+                    if (ring.capacity() - ring.size() < L) return pushed;  // resume at this block
+                    pushed += sweepRowLocked(r, now, seen, earliest, ring);
+                }
+                if (!block.compare_exchange_strong(seen, earliest, std::memory_order_relaxed)) {
+                    lowerDeadline(block, earliest);  // the worker lowered it meanwhile
+                }
+            }
+            sw.cursor = (b + 1) & (m_blockCount - 1);
+            --sw.owed;
+        }
+        return pushed;
+    }
 
     // --- CacheTable (tests, tools) ----------------------------------------------------------
 
@@ -267,6 +396,7 @@ public:
             v.slot = s;
             v.occupied = row.occupied(s);
             v.position = m_policy.position(row, s);
+            if constexpr (requires { m_policy.segmentOf(row, s); }) v.segment = m_policy.segmentOf(row, s);
             if (v.occupied) {
                 const CachedFlow& f = row.rec(s);
                 v.key = f.key;
@@ -287,6 +417,10 @@ public:
             if constexpr (requires { row.state.order.valid(); }) {
                 if (!row.state.order.valid()) return where + ": ranks are not a permutation";
             }
+            if constexpr (requires { m_policy.checkRow(constRef(r)); }) {
+                const std::string broken = m_policy.checkRow(constRef(r));
+                if (!broken.empty()) return where + ": policy '" + std::string(P::kName) + "': " + broken;
+            }
             TimeNs earliest = kNever;
             for (Slot s = 0; s < L; ++s) {
                 if (row.tags[s] == kEmptyTag) continue;
@@ -298,12 +432,12 @@ public:
                 earliest = std::min(earliest, f.deadline(m_config.inactive, m_config.active));
             }
             if (row.deadline > earliest) return where + ": deadline later than a flow's expiry";
-            if (m_blockDeadline[r >> m_blockShift] > row.deadline) {
+            if (m_blockDeadline[r >> m_blockShift].load(std::memory_order_relaxed) > row.deadline) {
                 return where + ": block deadline later than the row's";
             }
         }
-        if (occupied != m_stats.flowsInCache) {
-            return "flowsInCache " + std::to_string(m_stats.flowsInCache) + " but " +
+        if (occupied != stats().flowsInCache) {
+            return "flowsInCache " + std::to_string(stats().flowsInCache) + " but " +
                    std::to_string(occupied) + " occupied slots";
         }
         return {};
@@ -320,6 +454,9 @@ private:
     static constexpr std::uint8_t kRst = 0x04;
     static constexpr std::uint8_t kAck = 0x10;
     static inline const std::atomic<bool> kNeverAbandon{false};
+    /// Entries of the second-packet admission filter (4 bytes each: 256 KiB).
+    static constexpr std::size_t kSeenOnceSize = std::size_t{1} << 16;
+    static constexpr unsigned kSpinsBeforeYield = 128;
 
     CachedFlow* recordsOf(std::size_t r) noexcept { return &m_records[r * L]; }
     const CachedFlow* recordsOf(std::size_t r) const noexcept { return &m_records[r * L]; }
@@ -343,6 +480,17 @@ private:
         std::array<std::uint64_t, kMaxBatch> hashes;  // stage 1: hash every key
         m_hashBatch(part, m_seed, hashes.data());
         const std::size_t n = part.size();
+        if (m_threaded) {  // rows may change under us between lookups: prefetch addresses only
+            for (std::size_t i = 0; i < std::min(n, 2 * kLookAhead); ++i) prefetchLocked(hashes[i]);
+            for (std::size_t i = 0; i < n; ++i) {
+                if (i + 2 * kLookAhead < n) prefetchLocked(hashes[i + 2 * kLookAhead]);
+                const std::size_t r = hashes[i] & m_rowMask;
+                lockRow(r);
+                update(part[i], hashes[i]);
+                unlockRow(r);
+            }
+            return;
+        }
         // Stage 2, strictly in arrival order, with a software pipeline: the row of packet
         // i + 2D and the candidate record of packet i + D are in flight while packet i updates.
         for (std::size_t i = 0; i < std::min(n, 2 * kLookAhead); ++i) prefetchRow(hashes[i]);
@@ -355,6 +503,37 @@ private:
     }
 
     void prefetchRow(std::uint64_t h) const noexcept { detail::prefetchRead(&m_rows[h & m_rowMask]); }
+
+    void prefetchLocked(std::uint64_t h) const noexcept {
+        detail::prefetchWrite(&m_locks[h & m_rowMask]);
+        detail::prefetchWrite(&m_rows[h & m_rowMask]);
+    }
+
+    // --- row locks (expiry=thread) ----------------------------------------------------------
+
+    void lockRow(std::size_t r) noexcept {
+        std::atomic<std::uint8_t>& lock = m_locks[r];
+        unsigned spins = 0;
+        while (lock.exchange(1, std::memory_order_acquire) != 0) {
+            while (lock.load(std::memory_order_relaxed) != 0) {
+                if (++spins < kSpinsBeforeYield) {
+                    detail::cpuRelax();
+                } else {
+                    std::this_thread::yield();  // the holder may have been preempted
+                }
+            }
+        }
+    }
+    void unlockRow(std::size_t r) noexcept { m_locks[r].store(0, std::memory_order_release); }
+    bool tryLockRow(std::size_t r) noexcept {
+        std::atomic<std::uint8_t>& lock = m_locks[r];
+        return lock.load(std::memory_order_relaxed) == 0 && lock.exchange(1, std::memory_order_acquire) == 0;
+    }
+    static void lowerDeadline(std::atomic<TimeNs>& deadline, TimeNs due) noexcept {
+        TimeNs current = deadline.load(std::memory_order_relaxed);
+        while (due < current && !deadline.compare_exchange_weak(current, due, std::memory_order_relaxed)) {
+        }
+    }
 
     /// Pulls in the record packet `h` will most likely touch: its tag candidate, else the slot a
     /// miss would take. A hint only: earlier packets of the batch may still change the row.
@@ -391,7 +570,8 @@ private:
             }
         }
 
-        PacketContext ctx{.hash = h, .ts = pkt.ts, .cls = 0, .tcpFlags = pkt.tcpFlags, .forward = true};
+        PacketContext ctx{.hash = h, .ts = pkt.ts, .cls = 0, .tcpFlags = pkt.tcpFlags, .forward = true,
+                          .packet = &pkt};
         m_policy.classify(ctx);
         if (s != kNoSlot) {
             CachedFlow& f = recs[s];
@@ -404,6 +584,7 @@ private:
                 m_stats.positionSqSum += pos * pos;
                 m_policy.onHit(rowRef(r), s, ctx);
                 addPacket(f, pkt, ctx.forward ? 0 : 1);
+                if (m_admission) offProbation(r, s);
                 return;
             }
             retire(r, s, why);  // ended before this packet: it starts a new flow
@@ -417,10 +598,18 @@ private:
             if (s != kNoSlot) {
                 vacancy = Vacancy::Expired;
                 ++m_stats.missReclaim;
+            } else if (m_admission && !admit(h)) {
+                ++m_stats.admissionDeferred;  // flood: wait for a second packet rather than evict
+                return;
             } else {
                 vacancy = Vacancy::Evicted;
                 ++m_stats.missEvict;
-                s = m_policy.victim(constRef(r), ctx);
+                s = m_admission ? probationVictim(r) : kNoSlot;
+                if (s == kNoSlot) {
+                    s = m_policy.victim(constRef(r), ctx);
+                } else {
+                    ++m_stats.admissionEvicted;
+                }
                 retire(r, s, EndReason::LackOfResources);
             }
         } else {
@@ -428,6 +617,61 @@ private:
         }
         create(r, s, tag, pkt, h);
         m_policy.onInsert(rowRef(r), s, ctx, vacancy);
+        if (m_admission && !m_probation.empty()) m_probation[r] |= std::uint32_t{1} << s;
+    }
+
+    // --- flood detector and admission -------------------------------------------------------
+
+    void observeFlood() noexcept {
+        if (!m_flood || !m_flood->observe(m_now, m_stats.flowsCreated + m_stats.admissionDeferred)) return;
+        const FloodDetector& d = *m_flood;
+        m_stats.floodIntervals = d.intervals();
+        m_stats.floodAlarms = d.alarms();
+        m_stats.floodActive = d.alarm() ? 1 : 0;
+        m_stats.floodLastAlarm = d.alarmTime();
+        m_stats.floodLastCount = static_cast<std::uint64_t>(std::max(0.0, d.alarmCount()));
+        m_stats.floodBaseline = static_cast<std::uint64_t>(std::max(0.0, d.alarmBaseline()));
+        const bool admission = d.alarm() && m_config.flood.admission != FloodAdmission::Off;
+        if (admission == m_admission) return;
+        m_admission = admission;
+        if (!admission) {  // the flood is over: forget who was new during it
+            std::fill(m_seenOnce.begin(), m_seenOnce.end(), 0);
+            std::fill(m_probation.begin(), m_probation.end(), 0);
+        }
+    }
+
+    /// Admission of a new flow while a flood is on; true to insert it now.
+    bool admit(std::uint64_t h) noexcept {
+        if (m_seenOnce.empty()) return true;  // `back` admits everybody
+        std::uint32_t& seen = m_seenOnce[(h >> 24) & (kSeenOnceSize - 1)];
+        const std::uint32_t print = static_cast<std::uint32_t>(h >> 32) | 1U;
+        if (seen == print) {
+            seen = 0;
+            return true;
+        }
+        seen = print;
+        return false;
+    }
+
+    void offProbation(std::size_t r, Slot s) noexcept {
+        if (!m_probation.empty()) m_probation[r] &= ~(std::uint32_t{1} << s);
+    }
+
+    /// `back` admission: the flow created during the flood that is furthest back in the
+    /// policy's order, or kNoSlot.
+    Slot probationVictim(std::size_t r) const noexcept {
+        if (m_probation.empty()) return kNoSlot;
+        Slot best = kNoSlot;
+        unsigned bestPosition = 0;
+        for (std::uint32_t m = m_probation[r] & occupiedMask(m_rows[r]); m != 0; m &= m - 1) {
+            const auto s = static_cast<Slot>(std::countr_zero(m));
+            const unsigned position = m_policy.position(constRef(r), s);
+            if (best == kNoSlot || position > bestPosition) {
+                best = s;
+                bestPosition = position;
+            }
+        }
+        return best;
     }
 
     /// The reason the stored flow `f` ends before packet `pkt` joins it, or kAlive.
@@ -478,8 +722,12 @@ private:
         row.tags[s] = tag;
         const TimeNs due = f.deadline(m_config.inactive, m_config.active);
         row.deadline = std::min(row.deadline, due);
-        TimeNs& block = m_blockDeadline[r >> m_blockShift];
-        block = std::min(block, due);
+        std::atomic<TimeNs>& block = m_blockDeadline[r >> m_blockShift];
+        if (m_threaded) {
+            lowerDeadline(block, due);
+        } else if (due < block.load(std::memory_order_relaxed)) {
+            block.store(due, std::memory_order_relaxed);
+        }
         ++m_stats.flowsCreated;
         ++m_stats.flowsInCache;
     }
@@ -527,6 +775,11 @@ private:
     void exportRecord(const CachedFlow& f, EndReason why) noexcept {
         ++m_stats.exported[static_cast<std::size_t>(why)];
         if (m_target.ring == nullptr) return;
+        m_target.ring->waitPush(makeRecord(f, why), *m_target.abandon);
+    }
+
+    /// The oriented FlowRecord of a cached flow ending with `why`.
+    FlowRecord makeRecord(const CachedFlow& f, EndReason why) const noexcept {
         FlowRecord out;
         const bool a = f.initiatorIsA;
         out.srcAddr = a ? f.key.addrA : f.key.addrB;
@@ -547,7 +800,68 @@ private:
         out.ipVersion = f.key.ipVersion;
         out.endReason = why;
         out.queue = m_target.queue;
-        m_target.ring->waitPush(out, *m_target.abandon);
+        return out;
+    }
+
+    // --- expiry=thread ----------------------------------------------------------------------
+
+    /// Export thread: try-locks row r; if it is due, detaches its expired records into the
+    /// sweeper's buffer under the lock and pushes them into `ring` after unlocking. Lowers
+    /// `earliest` to the row's deadline, or to `unknown` when the row was busy.
+    std::size_t sweepRowLocked(std::size_t r, TimeNs now, TimeNs unknown, TimeNs& earliest,
+                               ExportRing& ring) noexcept {
+        if (!tryLockRow(r)) {
+            earliest = std::min(earliest, unknown);  // busy: keep the block due
+            return 0;
+        }
+        RowType& row = m_rows[r];
+        std::size_t n = 0;
+        if (row.deadline <= now) {
+            const CachedFlow* recs = recordsOf(r);
+            TimeNs next = kNever;
+            for (std::uint32_t m = occupiedMask(row); m != 0; m &= m - 1) {
+                const auto s = static_cast<Slot>(std::countr_zero(m));
+                const EndReason why = expiryAt(recs[s], now);
+                if (why == kAlive) {
+                    next = std::min(next, recs[s].deadline(m_config.inactive, m_config.active));
+                    continue;
+                }
+                m_sweeper.detached[n++] = makeRecord(recs[s], why);
+                row.tags[s] = kEmptyTag;
+                m_policy.onErase(rowRef(r), s, why);
+            }
+            row.deadline = next;
+        }
+        earliest = std::min(earliest, row.deadline);
+        unlockRow(r);
+        for (std::size_t i = 0; i < n; ++i) {  // after unlocking; the caller made room for L
+            const FlowRecord& rec = m_sweeper.detached[i];
+            ring.tryPush(rec);
+            m_sweeper.exported[static_cast<std::size_t>(rec.endReason)].fetch_add(1, std::memory_order_relaxed);
+        }
+        if (n != 0) {
+            m_sweeper.bySweep.fetch_add(n, std::memory_order_relaxed);
+            m_sweeper.removed.fetch_add(n, std::memory_order_relaxed);
+        }
+        return n;
+    }
+
+    /// expiry=thread, worker: flushAll with every row locked in turn (the export thread may be
+    /// sweeping at the same time). Per row: what is due leaves with its timeout reason, the
+    /// rest as forced end.
+    void flushLocked() noexcept {
+        for (std::size_t r = 0; r < m_rowCount; ++r) {
+            lockRow(r);
+            RowType& row = m_rows[r];
+            if (row.deadline <= m_now) m_stats.exportedBySweep += expireRow(r, m_now);
+            for (std::uint32_t m = occupiedMask(row); m != 0; m &= m - 1) {
+                retire(r, static_cast<Slot>(std::countr_zero(m)), EndReason::ForcedEnd);
+                ++m_stats.exportedAtEnd;
+            }
+            row.deadline = kNever;
+            unlockRow(r);
+        }
+        for (std::size_t b = 0; b < m_blockCount; ++b) m_blockDeadline[b].store(kNever, std::memory_order_relaxed);
     }
 
     // --- sweep ------------------------------------------------------------------------------
@@ -577,14 +891,14 @@ private:
         for (std::size_t k = 0; k < count; ++k) {
             const std::size_t b = m_sweepCursor;
             m_sweepCursor = (b + 1) & (m_blockCount - 1);
-            if (m_blockDeadline[b] > now) continue;
+            if (m_blockDeadline[b].load(std::memory_order_relaxed) > now) continue;
             TimeNs earliest = kNever;
             const std::size_t first = b << m_blockShift;
             for (std::size_t r = first; r < first + m_rowsPerBlock; ++r) {
                 if (m_rows[r].deadline <= now) m_stats.exportedBySweep += expireRow(r, now);
                 earliest = std::min(earliest, m_rows[r].deadline);
             }
-            m_blockDeadline[b] = earliest;
+            m_blockDeadline[b].store(earliest, std::memory_order_relaxed);
         }
     }
 
@@ -597,7 +911,9 @@ private:
     std::size_t m_blockCount = 0;
     detail::TableArray<RowType> m_rows;
     detail::TableArray<CachedFlow> m_records;
-    std::vector<TimeNs> m_blockDeadline;
+    /// Min of each block's row deadlines; atomics because the export thread rewrites them in
+    /// expiry=thread (relaxed loads and stores otherwise, i.e. plain moves).
+    std::unique_ptr<std::atomic<TimeNs>[]> m_blockDeadline;
     HashBatchFn m_hashBatch = nullptr;
     std::uint64_t m_seed = 0;
     std::optional<FragCache> m_frag;
@@ -609,6 +925,28 @@ private:
     TimeNs m_sweepCredit = 0;   ///< ns × blocks owed to the sweep, below one block's worth
     std::size_t m_sweepCursor = 0;
     bool m_sweepStarted = false;
+    // Flood detector and admission (worker only).
+    std::optional<FloodDetector> m_flood;
+    bool m_admission = false;                 ///< an admission mode is active (flood detected)
+    std::vector<std::uint32_t> m_seenOnce;    ///< second-packet filter: hash fingerprints
+    std::vector<std::uint32_t> m_probation;   ///< `back`: per row, slots created during the flood
+    // expiry=thread.
+    bool m_threaded = false;
+    std::unique_ptr<std::atomic<std::uint8_t>[]> m_locks;  ///< one per row, 0 = free
+    std::atomic<TimeNs> m_clock{0};           ///< the worker's m_now, for the export thread
+    /// State of the export thread's scan: plain fields are the export thread's own; the atomic
+    /// counters are read by the worker in stats().
+    struct Sweeper {
+        alignas(64) TimeNs lastClock = 0;
+        TimeNs credit = 0;
+        std::size_t owed = 0;    ///< blocks still to visit
+        std::size_t cursor = 0;  ///< next block
+        bool started = false;
+        std::array<FlowRecord, L> detached{};
+        std::array<std::atomic<std::uint64_t>, kEndReasonSlots> exported{};
+        std::atomic<std::uint64_t> bySweep{0};
+        std::atomic<std::uint64_t> removed{0};
+    } m_sweeper;
 };
 
 template <class P, unsigned L>

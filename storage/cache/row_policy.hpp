@@ -57,6 +57,9 @@ struct PacketContext {
     std::uint8_t cls = 0;        ///< packet class (set by classify), else 0
     std::uint8_t tcpFlags = 0;
     bool forward = true;         ///< direction relative to the stored flow (true for new flows)
+    /// The packet itself (header fields for classify); null where no packet exists (prefetch
+    /// hints). Valid only during the hook call.
+    const ParsedPacket* packet = nullptr;
 };
 
 template <class P, unsigned L>
@@ -122,7 +125,10 @@ private:
 };
 
 /// What a row policy must provide. Optional hooks (pickFree, classify, position) come from
-/// PolicyBase<P> unless P defines its own.
+/// PolicyBase<P> unless P defines its own. Two more optional hooks are used only by tests and
+/// tools (FlowTable::checkInvariants / inspectRow), never on the packet path:
+///   std::string checkRow(ConstRowRef) const      empty, or the policy invariant that is broken
+///   char segmentOf(ConstRowRef, Slot) const      a one-letter segment name ('A' Am, 'L' LIR ...)
 template <class P, unsigned L>
 concept RowPolicy =
     std::is_trivially_copyable_v<typename P::RowState> && sizeof(typename P::RowState) <= 64 &&

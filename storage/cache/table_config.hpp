@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 
+#include "cache/flood_detector.hpp"
 #include "cache/hash.hpp"
 #include "rowprobe/options.hpp"
 #include "rowprobe/packet.hpp"
@@ -27,6 +28,12 @@ struct TableConfig {
     /// ... and at least this many blocks of 64 rows per batch, so a full pass also takes at
     /// most rows / (64 * sweepMinBlocks) batches.
     std::size_t sweepMinBlocks = 1;
+    /// `expiry=thread`: the export thread finds expired flows (FlowTable::sweepFromExportThread)
+    /// under per-row try-locks and the worker locks each row it updates; else (`inline`) the
+    /// worker sweeps and no row is ever locked.
+    bool expiryThread = false;
+    /// Flood detector and the admission mode it switches on (`flood-*` options).
+    FloodConfig flood;
 };
 
 /// The option table of the `cache` storage plugin (one source for parsing, -h and docs).

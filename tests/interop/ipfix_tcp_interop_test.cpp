@@ -157,10 +157,13 @@ TEST(IpfixTcpInterop, CollectorKilledAndRestartedMidRunLosesNothing) {
         ASSERT_FALSE(msgs.empty());
         EXPECT_EQ(msgs[0].templates.size(), 2U) << "templates first on every connection";
         std::uint32_t seq = 0;
+        std::size_t templateMessages = 0;
         for (const auto& m : msgs) {
             EXPECT_EQ(m.sequence, seq);  // restarts at 0 with each transport session
             seq += static_cast<std::uint32_t>(m.records.size());
+            templateMessages += m.templates.empty() ? 0 : 1;
         }
+        EXPECT_EQ(templateMessages, 1U);
         const auto flows = sessionFlows(msgs);
         decoded.insert(decoded.end(), flows.begin(), flows.end());
     }
@@ -225,6 +228,26 @@ TEST(IpfixTcpInterop, OutageLongerThanTheBufferIsCountedAndExitsPromptly) {
     EXPECT_EQ(records, 0U);
     EXPECT_EQ(dropped, exported) << "every record is accounted for as dropped";
     EXPECT_NE(r.err.find("cannot connect"), std::string::npos) << r.err;
+}
+
+// Start-up mistakes are configuration errors (exit 2, one message naming the option); a
+// collector that is merely down is not (see CollectorDownAtStartIsNotAnError).
+TEST(IpfixTcpInterop, BadCollectorOptionsExitWithCode2) {
+    ROWPROBE_REQUIRE_BINARY();
+    const fs::path pcap = sourceDir() / "pcaps" / "mixed.pcap";
+    ROWPROBE_REQUIRE_FILE(pcap);
+    const std::pair<std::string, std::string> cases[] = {
+        {"ipfix;host=no-such-host.invalid", "option 'host'"},
+        {"ipfix;port=70000", "option 'port'"},
+        {"ipfix;udp;mtu=70", "option 'mtu'"},
+        {"unirec;i=x:1", "option 'ifc'"},
+        {"unirec;i=u:a;p=http", "option 'plugins'"}};
+    for (const auto& [output, option] : cases) {
+        const auto r = runCommand({rowprobeBinary().string(), "-i", "pcap;file=" + pcap.string(),
+                                   "-o", output, "--quiet"});
+        EXPECT_EQ(r.exitCode, 2) << output << "\n" << r.err;
+        EXPECT_NE(r.err.find(option), std::string::npos) << output << "\n" << r.err;
+    }
 }
 
 }  // namespace

@@ -420,8 +420,8 @@ RunResult runTable(const Args& args, const gen::GenConfig& config, const std::st
     res.after = table->stats();
     res.timedPackets = passes * window.size();
     res.mpps = static_cast<double>(totalPackets) * hz / static_cast<double>(totalTicks) / 1e6;
-    table->flushAll();
-    drain();
+    // No flushAll: it would push every cached flow into the ring this thread drains (a full ring
+    // blocks the producer). The table is simply destroyed.
     return res;
 }
 
@@ -492,8 +492,8 @@ int run(const Args& args) {
     std::cout << "Table: 2^" << args.size << " records, line " << args.line << "; " << args.repeat
               << " runs of " << (std::max<std::uint64_t>(1, args.packets / args.window) * args.window)
               << " timed packets each (window " << args.window << ")\n\n"
-              << "| scenario | policy | hash | flows in cache | Mpps median | Mpps best | ns/pkt | hits | new flows | evictions | preempted |\n"
-              << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+              << "| scenario | policy | hash | flows in cache | Mpps median | Mpps best | ns/pkt | hits | new flows | evictions | exports | preempted |\n"
+              << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     for (const Scenario& sc : scenarios) {
         gen::GenConfig config = gen::parseGenString(sc.gen + ";packets=" + std::to_string(args.window), "--gen");
         std::vector<ParsedPacket> window;
@@ -527,11 +527,14 @@ int run(const Args& args) {
                 const double hits = static_cast<double>(last.after.hits - last.before.hits);
                 const double created = static_cast<double>(last.after.flowsCreated - last.before.flowsCreated);
                 const double evicted = static_cast<double>(last.after.missEvict - last.before.missEvict);
+                const double exported =
+                    static_cast<double>(last.after.exportedTotal() - last.before.exportedTotal());
                 std::cout << "| " << sc.name << " | " << policy << " | " << hash << " | "
                           << last.after.flowsInCache << " | " << fmt(med, 1) << " | " << fmt(best, 1)
                           << " | " << fmt(1e3 / med, 1) << " | " << fmt(100 * hits / packets, 2) << "% | "
                           << fmt(100 * created / packets, 3) << "% | " << fmt(100 * evicted / packets, 3)
-                          << "% | " << preemptedBatches << " |\n"
+                          << "% | " << fmt(100 * exported / packets, 3) << "% | " << preemptedBatches
+                          << " |\n"
                           << std::flush;
             }
         }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -77,6 +78,17 @@ public:
     virtual void flushAll() noexcept = 0;
     /// Snapshot of the table's counters (worker thread).
     virtual CacheStats stats() const noexcept = 0;
+    /// True when this instance wants its expiry scan run by the export thread (the cache's
+    /// `expiry=thread`). Fixed after construction; any thread. The core then calls
+    /// sweepFromExportThread regularly, and advanceTime only moves the clock that scan uses.
+    virtual bool sweepsInExportThread() const noexcept { return false; }
+    /// Export thread only, and only when sweepsInExportThread(): scans a bounded part of the
+    /// table for flows expired at the worker's latest clock and pushes them into `ring`, a ring
+    /// the export thread owns and drains itself (never the worker's ring). Runs concurrently
+    /// with processBatch / advanceTime / flushAll: rows are taken with try-locks, busy rows are
+    /// skipped until a later call. Never waits for room: it stops early when `ring` cannot take
+    /// a whole row. Returns the number of records pushed. No allocation, exception or log line.
+    virtual std::size_t sweepFromExportThread(ExportRing& /*ring*/) noexcept { return 0; }
 };
 
 /// Inspects packets of flows and adds fields. Declared for the plugin SDK; the flow table calls

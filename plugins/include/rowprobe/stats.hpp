@@ -29,6 +29,15 @@ struct CacheStats {
     std::uint64_t capacity = 0;
     std::uint64_t fragmentsFilled = 0;    ///< non-first fragments that got ports from the frag cache
     std::uint64_t fragmentsNoPorts = 0;   ///< non-first fragments without a known first fragment
+    // Flood detector (EWMA + CUSUM over new flows per interval of packet time).
+    std::uint64_t floodIntervals = 0;     ///< intervals the detector has evaluated
+    std::uint64_t floodAlarms = 0;        ///< floods detected (alarm raised; rising edges)
+    std::uint64_t floodActive = 0;        ///< 1 while a flood is detected, else 0
+    TimeNs floodLastAlarm = 0;            ///< packet time at which the latest alarm was raised
+    std::uint64_t floodLastCount = 0;     ///< new flows in the interval that raised it
+    std::uint64_t floodBaseline = 0;      ///< the detector's expected new flows per interval then
+    std::uint64_t admissionDeferred = 0;  ///< first packets of new flows not admitted (flood mode)
+    std::uint64_t admissionEvicted = 0;   ///< flows admitted during a flood evicted before others
 
     std::uint64_t exportedTotal() const noexcept {
         std::uint64_t n = 0;

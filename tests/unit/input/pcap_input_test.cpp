@@ -263,11 +263,31 @@ TEST(PcapInput, FrameThatOverflowsTheArenaOpensTheNextBlockAndIsNotLost) {
     std::vector<Frame> frames;
     for (std::uint32_t i = 0; i < 100; ++i) frames.push_back({kT0 + i, ethFrame(i, 9000)});
     writePcap(path, true, 1, frames);
-    auto in = open("pcap;file=" + path.string());
+    // A filter selects libpcap's copying path (plain files are otherwise memory-mapped).
+    auto in = open("pcap;file=" + path.string() + ";filter=ip or not ip");
     std::vector<std::unique_ptr<PacketBlock>> blocks;
     const auto pkts = readAll(*in, blocks);
     ASSERT_EQ(pkts.size(), 100U);
     EXPECT_LT(blocks[0]->count, 64U);  // the 256 KiB arena, not the packet count, ended it
+    for (std::uint32_t i = 0; i < 100; ++i) {
+        ASSERT_EQ(seqOf(pkts[i]), i);
+        ASSERT_EQ(pkts[i].ts, kT0 + i);
+        ASSERT_EQ(pkts[i].capLen, 9000U);
+    }
+}
+
+TEST(PcapInput, PlainFilesAreMappedAndDeliveredWithoutCopying) {
+    const fs::path path = scratchFile("mapped.pcap");
+    std::vector<Frame> frames;
+    for (std::uint32_t i = 0; i < 100; ++i) frames.push_back({kT0 + i, ethFrame(i, 9000)});
+    writePcap(path, true, 1, frames);
+    auto in = open("pcap;file=" + path.string());
+    std::vector<std::unique_ptr<PacketBlock>> blocks;
+    const auto pkts = readAll(*in, blocks);
+    ASSERT_EQ(pkts.size(), 100U);
+    EXPECT_EQ(blocks[0]->count, 64U);  // no arena limit: frames stay in the mapping
+    const auto* arena = blocks[0]->arena.data();
+    EXPECT_TRUE(pkts[0].data < arena || pkts[0].data >= arena + PacketBlock::kArenaBytes);
     for (std::uint32_t i = 0; i < 100; ++i) {
         ASSERT_EQ(seqOf(pkts[i]), i);
         ASSERT_EQ(pkts[i].ts, kT0 + i);

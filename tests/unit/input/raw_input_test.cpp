@@ -346,7 +346,8 @@ TEST(RawInput, VlanTagStrippedByTheKernelIsPutBackIntoTheFrame) {
                                        20,
                                        0,
                                        0};
-    frame.resize(frame.size() + 12, 0xab);
+    const std::vector<std::uint8_t> payload(12, 0xab);
+    frame.insert(frame.end(), payload.begin(), payload.end());
     const int fd = ::socket(AF_PACKET, SOCK_RAW, 0);
     ASSERT_GE(fd, 0);
     sockaddr_ll to{};

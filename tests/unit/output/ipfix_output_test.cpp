@@ -108,10 +108,13 @@ void expectSession(const std::vector<dec::Message>& msgs) {
     EXPECT_EQ(msgs[0].records.size(), 0U);
     EXPECT_EQ(msgs[0].sequence, 0U);
     std::uint32_t seq = 0;
+    std::size_t templateMessages = 0;
     for (const auto& m : msgs) {
         EXPECT_EQ(m.sequence, seq);
         seq += static_cast<std::uint32_t>(m.records.size());
+        templateMessages += m.templates.empty() ? 0 : 1;
     }
+    EXPECT_EQ(templateMessages, 1U) << "templates once per TCP connection";
 }
 
 TEST(IpfixOutput, FileIsAnIpfixStreamWithTemplatesFirstAndEveryRecord) {

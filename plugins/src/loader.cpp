@@ -1,0 +1,110 @@
+// Loading row policies from shared objects (see rowprobe/row_policy_plugin.hpp): dlopen, the
+// entry point, and the ABI checks, each failure a ConfigError that names the file.
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "rowprobe/errors.hpp"
+#include "rowprobe/row_policy_plugin.hpp"
+
+namespace rowprobe {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& component, const std::string& option, const std::string& path,
+                       const std::string& problem) {
+    throw ConfigError({.component = component, .option = option, .value = path, .problem = problem});
+}
+
+std::string hex(std::uint64_t v) {
+    std::ostringstream out;
+    out << "0x" << std::hex << v;
+    return out.str();
+}
+
+}  // namespace
+
+LoadedRowPolicy loadRowPolicyLibrary(const std::string& path, const std::string& component,
+                                     const std::string& option) {
+    static std::mutex mutex;  // start-up only, but tests may load from several threads
+    static std::map<std::string, const RowPolicyDescriptor*> loaded;
+    const std::lock_guard lock(mutex);
+    if (auto it = loaded.find(path); it != loaded.end()) return {path, it->second};
+
+    // RTLD_NOW: an unresolved symbol is reported here, not as a crash on the first packet.
+    // RTLD_LOCAL: the library's own symbols do not leak into later libraries.
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+        const char* why = ::dlerror();
+        fail(component, option, path,
+             "cannot load row policy library: " + std::string(why != nullptr ? why : "unknown dlopen error"));
+    }
+    ::dlerror();
+    void* sym = ::dlsym(handle, kRowPolicyEntryPoint);
+    if (sym == nullptr) {
+        fail(component, option, path,
+             "'" + path + "' is not a rowprobe row policy library: it does not export '" +
+                 std::string(kRowPolicyEntryPoint) + "' (define the policy with ROWPROBE_EXPORT_ROW_POLICY)");
+    }
+    RowPolicyEntryPoint entry = nullptr;
+    static_assert(sizeof(entry) == sizeof(sym));
+    std::memcpy(&entry, &sym, sizeof(entry));  // object pointer → function pointer, as POSIX allows
+    const void* raw = entry();
+    if (raw == nullptr) fail(component, option, path, "the library's " + std::string(kRowPolicyEntryPoint) + "() returned null");
+
+    std::uint32_t abi = 0;
+    std::memcpy(&abi, raw, sizeof(abi));  // the first member of every descriptor version
+    if (abi != kRowPolicyAbiVersion) {
+        fail(component, option, path,
+             "row policy library '" + path + "' was built for row-policy ABI " + std::to_string(abi) +
+                 ", this rowprobe provides ABI " + std::to_string(kRowPolicyAbiVersion) +
+                 "; rebuild it against this rowprobe's SDK headers");
+    }
+    const auto* d = static_cast<const RowPolicyDescriptor*>(raw);
+    if (d->descriptorSize != sizeof(RowPolicyDescriptor)) {
+        fail(component, option, path,
+             "row policy library '" + path + "' has a descriptor of " + std::to_string(d->descriptorSize) +
+                 " bytes, expected " + std::to_string(sizeof(RowPolicyDescriptor)) +
+                 "; rebuild it against this rowprobe's SDK headers");
+    }
+    if (d->sdkLayout != sdkLayoutFingerprint()) {
+        fail(component, option, path,
+             "row policy library '" + path + "' was built against different SDK headers (layout " +
+                 hex(d->sdkLayout) + ", this rowprobe " + hex(sdkLayoutFingerprint()) +
+                 "); rebuild it against this rowprobe's SDK headers");
+    }
+    if (d->name == nullptr || *d->name == '\0' || d->factory == nullptr) {
+        fail(component, option, path, "row policy library '" + path + "' has no policy name or no factory");
+    }
+    loaded.emplace(path, d);
+    return {path, d};
+}
+
+std::string findRowPolicyLibrary(const std::string& name, const std::vector<std::string>& dirs) {
+    for (const auto& dir : dirs) {
+        for (const std::string& file : {dir + "/librowprobe-policy-" + name + ".so", dir + "/" + name + ".so"}) {
+            struct stat st {};
+            if (::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return file;
+        }
+    }
+    return {};
+}
+
+std::vector<std::string> splitSearchPath(const std::string& path) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        const std::size_t end = path.find(':', start);
+        const std::string item = path.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        if (!item.empty()) out.push_back(item);
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
+    return out;
+}
+
+}  // namespace rowprobe
