@@ -1,10 +1,17 @@
 #include "pipeline.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 
+#include "distributor.hpp"
 #include "rowprobe/errors.hpp"
+#include "rowprobe/format.hpp"
+#include "rowprobe/options.hpp"
 #include "rowprobe/registry.hpp"
 
 namespace rowprobe::core {
@@ -13,6 +20,7 @@ namespace {
 
 constexpr std::size_t kBlocksPerQueue = 32;
 constexpr std::size_t kExportRingRecords = 16 * 1024;
+constexpr std::size_t kExpiryRingRecords = 4 * 1024;
 constexpr std::size_t kExportBatch = 1024;
 constexpr std::uint64_t kPublishEveryBatches = 256;
 /// How long a worker waits, after a stop request, for an input stuck in a blocking read (a
@@ -45,54 +53,160 @@ bool waitFor(Ready&& ready, const std::atomic<bool>& abort) {
     }
 }
 
+/// Queues the configuration asks for: -q N with one -i, else one per -i.
+std::size_t queueCount(const Config& config) {
+    if (config.queues > 1 && config.inputs.size() == 1) return config.queues;
+    return config.inputs.size();
+}
+
+bool hasOption(const Registry::Entry& entry, std::string_view name) {
+    for (const auto& o : entry.info.options) {
+        if (o.name == name) return true;
+    }
+    return false;
+}
+
+bool mentions(const PluginString& ps, std::string_view longName, std::string_view shortName) {
+    for (const auto& item : ps.items) {
+        if (item.key == longName || (!shortName.empty() && item.key == shortName)) return true;
+    }
+    return false;
+}
+
+ConfigError queuesError(const std::string& input, std::string problem) {
+    return ConfigError({.component = "command line",
+                        .option = "-q",
+                        .value = input,
+                        .problem = std::move(problem),
+                        .help = "rowprobe -h"});
+}
+
+/// -q N with one input: the input strings of N instances when the plugin can share its
+/// interface (raw fanout, dpdk RSS queues); empty when a distributor must spread one instance.
+std::vector<std::string> shareableInputs(const std::string& input, std::size_t queues) {
+    const PluginString ps = splitPluginString(input, "input");
+    const Registry::Entry* entry = Registry::instance().find(PluginKind::Input, ps.name);
+    if (entry == nullptr) return {};  // the plugin's creation reports the unknown name
+    std::vector<std::string> out;
+    if (hasOption(*entry, "fanout")) {
+        std::string text = input;
+        if (!mentions(ps, "fanout", "F")) {
+            // One group per process: every instance joins it, the kernel spreads the flows.
+            text += ";fanout=" + std::to_string(1 + static_cast<unsigned>(getpid()) % 65535U);
+        }
+        out.assign(queues, text);
+    } else if (hasOption(*entry, "queues") && hasOption(*entry, "queue")) {
+        if (mentions(ps, "queue", "q")) {
+            throw queuesError(input, "-q " + std::to_string(queues) + " creates one '" + ps.name +
+                                         "' input per queue: leave 'queue=' out of the input string");
+        }
+        const bool given = mentions(ps, "queues", "Q");
+        for (std::size_t q = 0; q < queues; ++q) {
+            out.push_back(input + (given ? "" : ";queues=" + std::to_string(queues)) + ";queue=" + std::to_string(q));
+        }
+    }
+    return out;
+}
+
+/// Pins the calling thread to `cpu`; false when the system refuses.
+bool pinToCpu(std::thread& thread, unsigned cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(thread.native_handle(), sizeof set, &set) == 0;
+}
+
 }  // namespace
 
-struct Pipeline::Queue {
+struct Pipeline::Source {
     std::unique_ptr<InputPlugin> input;
+    std::vector<std::size_t> queues;  ///< the queues it feeds: one, or all with a distributor
+    std::thread thread;
+    std::atomic<bool> finished{false};
+};
+
+struct Pipeline::Queue {
     std::unique_ptr<StoragePlugin> storage;
+    Source* source = nullptr;  ///< reports its input statistics (the first queue of a source)
     std::vector<std::unique_ptr<PacketBlock>> blocks;
     SpscRing<PacketBlock*> freeBlocks{kBlocksPerQueue};
     SpscRing<PacketBlock*> fullBlocks{kBlocksPerQueue + 1};
     ExportRing exportRing{kExportRingRecords};
+    std::unique_ptr<ExportRing> expiryRing;  ///< expiry=thread: the export thread's own ring
     std::atomic<bool> workerDone{false};
-    std::atomic<bool> inputFinished{false};
-    std::thread inputThread;
     std::thread workerThread;
 };
 
-Pipeline::Pipeline(const Config& config) : m_config(config), m_board(config.inputs.size()) {
+Pipeline::Pipeline(const Config& config) : m_config(config), m_board(queueCount(config)) {
     Registry& reg = Registry::instance();
     reg.checkConsistent();
-    for (std::size_t i = 0; i < config.inputs.size(); ++i) {
+    const std::size_t queues = queueCount(config);
+    std::vector<std::string> inputs = config.inputs;
+    bool distribute = false;
+    if (queues > config.inputs.size()) {
+        inputs = shareableInputs(config.inputs[0], queues);
+        distribute = inputs.empty();
+        if (distribute) inputs = config.inputs;
+    }
+    for (std::size_t i = 0; i < queues; ++i) {
         auto q = std::make_unique<Queue>();
-        q->input = reg.createAs<InputPlugin>(PluginKind::Input, config.inputs[i], "-i");
         q->storage = reg.createAs<StoragePlugin>(PluginKind::Storage, config.storage, "-s");
+        if (q->storage->sweepsInExportThread()) q->expiryRing = std::make_unique<ExportRing>(kExpiryRingRecords);
         for (std::size_t b = 0; b < kBlocksPerQueue; ++b) {
             q->blocks.push_back(std::make_unique<PacketBlock>());
             q->freeBlocks.tryPush(q->blocks.back().get());
         }
         m_queues.push_back(std::move(q));
     }
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        auto s = std::make_unique<Source>();
+        s->input = reg.createAs<InputPlugin>(PluginKind::Input, inputs[i], "-i");
+        if (distribute) {
+            for (std::size_t q = 0; q < queues; ++q) s->queues.push_back(q);
+        } else {
+            s->queues.push_back(i);
+        }
+        m_queues[s->queues.front()]->source = s.get();
+        m_sources.push_back(std::move(s));
+    }
     for (const auto& p : config.process) {
         m_process.push_back(reg.createAs<ProcessPlugin>(PluginKind::Process, p, "-p"));
     }
     m_output = reg.createAs<OutputPlugin>(PluginKind::Output, config.output, "-o");
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    sched_getaffinity(0, sizeof allowed, &allowed);
+    for (const unsigned cpu : config.cpus) {
+        if (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed)) {
+            throw ConfigError({.component = "command line",
+                               .option = "--cpus",
+                               .value = std::to_string(cpu),
+                               .problem = "CPU " + std::to_string(cpu) + " is not available to this process (" +
+                                          std::to_string(CPU_COUNT(&allowed)) + " CPUs allowed)",
+                               .help = "rowprobe -h"});
+        }
+    }
+    m_floodAlarmsLogged.assign(queues, 0);
+    m_floodActiveLogged.assign(queues, false);
 }
 
 Pipeline::~Pipeline() {
     m_stopInputs = true;
     m_abandon = true;
     if (m_inputsDetached) {
-        // A detached input thread may still be blocked inside its plugin: keep the queues
-        // alive until the process exits rather than free memory under it.
+        // A detached input thread may still be blocked inside its plugin: keep the queues and
+        // sources alive until the process exits rather than free memory under it.
         for (auto& q : m_queues) {
             if (q->workerThread.joinable()) q->workerThread.join();
             static_cast<void>(q.release());
         }
+        for (auto& s : m_sources) static_cast<void>(s.release());
         return;
     }
+    for (auto& s : m_sources) {
+        if (s->thread.joinable()) s->thread.join();
+    }
     for (auto& q : m_queues) {
-        if (q->inputThread.joinable()) q->inputThread.join();
         if (q->workerThread.joinable()) q->workerThread.join();
     }
 }
@@ -109,10 +223,15 @@ void Pipeline::stopInputs() {
     double expected = 0;
     m_stopSeconds.compare_exchange_strong(expected, monotonicSeconds());
     m_stopInputs.store(true);
-    for (auto& q : m_queues) q->input->stop();
+    for (auto& s : m_sources) s->input->stop();
 }
 
-void Pipeline::inputLoop(Queue& q) {
+void Pipeline::inputLoop(Source& source) {
+    if (source.queues.size() > 1) {
+        distributeLoop(source);
+        return;
+    }
+    Queue& q = *m_queues[source.queues.front()];
     std::uint64_t delivered = 0;
     const std::uint64_t limit = m_config.packetLimit;
     try {
@@ -120,10 +239,12 @@ void Pipeline::inputLoop(Queue& q) {
             PacketBlock* block = nullptr;
             if (!waitFor([&] { return q.freeBlocks.tryPop(block); }, m_abandon)) break;
             block->clear();
-            const InputPlugin::Status status = q.input->read(*block);
+            const InputPlugin::Status status = source.input->read(*block);
             if (status == InputPlugin::Status::End) {
                 if (block->count > 0) {
                     q.fullBlocks.tryPush(block);  // a final partial block
+                } else {
+                    q.freeBlocks.tryPush(block);
                 }
                 break;
             }
@@ -141,7 +262,89 @@ void Pipeline::inputLoop(Queue& q) {
         fail(e.what());
     }
     waitFor([&] { return q.fullBlocks.tryPush(nullptr); }, m_abandon);
-    q.inputFinished.store(true, std::memory_order_release);
+    source.finished.store(true, std::memory_order_release);
+}
+
+void Pipeline::distributeLoop(Source& source) {
+    const std::size_t n = source.queues.size();
+    ParserConfig parserConfig;
+    parserConfig.vlanInKey = m_config.vlanInKey;
+    FlowDistributor distributor(n, parserConfig);
+    auto scratch = std::make_unique<PacketBlock>();
+    std::vector<PacketBlock*> open(n, nullptr);
+    std::uint64_t delivered = 0;
+    const std::uint64_t limit = m_config.packetLimit;
+    // A free block of queue q (waits while its worker is behind); false once abandoned.
+    auto take = [&](std::size_t q) {
+        PacketBlock* block = nullptr;
+        if (!waitFor([&] { return m_queues[q]->freeBlocks.tryPop(block); }, m_abandon)) return false;
+        block->clear();
+        block->link = scratch->link;
+        open[q] = block;
+        return true;
+    };
+    auto handOn = [&](std::size_t q) {
+        m_queues[q]->fullBlocks.tryPush(open[q]);  // room for the whole pool: never full
+        open[q] = nullptr;
+    };
+    auto handOnAll = [&] {
+        for (std::size_t q = 0; q < n; ++q) {
+            if (open[q] != nullptr && open[q]->count > 0) handOn(q);
+        }
+    };
+    // Returns early only when the export thread gave up (m_abandon) while it waited for a block.
+    auto pump = [&] {
+        bool more = true;
+        while (more && !m_stopInputs.load(std::memory_order_relaxed)) {
+            scratch->clear();
+            const InputPlugin::Status status = source.input->read(*scratch);
+            more = status != InputPlugin::Status::End;
+            if (limit != 0 && delivered + scratch->count >= limit) {
+                scratch->count = static_cast<std::size_t>(limit - delivered);
+                more = false;
+            }
+            delivered += scratch->count;
+            if (status == InputPlugin::Status::Timeout && scratch->count == 0) {
+                handOnAll();  // live input idle: every worker expires flows on wall time
+                for (std::size_t q = 0; q < n; ++q) {
+                    if (open[q] == nullptr && !take(q)) return;
+                    handOn(q);
+                }
+                continue;
+            }
+            for (std::size_t i = 0; i < scratch->count; ++i) {
+                const RawPacket& raw = scratch->packets[i];
+                const std::size_t q = distributor.pick(raw, scratch->link);
+                PacketBlock* block = open[q];
+                if (block != nullptr && block->link != scratch->link) {
+                    handOn(q);  // a block carries one link type (pcapng: per interface)
+                    block = nullptr;
+                }
+                if (block == nullptr) {
+                    if (!take(q)) return;
+                    block = open[q];
+                }
+                if (!block->append(raw.data, raw.capLen, raw.wireLen, raw.ts)) {
+                    handOn(q);  // arena full
+                    if (!take(q)) return;
+                    open[q]->append(raw.data, raw.capLen, raw.wireLen, raw.ts);
+                }
+                if (open[q]->full()) handOn(q);
+            }
+            if (scratch->count < kMaxBatch) handOnAll();  // not saturated: latency over batching
+        }
+        handOnAll();
+    };
+    try {
+        pump();
+    } catch (const std::exception& e) {
+        fail(e.what());
+    }
+    for (std::size_t q = 0; q < n; ++q) {
+        if (open[q] != nullptr) m_queues[q]->freeBlocks.tryPush(open[q]);  // empty leftovers
+        waitFor([&] { return m_queues[q]->fullBlocks.tryPush(nullptr); }, m_abandon);
+    }
+    source.finished.store(true, std::memory_order_release);
 }
 
 bool Pipeline::inputOverdue() const {
@@ -157,7 +360,9 @@ void Pipeline::workerLoop(Queue& q, std::size_t index) {
     q.storage->attach(ExportTarget{&q.exportRing, &m_abandon, static_cast<std::uint8_t>(index)});
     auto publish = [&] {
         ws.cache = q.storage->stats();
-        ws.input = q.input->stats();
+        // The fragment cache counts orphan fragments; report them with the parser's anomalies.
+        ws.anomalies.count[static_cast<std::size_t>(Anomaly::FragmentNoPorts)] = ws.cache.fragmentsNoPorts;
+        if (q.source != nullptr) ws.input = q.source->input->stats();
         m_board.publish(index, ws);
     };
     const std::atomic<bool> never{false};
@@ -196,17 +401,26 @@ void Pipeline::exportLoop() {
     std::vector<FlowRecord> batch(kExportBatch);
     std::uint64_t exported = 0;
     bool dirty = false;
+    auto drainRing = [&](ExportRing& ring) -> bool {
+        std::size_t n = 0;
+        while (n < kExportBatch && ring.tryPop(batch[n])) ++n;
+        if (n == 0) return false;
+        dirty = true;
+        exported += n;
+        if (!m_abandon.load(std::memory_order_relaxed)) {
+            m_output->write(std::span<const FlowRecord>(batch.data(), n));
+        }
+        return true;
+    };
     auto drain = [&]() -> bool {
         bool any = false;
         for (auto& q : m_queues) {
-            std::size_t n = 0;
-            while (n < kExportBatch && q->exportRing.tryPop(batch[n])) ++n;
-            if (n == 0) continue;
-            any = true;
-            dirty = true;
-            exported += n;
-            if (!m_abandon.load(std::memory_order_relaxed)) {
-                m_output->write(std::span<const FlowRecord>(batch.data(), n));
+            any = drainRing(q->exportRing) || any;
+            if (q->expiryRing) {
+                // expiry=thread: this thread is the table's second expirer, and its ring's only
+                // producer and consumer. A finished worker has flushed everything.
+                if (!q->workerDone.load(std::memory_order_acquire)) q->storage->sweepFromExportThread(*q->expiryRing);
+                any = drainRing(*q->expiryRing) || any;
             }
         }
         return any;
@@ -257,13 +471,38 @@ void Pipeline::exportLoop() {
     m_doneCv.notify_all();
 }
 
+void Pipeline::logFloods(const StatsSnapshot& now) {
+    for (std::size_t q = 0; q < now.queues.size() && q < m_floodAlarmsLogged.size(); ++q) {
+        const CacheStats& c = now.queues[q].cache;
+        if (c.floodAlarms > m_floodAlarmsLogged[q]) {
+            std::cerr << "rowprobe: flood detected on queue " << q << " at " << formatTimeIso(c.floodLastAlarm, 0)
+                      << " (packet time): " << c.floodLastCount << " new flows in one interval, "
+                      << c.floodBaseline << " expected\n"
+                      << std::flush;
+            m_floodAlarmsLogged[q] = c.floodAlarms;
+            m_floodActiveLogged[q] = true;
+        }
+        if (m_floodActiveLogged[q] && c.floodActive == 0) {
+            std::cerr << "rowprobe: flood over on queue " << q << '\n' << std::flush;
+            m_floodActiveLogged[q] = false;
+        }
+    }
+}
+
 int Pipeline::run(const std::atomic<bool>& stopRequested) {
     m_startSeconds = monotonicSeconds();
     std::thread exporter([this] { exportLoop(); });
     for (std::size_t i = 0; i < m_queues.size(); ++i) {
         Queue& q = *m_queues[i];
         q.workerThread = std::thread([this, &q, i] { workerLoop(q, i); });
-        q.inputThread = std::thread([this, &q] { inputLoop(q); });
+        if (!m_config.cpus.empty() && !pinToCpu(q.workerThread, m_config.cpus[i % m_config.cpus.size()])) {
+            std::cerr << "rowprobe: warning: cannot pin worker " << i << " to CPU "
+                      << m_config.cpus[i % m_config.cpus.size()] << '\n';
+        }
+    }
+    for (auto& s : m_sources) {
+        Source& source = *s;
+        source.thread = std::thread([this, &source] { inputLoop(source); });
     }
     StatsSnapshot previous = stats();
     double nextReport = m_startSeconds + m_config.statsInterval;
@@ -277,23 +516,25 @@ int Pipeline::run(const std::atomic<bool>& stopRequested) {
             stopInputs();
             stopped = true;
         }
+        StatsSnapshot now = stats();
+        logFloods(now);
         if (m_config.statsInterval > 0 && monotonicSeconds() >= nextReport) {
-            StatsSnapshot now = stats();
             std::cerr << formatStatsText(now, &previous) << std::flush;
             previous = std::move(now);
             nextReport += m_config.statsInterval;
         }
     }
-    for (auto& q : m_queues) {
-        q->workerThread.join();
-        if (q->inputFinished.load(std::memory_order_acquire)) {
-            q->inputThread.join();
+    for (auto& q : m_queues) q->workerThread.join();
+    for (auto& s : m_sources) {
+        if (s->finished.load(std::memory_order_acquire)) {
+            s->thread.join();
         } else {
-            q->inputThread.detach();
+            s->thread.detach();
             m_inputsDetached = true;
         }
     }
     exporter.join();
+    logFloods(stats());
     return m_error.empty() ? 0 : 1;
 }
 

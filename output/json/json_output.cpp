@@ -1,8 +1,11 @@
 #include "json_output.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <string_view>
 
+#include "rowprobe/fields.hpp"
 #include "rowprobe/flow_record.hpp"
 #include "rowprobe/registry.hpp"
 
@@ -16,6 +19,20 @@ constexpr OptionSpec kOptions[] = {
      .type = OptionType::String,
      .defaultValue = "-",
      .help = "file to write, truncated at start ('-' = standard output)"},
+    {.name = "fields",
+     .shortName = "F",
+     .type = OptionType::String,
+     .help = "comma-separated field names to write, in this order (default: all core fields)"},
+};
+
+/// The default object: every core field except the exporter constants, in a reading order.
+constexpr FieldId kDefaultFields[] = {
+    FieldId::SrcIp,     FieldId::DstIp,        FieldId::SrcPort,         FieldId::DstPort,
+    FieldId::Proto,     FieldId::IpVersion,    FieldId::Vlan,            FieldId::SrcMac,
+    FieldId::DstMac,    FieldId::TimeFirst,    FieldId::TimeLast,        FieldId::Packets,
+    FieldId::Bytes,     FieldId::PacketsRev,   FieldId::BytesRev,        FieldId::TcpFlags,
+    FieldId::TcpFlagsRev, FieldId::Ttl,        FieldId::TtlRev,          FieldId::IcmpTypeCode,
+    FieldId::IcmpTypeCodeRev, FieldId::EndReason, FieldId::Queue,
 };
 
 /// Appends a literal (the field separators and names); the length is a compile-time constant.
@@ -32,62 +49,92 @@ char* put(char* out, std::string_view text) noexcept {
 
 }  // namespace
 
-JsonOutput::JsonOutput(const Options& options) : m_file(options, "file") {}
+JsonLayout::JsonLayout(std::span<const FieldId> ids) {
+    for (FieldId id : ids) add(fieldSpec(id));
+}
 
-char* JsonOutput::formatRecord(char* p, const FlowRecord& r) noexcept {
+void JsonLayout::add(const FieldSpec& spec) {
+    Column c;
+    c.spec = &spec;
+    c.endReason = &spec == &fieldSpec(FieldId::EndReason);
+    c.quoted = !isNumeric(spec.type) || spec.type == FieldType::Timestamp || c.endReason;
+    c.key = std::string(m_columns.empty() ? "{\"" : ",\"") + std::string(spec.name) + "\":" +
+            (c.quoted ? "\"" : "");
+    m_columns.push_back(std::move(c));
+}
+
+char* JsonLayout::format(char* p, const FlowRecord& r) const noexcept {
+    static const ExportConstants kNoConstants{};
     const bool v4 = r.isIpv4();
-    p = put(p, "{\"src_ip\":\"");
-    p = formatIp(p, r.srcAddr, v4);
-    p = put(p, "\",\"dst_ip\":\"");
-    p = formatIp(p, r.dstAddr, v4);
-    p = put(p, "\",\"src_port\":");
-    p = formatUint(p, r.srcPort);
-    p = put(p, ",\"dst_port\":");
-    p = formatUint(p, r.dstPort);
-    p = put(p, ",\"proto\":");
-    p = formatUint(p, r.proto);
-    p = put(p, ",\"ip_version\":");
-    p = formatUint(p, r.ipVersion);
-    p = put(p, ",\"vlan\":");
-    p = formatUint(p, r.vlan);
-    p = put(p, ",\"src_mac\":\"");
-    p = formatMac(p, r.srcMac);
-    p = put(p, "\",\"dst_mac\":\"");
-    p = formatMac(p, r.dstMac);
-    p = put(p, "\",\"time_first\":\"");
-    p = formatTimeIso(p, r.timeFirst, 9);
-    p = put(p, "\",\"time_last\":\"");
-    p = formatTimeIso(p, r.timeLast, 9);
-    p = put(p, "\",\"packets\":");
-    p = formatUint(p, r.packets[kForward]);
-    p = put(p, ",\"bytes\":");
-    p = formatUint(p, r.bytes[kForward]);
-    p = put(p, ",\"packets_rev\":");
-    p = formatUint(p, r.packets[kReverse]);
-    p = put(p, ",\"bytes_rev\":");
-    p = formatUint(p, r.bytes[kReverse]);
-    p = put(p, ",\"tcp_flags\":");
-    p = formatUint(p, r.tcpFlags[kForward]);
-    p = put(p, ",\"tcp_flags_rev\":");
-    p = formatUint(p, r.tcpFlags[kReverse]);
-    p = put(p, ",\"ttl\":");
-    p = formatUint(p, r.ttl[kForward]);
-    p = put(p, ",\"ttl_rev\":");
-    p = formatUint(p, r.ttl[kReverse]);
-    p = put(p, ",\"icmp_type_code\":");
-    p = formatUint(p, r.icmpTypeCode[kForward]);
-    p = put(p, ",\"icmp_type_code_rev\":");
-    p = formatUint(p, r.icmpTypeCode[kReverse]);
-    p = put(p, ",\"end_reason\":\"");
-    p = put(p, endReasonName(r.endReason));
-    p = put(p, "\",\"queue\":");
-    p = formatUint(p, r.queue);
+    for (const Column& c : m_columns) {
+        p = put(p, c.key);
+        const FieldSpec& f = *c.spec;
+        switch (f.type) {
+            case FieldType::IpAddress: {
+                std::array<std::uint8_t, 16> addr{};
+                std::memcpy(addr.data(), readBytes(f, r, kNoConstants).data(), addr.size());
+                p = formatIp(p, addr, v4);
+                break;
+            }
+            case FieldType::MacAddress: {
+                std::array<std::uint8_t, 6> mac{};
+                std::memcpy(mac.data(), readBytes(f, r, kNoConstants).data(), mac.size());
+                p = formatMac(p, mac);
+                break;
+            }
+            case FieldType::Timestamp:
+                p = formatTimeIso(p, readUnsigned(f, r, kNoConstants), 9);
+                break;
+            default:
+                if (c.endReason) {
+                    p = put(p, endReasonName(r.endReason));
+                } else {
+                    p = formatUint(p, readUnsigned(f, r, kNoConstants));
+                }
+                break;
+        }
+        if (c.quoted) *p++ = '"';
+    }
+    if (m_columns.empty()) *p++ = '{';
     return put(p, "}\n");
 }
 
+const JsonLayout& JsonLayout::defaults() {
+    static const JsonLayout kLayout(kDefaultFields);
+    return kLayout;
+}
+
+JsonOutput::JsonOutput(const Options& options)
+    : m_file(options, "file"), m_layout(JsonLayout::defaults()) {
+    if (!options.explicitlySet("fields")) return;
+    m_layout = JsonLayout({});
+    const std::string list = options.getString("fields");
+    std::vector<std::string> known;
+    for (const FieldSpec& f : coreFields()) {
+        if (f.origin == FieldOrigin::Record) known.emplace_back(f.name);
+    }
+    std::size_t pos = 0;
+    while (pos <= list.size()) {
+        const std::size_t comma = std::min(list.find(',', pos), list.size());
+        const std::string name = list.substr(pos, comma - pos);
+        const FieldSpec* spec = findField(name);
+        if (spec == nullptr || spec->origin != FieldOrigin::Record) {
+            options.fail("fields", "unknown field '" + name + "'", known, name);
+        }
+        m_layout.add(*spec);
+        pos = comma + 1;
+    }
+}
+
+char* JsonOutput::formatRecord(char* out, const FlowRecord& record) noexcept {
+    return JsonLayout::defaults().format(out, record);
+}
+
+
+
 void JsonOutput::write(std::span<const FlowRecord> records) {
     const std::uint64_t before = m_file.bytes();
-    for (const FlowRecord& r : records) m_file.commit(formatRecord(m_file.reserve(kMaxLine), r));
+    for (const FlowRecord& r : records) m_file.commit(m_layout.format(m_file.reserve(kMaxLine), r));
     m_records.fetch_add(records.size(), std::memory_order_relaxed);
     m_bytes.fetch_add(m_file.bytes() - before, std::memory_order_relaxed);
 }

@@ -12,12 +12,38 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
+#include <vector>
+
+#include "rowprobe/fields.hpp"
 
 #include "rowprobe/format.hpp"
 #include "rowprobe/options.hpp"
 #include "rowprobe/plugin.hpp"
 
 namespace rowprobe::output {
+
+/// The columns of a JSON object, built once from the field schema (fields.hpp): each column is
+/// a precomputed `,"name":` literal and the field to read, so formatting a record is one pass
+/// over the columns with no lookup.
+class JsonLayout {
+public:
+    explicit JsonLayout(std::span<const FieldId> ids);
+    void add(const FieldSpec& spec);
+    /// Writes one record as a JSON object followed by '\n'; returns the end.
+    char* format(char* out, const FlowRecord& record) const noexcept;
+    /// Every core field of the record, in the documented order.
+    static const JsonLayout& defaults();
+
+private:
+    struct Column {
+        std::string key;
+        const FieldSpec* spec = nullptr;
+        bool quoted = false;
+        bool endReason = false;  ///< written as its name ("inactive", ...)
+    };
+    std::vector<Column> m_columns;
+};
 
 class JsonOutput final : public OutputPlugin {
 public:
@@ -31,12 +57,13 @@ public:
     void flush() override;
     OutputStats stats() const override;
 
-    /// Writes one record as a JSON object followed by '\n' (at most kMaxLine bytes) and returns
-    /// the end. Pure; used by write() and by tests and benchmarks.
+    /// Writes one record with the default fields as a JSON object followed by '\n' (at most
+    /// kMaxLine bytes) and returns the end. Pure; used by tests and benchmarks.
     static char* formatRecord(char* out, const FlowRecord& record) noexcept;
 
 private:
     OutputFile m_file;
+    JsonLayout m_layout;
     std::atomic<std::uint64_t> m_records{0};
     std::atomic<std::uint64_t> m_bytes{0};
 };

@@ -320,7 +320,8 @@ std::uint64_t Options::getDurationNs(std::string_view name) const {
     return ns;
 }
 
-void Options::fail(std::string_view name, std::string problem, std::vector<std::string> choices) const {
+void Options::fail(std::string_view name, std::string problem, std::vector<std::string> choices,
+                   std::string_view part) const {
     ConfigError::Details d{.component = m_component, .option = std::string(name),
                            .problem = std::move(problem), .choices = std::move(choices),
                            .source = m_source};
@@ -337,6 +338,11 @@ void Options::fail(std::string_view name, std::string problem, std::vector<std::
                 d.column = at + key.size() + 1;
                 break;
             }
+        }
+        const std::size_t inValue = part.empty() ? std::string::npos : it->second.find(part);
+        if (inValue != std::string::npos) {
+            d.value = std::string(part);
+            if (d.column != std::string::npos) d.column += inValue;
         }
     }
     throw ConfigError(std::move(d));

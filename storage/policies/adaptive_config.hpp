@@ -7,7 +7,8 @@
 //
 //   rowprobe-adaptive 1                 version line, first
 //   line 16                             L, must equal the table's `line`
-//   tuples 2:0:0 2:1:0 1:2:0 3:4:1 ...   L/4 tuples count:target:increment, Σcount = L
+//   tuples 2:0:0 2:1:0 1:2:0 3:4:1 ...   tuples count:target:increment, Σcount = L (the tuner
+//                                       and the thesis use L/4 tuples; 1..L are accepted)
 //   insert 8 8 8 8                      insert position per class SHORT MEDIUM LONG NEVER
 //   offsets 0 0 0 0                     signed per-class offsets, non-decreasing, in [-L/2, L/2]
 //   classifier none                     or j48-v1
@@ -60,7 +61,7 @@ struct AdaptiveTuple {
 
 struct AdaptiveConfig {
     unsigned line = 16;
-    std::vector<AdaptiveTuple> tuples;          ///< line / 4 of them
+    std::vector<AdaptiveTuple> tuples;          ///< 1..line of them (the tuner writes line / 4)
     std::array<unsigned, kPacketClassCount> insert{};
     std::array<int, kPacketClassCount> offsets{};
     AdaptiveClassifier classifier = AdaptiveClassifier::None;

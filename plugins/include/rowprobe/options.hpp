@@ -54,8 +54,10 @@ public:
 
     /// Throws ConfigError for this plugin and option with `problem` (used by constructors for
     /// checks that span several options or depend on the system).
+    /// `part`, when given, is the offending piece of a list value ("byts" in "src_ip,byts"): the
+    /// caret and the "did you mean" then refer to it alone.
     [[noreturn]] void fail(std::string_view name, std::string problem,
-                           std::vector<std::string> choices = {}) const;
+                           std::vector<std::string> choices = {}, std::string_view part = {}) const;
 
     const std::string& component() const noexcept { return m_component; }
     const std::string& source() const noexcept { return m_source; }

@@ -170,10 +170,11 @@ void expectFieldTypes(const JsonObject& o) {
     EXPECT_EQ(keys, kDocumentedFields);
 }
 
-TEST(JsonOutput, IsRegisteredWithFileOption) {
+TEST(JsonOutput, IsRegisteredWithFileAndFieldsOptions) {
     const auto* entry = Registry::instance().find(PluginKind::Output, "json");
     ASSERT_NE(entry, nullptr);
-    ASSERT_EQ(entry->info.options.size(), 1U);
+    ASSERT_EQ(entry->info.options.size(), 2U);
+    EXPECT_EQ(entry->info.options[1].name, "fields");
     EXPECT_EQ(entry->info.options[0].name, "file");
     EXPECT_EQ(entry->info.options[0].shortName, "f");
     EXPECT_EQ(entry->info.options[0].defaultValue, "-");
@@ -343,6 +344,40 @@ TEST(JsonOutput, MillionRecordsFormatWellUnderASecond) {
     const double seconds = threadCpuSeconds() - start;
     EXPECT_LT(seconds, 1.0) << "1M records took " << seconds << " s of CPU";
     RecordProperty("seconds_per_million", std::to_string(seconds));
+}
+
+}  // namespace
+}  // namespace rowprobe::output
+
+namespace rowprobe::output {
+namespace {
+
+TEST(JsonOutput, FieldsOptionSelectsAndOrdersColumnsFromTheSchema) {
+    const fs::path path = scratchFile("fields.jsonl");
+    {
+        auto out = Registry::instance().createAs<OutputPlugin>(
+            PluginKind::Output, "json;file=" + path.string() + ";fields=bytes,src_ip,end_reason", "-o");
+        const FlowRecord r = ipv4Record();
+        out->write(std::span<const FlowRecord>(&r, 1));
+        out->flush();
+    }
+    const std::string text = slurp(path);
+    EXPECT_EQ(text.rfind("{\"bytes\":", 0), 0U) << text;
+    const auto fields = parseFlatObject(text.substr(0, text.size() - 1));
+    EXPECT_EQ(fields.size(), 3U);
+    EXPECT_EQ(fields.at("src_ip").text, "192.0.2.10");
+    EXPECT_EQ(fields.at("end_reason").text, "end");
+}
+
+TEST(JsonOutput, UnknownFieldIsAConfigErrorWithASuggestion) {
+    try {
+        Registry::instance().create(PluginKind::Output, "json;fields=src_ip,byts", "-o");
+        FAIL() << "no error";
+    } catch (const ConfigError& e) {
+        const std::string msg = e.render();
+        EXPECT_NE(msg.find("unknown field 'byts'"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("did you mean 'bytes'"), std::string::npos) << msg;
+    }
 }
 
 }  // namespace

@@ -1,0 +1,162 @@
+#include "trace.hpp"
+
+#include <pcap/pcap.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <numeric>
+#include <stdexcept>
+
+#include <xxhash.h>
+
+namespace rowprobe::lab {
+
+std::size_t FlowKeyHash::operator()(const FlowKey& k) const noexcept {
+    return static_cast<std::size_t>(XXH3_64bits(&k, sizeof k));
+}
+
+std::uint32_t Trace::find(const FlowKey& key) const {
+    const auto it = idOfKey.find(key);
+    return it == idOfKey.end() ? UINT32_MAX : it->second;
+}
+
+namespace {
+
+bool toLinkType(int dlt, LinkType& out) noexcept {
+    switch (dlt) {
+        case DLT_EN10MB: out = LinkType::Ethernet; return true;
+        case 12:
+        case 14:
+        case 101:
+        case 228:
+        case 229: out = LinkType::Raw; return true;
+        case DLT_LINUX_SLL: out = LinkType::LinuxSll; return true;
+        case DLT_NULL: out = LinkType::Null; return true;
+        default: return false;
+    }
+}
+
+struct PcapCloser {
+    void operator()(pcap_t* p) const noexcept { pcap_close(p); }
+};
+
+}  // namespace
+
+void assignKeyIds(Trace& trace) {
+    trace.keyId.resize(trace.packets.size());
+    trace.keys.clear();
+    trace.idOfKey.clear();
+    for (std::size_t i = 0; i < trace.packets.size(); ++i) {
+        const FlowKey& k = trace.packets[i].key;
+        const auto [it, inserted] = trace.idOfKey.try_emplace(k, static_cast<std::uint32_t>(trace.keys.size()));
+        if (inserted) trace.keys.push_back(k);
+        trace.keyId[i] = it->second;
+    }
+}
+
+Trace loadCapture(const std::string& path, const ParserConfig& parser) {
+    std::array<char, PCAP_ERRBUF_SIZE> err{};
+    std::unique_ptr<pcap_t, PcapCloser> handle(
+        pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err.data()));
+    if (!handle) throw std::runtime_error("cannot read capture '" + path + "': " + err.data());
+    const bool nano = pcap_get_tstamp_precision(handle.get()) == PCAP_TSTAMP_PRECISION_NANO;
+    LinkType link = LinkType::Ethernet;
+    if (!toLinkType(pcap_datalink(handle.get()), link)) {
+        throw std::runtime_error("capture '" + path + "': unsupported link type " +
+                                 std::to_string(pcap_datalink(handle.get())));
+    }
+    Trace t;
+    t.source = path;
+    pcap_pkthdr* hdr = nullptr;
+    const std::uint8_t* data = nullptr;
+    std::size_t inBlock = 0;
+    ParsedPacket parsed;
+    int rc = 0;
+    while ((rc = pcap_next_ex(handle.get(), &hdr, &data)) == 1) {
+        RawPacket raw;
+        raw.data = data;
+        raw.capLen = hdr->caplen;
+        raw.wireLen = hdr->len;
+        raw.ts = static_cast<TimeNs>(hdr->ts.tv_sec) * kNsPerSec +
+                 static_cast<TimeNs>(hdr->ts.tv_usec) * (nano ? 1U : 1000U);
+        ++t.frames;
+        if (parsePacket(raw, link, parser, parsed, t.anomalies)) {
+            parsed.frame = nullptr;  // the frame does not outlive this loop; the table never reads it
+            parsed.capLen = 0;
+            t.packets.push_back(parsed);
+        }
+        if (++inBlock == kMaxBatch) {
+            t.blockEnds.push_back(static_cast<std::uint32_t>(t.packets.size()));
+            inBlock = 0;
+        }
+    }
+    if (rc == -1) throw std::runtime_error("reading '" + path + "': " + pcap_geterr(handle.get()));
+    if (inBlock != 0) t.blockEnds.push_back(static_cast<std::uint32_t>(t.packets.size()));
+    if (t.packets.size() >= UINT32_MAX) throw std::runtime_error("capture '" + path + "' has too many packets");
+    assignKeyIds(t);
+    return t;
+}
+
+Sessions computeSessions(const Trace& trace, TimeNs inactive, TimeNs active) {
+    constexpr std::uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kAck = 0x10;
+    struct Open {
+        bool open = false;
+        bool initiatorIsA = true;
+        TimeNs first = 0;
+        TimeNs last = 0;
+        std::array<std::uint8_t, 2> flags{};
+        std::uint32_t lastIndex = 0;
+    };
+    std::vector<Open> open(trace.keys.size());
+    Sessions s;
+    s.next.assign(trace.packets.size(), kNoNext);
+    s.starts.assign(trace.packets.size(), 0);
+    for (std::size_t i = 0; i < trace.packets.size(); ++i) {
+        const ParsedPacket& p = trace.packets[i];
+        Open& f = open[trace.keyId[i]];
+        bool starts = !f.open;
+        if (!starts) {
+            const bool forward = p.fromA == f.initiatorIsA;
+            const std::uint8_t seen = f.flags[forward ? 0 : 1];
+            if ((p.tcpFlags & (kSyn | kAck)) == kSyn && (seen & (kFin | kRst)) != 0) starts = true;
+            if (p.ts >= f.last && p.ts - f.last >= inactive) starts = true;
+            if (p.ts >= f.first && p.ts - f.first >= active) starts = true;
+        }
+        if (starts) {
+            f.open = true;
+            f.initiatorIsA = p.fromA;
+            f.first = p.ts;
+            f.last = p.ts;
+            f.flags = {p.tcpFlags, 0};
+            s.starts[i] = 1;
+            ++s.flows;
+        } else {
+            s.next[f.lastIndex] = static_cast<std::uint32_t>(i);
+            f.flags[p.fromA == f.initiatorIsA ? 0 : 1] |= p.tcpFlags;
+            f.last = std::max(f.last, p.ts);
+        }
+        f.lastIndex = static_cast<std::uint32_t>(i);
+    }
+    return s;
+}
+
+std::vector<std::uint32_t> packetsPerKey(const Trace& trace) {
+    std::vector<std::uint32_t> n(trace.keys.size(), 0);
+    for (std::uint32_t id : trace.keyId) ++n[id];
+    return n;
+}
+
+std::vector<std::uint8_t> topKeys(const Trace& trace, std::size_t topN) {
+    const std::vector<std::uint32_t> n = packetsPerKey(trace);
+    std::vector<std::uint32_t> ids(n.size());
+    std::iota(ids.begin(), ids.end(), 0U);
+    topN = std::min(topN, ids.size());
+    std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(topN), ids.end(),
+                      [&](std::uint32_t a, std::uint32_t b) { return n[a] != n[b] ? n[a] > n[b] : a < b; });
+    std::vector<std::uint8_t> top(n.size(), 0);
+    for (std::size_t i = 0; i < topN; ++i) top[ids[i]] = 1;
+    return top;
+}
+
+}  // namespace rowprobe::lab
