@@ -26,6 +26,11 @@ constexpr std::uint64_t kPublishEveryBatches = 256;
 /// How long a worker waits, after a stop request, for an input stuck in a blocking read (a
 /// pcap file on a FIFO that nobody writes) before it flushes its flows without it.
 constexpr double kInputGraceSeconds = 1.0;
+/// A distributing reader sends every worker its packet time at least this often (and at the
+/// end), so a worker that gets few packets does not lag behind the capture's clock.
+constexpr TimeNs kTickNs = kNsPerSec;
+/// Marks an empty block as a clock tick: packets[0].data points here, packets[0].ts is the time.
+constexpr std::uint8_t kTickMarker = 0;
 
 double monotonicSeconds() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -292,6 +297,19 @@ void Pipeline::distributeLoop(Source& source) {
             if (open[q] != nullptr && open[q]->count > 0) handOn(q);
         }
     };
+    TimeNs newest = 0;
+    TimeNs lastTick = 0;
+    // Every worker's clock to `newest`, after the packets already routed to it.
+    auto tick = [&] {
+        handOnAll();
+        for (std::size_t q = 0; q < n; ++q) {
+            if (open[q] == nullptr && !take(q)) return false;
+            open[q]->packets[0] = RawPacket{&kTickMarker, 0, 0, newest};
+            handOn(q);
+        }
+        lastTick = newest;
+        return true;
+    };
     // Returns early only when the export thread gave up (m_abandon) while it waited for a block.
     auto pump = [&] {
         bool more = true;
@@ -330,9 +348,12 @@ void Pipeline::distributeLoop(Source& source) {
                     open[q]->append(raw.data, raw.capLen, raw.wireLen, raw.ts);
                 }
                 if (open[q]->full()) handOn(q);
+                newest = std::max(newest, raw.ts);
             }
+            if (newest >= lastTick + kTickNs && !tick()) return;
             if (scratch->count < kMaxBatch) handOnAll();  // not saturated: latency over batching
         }
+        if (newest != 0) tick();  // all workers end at the capture's clock, as one queue would
         handOnAll();
     };
     try {
@@ -371,8 +392,9 @@ void Pipeline::workerLoop(Queue& q, std::size_t index) {
         // An input that ignores stop() (blocked in a read) must not keep the flows hostage.
         waitFor([&] { return q.fullBlocks.tryPop(block) || inputOverdue(); }, never);
         if (block == nullptr) break;
-        if (block->count == 0) {
-            q.storage->advanceTime(wallNowNs());
+        if (block->count == 0) {  // live input idle, or a distributor's tick of packet time
+            const RawPacket& mark = block->packets[0];
+            q.storage->advanceTime(mark.data == &kTickMarker ? mark.ts : wallNowNs());
             publish();
         } else {
             const auto t0 = std::chrono::steady_clock::now();

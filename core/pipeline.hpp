@@ -17,7 +17,11 @@
 // Thread protocol:
 // * A queue owns a fixed pool of PacketBlocks that circulate between its input thread and its
 //   worker through two SPSC rings; a null block on the full ring means "input ended". An empty
-//   block (count 0) means "live input idle": the worker expires flows on wall-clock time. A
+//   block (count 0) means "live input idle": the worker expires flows on wall-clock time; or,
+//   when its packets[0].data is the pipeline's tick marker, "packet time is now
+//   packets[0].ts": a distributor sends one to every worker each second of packet time and at
+//   the end, so every worker keeps the capture's clock (one queue would) however few packets
+//   it gets, and ends with the same timeouts. A
 //   distributing input thread is the producer of every queue's full ring and the consumer of
 //   every queue's free ring, so each ring still has one producer and one consumer.
 // * The worker is the only thread touching its StoragePlugin. At the end marker it calls
