@@ -683,14 +683,19 @@ private:
         return expiryAt(f, pkt.ts);
     }
 
-    /// Whether `f` has expired at time `now`, and why.
+    /// Whether `f` has expired at time `now`, and why: the timeout whose deadline came first
+    /// (inactive on a tie), so the reason is the same whenever the flow is looked at after it
+    /// expired: by its next packet, the inline sweep, the export thread or the final flush.
     EndReason expiryAt(const CachedFlow& f, TimeNs now) const noexcept {
-        if (now >= f.timeLast && now - f.timeLast >= m_config.inactive) {
+        const TimeNs idle = saturatingAdd(f.timeLast, m_config.inactive);
+        const TimeNs old = saturatingAdd(f.timeFirst, m_config.active);
+        const bool idleDue = now >= idle;
+        const bool oldDue = now >= old;
+        if (idleDue && (!oldDue || idle <= old)) {
             return ((f.tcpFlags[0] | f.tcpFlags[1]) & (kFin | kRst)) != 0 ? EndReason::EndOfFlow
                                                                            : EndReason::InactiveTimeout;
         }
-        if (now >= f.timeFirst && now - f.timeFirst >= m_config.active) return EndReason::ActiveTimeout;
-        return kAlive;
+        return oldDue ? EndReason::ActiveTimeout : kAlive;
     }
 
     static void addPacket(CachedFlow& f, const ParsedPacket& pkt, std::size_t dir) noexcept {
