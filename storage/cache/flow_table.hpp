@@ -341,9 +341,10 @@ public:
         const TimeNs now = m_clock.load(std::memory_order_acquire);
         Sweeper& sw = m_sweeper;
         if (now == 0) return 0;  // no packet yet
-        if (!sw.started) {
+        if (!sw.started) {  // the first call makes a full pass
             sw.started = true;
             sw.lastClock = now;
+            sw.owed = m_blockCount;
         }
         const TimeNs dt = now > sw.lastClock ? now - sw.lastClock : 0;
         sw.lastClock = now;

@@ -73,8 +73,11 @@ BeladyResult simulateBelady(const BeladyInput& in) {
                 }
             }
             ++r.missEvict;
-            if (in.topKey != nullptr && (*in.topKey)[target->key] != 0) ++r.hhEvict;
-            if (target->packets >= in.bigPackets) ++r.bigEvict;
+            if (target->next != kNoNext) {  // the flow had more packets to come
+                ++r.cutEvict;
+                if (in.topKey != nullptr && (*in.topKey)[target->key] != 0) ++r.hhEvict;
+                if (target->packets >= in.bigPackets) ++r.bigEvict;
+            }
         }
         *target = Entry{k, s.next[i], ts, ts, 1};
     }

@@ -186,13 +186,9 @@ int run(int argc, char** argv) {
     }
     TimeNs inactive = 0, active = 0;
     for (const auto& s : specs) {
-        RunSpec probe = s;
-        probe.sizeLog2 = std::min<unsigned>(s.sizeLog2, 8U) < 5 ? s.sizeLog2 : std::max(5U, std::min(s.sizeLog2, 8U));
-        probe.sizeLog2 = std::max(probe.sizeLog2, static_cast<unsigned>(std::bit_width(s.line) - 1));
-        const auto t = makeTable(probe);  // throws ConfigError exactly as rowprobe would
+        const auto t = makeTable(s);  // throws ConfigError exactly as rowprobe would
         inactive = t->config().inactive;
         active = t->config().active;
-        makeTable(s).reset();  // the real size too (allocation errors)
     }
 
     const auto t0 = std::chrono::steady_clock::now();
@@ -263,10 +259,10 @@ int run(int argc, char** argv) {
         const ReportRow& bound = rows.back();
         for (const auto& r : rows) {
             if (r.bound || r.combo() != bound.combo()) continue;
-            if (r.hits > bound.hits || r.missEvict < bound.missEvict) {
+            if (r.hits > bound.hits || r.evicted < bound.evicted) {
                 std::cerr << "policylab: note: " << r.label << " beats the Belady bound on " << r.combo()
-                          << " (hits " << r.hits << " vs " << bound.hits << ", forced " << r.missEvict << " vs "
-                          << bound.missEvict << "): record-level rules, see tools/policylab/README.md\n";
+                          << " (hits " << r.hits << " vs " << bound.hits << ", evicted " << r.evicted << " vs "
+                          << bound.evicted << "): record-level rules, see tools/policylab/README.md\n";
             }
         }
     }

@@ -102,15 +102,19 @@ RunResult replay(const LabInputs& in, const RunSpec& spec) {
             if (k == UINT32_MAX) continue;  // key changed by the fragment cache: not attributable
             const std::uint32_t first = cursor[k];
             const std::uint32_t end = in.keyStart[k + 1];
-            cursor[k] = std::min<std::uint32_t>(end, first + r.packets[0] + r.packets[1]);
+            const std::uint32_t count = r.packets[0] + r.packets[1];
+            cursor[k] = std::min<std::uint32_t>(end, first + count);
             if (first < end && lastWasEvicted[k] != 0 && in.sessions->starts[in.keyPackets[first]] == 0) {
                 ++res.recreated;
             }
             const bool evicted = r.endReason == EndReason::LackOfResources;
             lastWasEvicted[k] = evicted ? 1 : 0;
-            if (evicted) {
+            // Harmful evictions only: the flow had more packets to come (its last packet so far
+            // has a successor in the same flow of an unbounded table).
+            if (evicted && cursor[k] > first && in.sessions->next[in.keyPackets[cursor[k] - 1]] != kNoNext) {
+                ++res.cutEvict;
                 if (in.topKey[k] != 0) ++res.hhEvict;
-                if (r.packets[0] + r.packets[1] >= in.bigPackets) ++res.bigEvict;
+                if (count >= in.bigPackets) ++res.bigEvict;
             }
         }
     };

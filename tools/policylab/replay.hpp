@@ -14,9 +14,13 @@
 //   LackOfResources — the flow was split because the policy evicted it too early. Records of a
 //   key leave the table in order and each covers the next `packets` packets of that key, so a
 //   per-key cursor finds each record's first packet.
-// * Heavy-hitter eviction: a LackOfResources record whose key is among the top-N keys by packets
-//   in the whole capture (`--hh-top`). Big eviction: a LackOfResources record that already held
-//   at least K packets (`--hh-packets`).
+// * Cut eviction: a LackOfResources eviction of a flow that still had packets to come (its last
+//   packet so far is not the last of its flow in an unbounded table). Evicting a flow after its
+//   last packet costs nothing; a cut eviction splits the flow (it becomes a re-created flow when
+//   its next packet arrives, unless that packet starts a flow anyway).
+// * Heavy-hitter eviction: a cut eviction of a key among the top-N keys by packets in the whole
+//   capture (`--hh-top`; Žádník & Canini's "missed heavy hitters"). Big eviction: a cut eviction
+//   of a record that already held at least K packets (`--hh-packets`).
 // * Time: thread CPU time inside processBatch / flushAll only, per packet.
 //
 // Thread ownership: each replay owns its table and ring; the Trace and LabInputs are shared
@@ -66,6 +70,7 @@ struct RunResult {
     CacheStats stats;
     std::uint64_t packets = 0;
     std::uint64_t recreated = 0;
+    std::uint64_t cutEvict = 0;
     std::uint64_t hhEvict = 0;
     std::uint64_t bigEvict = 0;
     double nsPerPacket = 0;

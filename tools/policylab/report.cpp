@@ -31,11 +31,13 @@ ReportRow rowOf(const RunResult& r) {
     row.missEvict = r.stats.missEvict;
     row.missReclaim = r.stats.missReclaim;
     row.exported = r.stats.exportedTotal();
+    row.evicted = r.stats.exported[static_cast<std::size_t>(EndReason::LackOfResources)];
     row.posMean = r.stats.hitPositionMean();
     row.posVariance = r.stats.hitPositionVariance();
     row.sweep = r.stats.exportedBySweep;
     row.atEnd = r.stats.exportedAtEnd;
     row.recreated = r.recreated;
+    row.cutEvict = r.cutEvict;
     row.hhEvict = r.hhEvict;
     row.bigEvict = r.bigEvict;
     row.nsPerPacket = r.nsPerPacket;
@@ -55,7 +57,9 @@ ReportRow rowOf(const BeladyResult& b, const std::string& hash, unsigned sizeLog
     row.missFree = b.missFree;
     row.missEvict = b.missEvict;
     row.exported = b.missFree + b.missEvict;
+    row.evicted = b.missEvict;
     row.recreated = b.recreated;
+    row.cutEvict = b.cutEvict;
     row.hhEvict = b.hhEvict;
     row.bigEvict = b.bigEvict;
     return row;
@@ -77,7 +81,7 @@ struct Column {
 constexpr Column kColumns[] = {
     {"policy", true},  {"hash", true},     {"size", false},     {"L", false},        {"packets", false},
     {"hits", false},   {"hit%", false},    {"empty", false},    {"not_empty", false}, {"reclaim", false},
-    {"exported", false}, {"pos_avg", false}, {"pos_var", false}, {"sweep", false},     {"end", false},
+    {"exported", false}, {"evicted", false}, {"pos_avg", false}, {"pos_var", false}, {"sweep", false},     {"end", false},
     {"recreated", false}, {"hh_evict", false}, {"big_evict", false}, {"ns/pkt", false},
 };
 
@@ -94,6 +98,7 @@ std::vector<std::string> cells(const ReportRow& r) {
             std::to_string(r.missEvict),
             r.bound ? dash : std::to_string(r.missReclaim),
             std::to_string(r.exported),
+            std::to_string(r.evicted),
             r.bound ? dash : fixed(r.posMean, 3),
             r.bound ? dash : fixed(r.posVariance, 3),
             r.bound ? dash : std::to_string(r.sweep),
@@ -159,12 +164,12 @@ void printTable(std::ostream& out, const std::vector<ReportRow>& rows) {
 void writeCsv(const std::string& path, const std::vector<ReportRow>& rows) {
     std::ofstream f(path);
     if (!f) throw std::runtime_error("cannot write '" + path + "'");
-    f << "policy,hash,size,line,packets,hits,hit_rate,empty,not_empty,reclaim,exported,pos_avg,pos_var,"
+    f << "policy,hash,size,line,packets,hits,hit_rate,empty,not_empty,reclaim,exported,evicted,pos_avg,pos_var,"
          "sweep,end,recreated,hh_evict,big_evict,ns_per_packet,bound\n";
     for (const auto& r : rows) {
         f << csvField(r.label) << ',' << r.hash << ',' << r.sizeLog2 << ',' << r.line << ',' << r.packets << ','
           << r.hits << ',' << fixed(r.hitRate(), 4) << ',' << r.missFree << ',' << r.missEvict << ','
-          << r.missReclaim << ',' << r.exported << ',' << fixed(r.posMean, 4) << ',' << fixed(r.posVariance, 4)
+          << r.missReclaim << ',' << r.exported << ',' << r.evicted << ',' << fixed(r.posMean, 4) << ',' << fixed(r.posVariance, 4)
           << ',' << r.sweep << ',' << r.atEnd << ',' << r.recreated << ',' << r.hhEvict << ',' << r.bigEvict
           << ',' << fixed(r.nsPerPacket, 2) << ',' << (r.bound ? 1 : 0) << '\n';
     }
@@ -183,54 +188,64 @@ void writePlot(const std::string& pngPath, const std::string& title, const std::
     if (labels.empty()) throw std::runtime_error("nothing to plot");
     const std::filesystem::path data =
         std::filesystem::temp_directory_path() / ("rowprobe-policylab-" + std::to_string(::getpid()) + ".dat");
-    double lowest = 100;
+    struct Metric {
+        const char* axis;
+        double (*value)(const ReportRow&);
+    };
+    const Metric metrics[] = {
+        {"hit rate (%)", [](const ReportRow& r) { return r.hitRate(); }},
+        {"forced evictions (lack of resources)", [](const ReportRow& r) { return static_cast<double>(r.evicted); }},
+        {"re-created flows", [](const ReportRow& r) { return static_cast<double>(r.recreated); }},
+    };
+    double lowest = 100, highest = 0;
     {
         std::ofstream f(data);
         if (!f) throw std::runtime_error("cannot write '" + data.string() + "'");
         f << "policy";
-        for (const auto& c : combos) f << '\t' << c;
-        for (const auto& c : combos) f << '\t' << c;
+        for (std::size_t m = 0; m < std::size(metrics); ++m) {
+            for (const auto& c : combos) f << '\t' << c;
+        }
         f << '\n';
         for (const auto& l : labels) {
             f << l;
-            for (const auto& c : combos) {
-                const auto it = at.find({l, c});
-                f << '\t';
-                if (it == at.end()) {
-                    f << '?';
-                } else {
-                    f << fixed(it->second->hitRate(), 4);
-                    lowest = std::min(lowest, it->second->hitRate());
+            for (const auto& metric : metrics) {
+                for (const auto& c : combos) {
+                    const auto it = at.find({l, c});
+                    f << '\t' << (it == at.end() ? std::string("?") : fixed(metric.value(*it->second), 4));
+                    if (it != at.end()) {
+                        lowest = std::min(lowest, it->second->hitRate());
+                        highest = std::max(highest, it->second->hitRate());
+                    }
                 }
-            }
-            for (const auto& c : combos) {
-                const auto it = at.find({l, c});
-                f << '\t' << (it == at.end() ? std::string("?") : std::to_string(it->second->missEvict));
             }
             f << '\n';
         }
     }
     std::ostringstream gp;
     const std::size_t n = combos.size();
-    gp << "set terminal pngcairo size " << std::max<std::size_t>(900, 120 + labels.size() * (60 + 25 * n))
-       << ",900 noenhanced font ',10'\n"
+    gp << "set terminal pngcairo size " << std::max<std::size_t>(900, 160 + labels.size() * (50 + 22 * n))
+       << ",1200 noenhanced font ',10'\n"
        << "set output " << gnuplotString(pngPath) << "\n"
        << "set datafile separator '\\t'\n"
        << "set datafile missing '?'\n"
-       << "set multiplot layout 2,1 title " << gnuplotString(title) << "\n"
+       << "set multiplot layout " << std::size(metrics) << ",1 title " << gnuplotString(title) << "\n"
        << "set style data histograms\nset style histogram clustered gap 1\n"
        << "set style fill solid 0.85 border -1\nset boxwidth 0.9\nset grid ytics\n"
-       << "set xtics rotate by -25 nomirror\nset key outside right top\n"
-       << "set ylabel 'hit rate (%)'\nset yrange [" << std::max(0.0, std::floor(lowest - 5.0)) << ":100]\n"
-       << "plot ";
-    for (std::size_t i = 0; i < n; ++i) {
-        gp << (i == 0 ? gnuplotString(data.string()) : "''") << " using " << 2 + i
-           << (i == 0 ? ":xtic(1)" : "") << " title columnheader(" << 2 + i << ")" << (i + 1 < n ? ", " : "\n");
-    }
-    gp << "set ylabel 'forced evictions (not empty)'\nset yrange [0:*]\nplot ";
-    for (std::size_t i = 0; i < n; ++i) {
-        gp << (i == 0 ? gnuplotString(data.string()) : "''") << " using " << 2 + n + i
-           << (i == 0 ? ":xtic(1)" : "") << " title columnheader(" << 2 + n + i << ")" << (i + 1 < n ? ", " : "\n");
+       << "set xtics rotate by -25 nomirror\nset key outside right top\n";
+    for (std::size_t m = 0; m < std::size(metrics); ++m) {
+        gp << "set ylabel " << gnuplotString(metrics[m].axis) << "\n";
+        if (m == 0) {
+            const double span = std::max(0.5, highest - lowest);
+            gp << "set yrange [" << std::max(0.0, lowest - span) << ":" << std::min(100.0, highest + span / 2) << "]\n";
+        } else {
+            gp << "set yrange [0:*]\n";
+        }
+        gp << "plot ";
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t col = 2 + m * n + i;
+            gp << (i == 0 ? gnuplotString(data.string()) : "''") << " using " << col << (i == 0 ? ":xtic(1)" : "")
+               << " title columnheader(" << col << ")" << (i + 1 < n ? ", " : "\n");
+        }
     }
     gp << "unset multiplot\n";
 

@@ -25,11 +25,13 @@ struct ReportRow {
     std::uint64_t missEvict = 0;
     std::uint64_t missReclaim = 0;
     std::uint64_t exported = 0;
+    std::uint64_t evicted = 0;  ///< exports for lack of resources (forced, incl. promotion evictions)
     double posMean = 0;
     double posVariance = 0;
     std::uint64_t sweep = 0;
     std::uint64_t atEnd = 0;
     std::uint64_t recreated = 0;
+    std::uint64_t cutEvict = 0;
     std::uint64_t hhEvict = 0;
     std::uint64_t bigEvict = 0;
     double nsPerPacket = 0;
@@ -45,7 +47,7 @@ ReportRow rowOf(const BeladyResult& b, const std::string& hash, unsigned sizeLog
 void printTable(std::ostream& out, const std::vector<ReportRow>& rows);
 /// Throws std::runtime_error when the file cannot be written.
 void writeCsv(const std::string& path, const std::vector<ReportRow>& rows);
-/// Hit rate and forced evictions per policy (one bar cluster per configuration), through
+/// Hit rate, forced evictions and re-created flows per policy (one bar cluster per configuration), through
 /// gnuplot. Throws std::runtime_error if gnuplot is missing or fails.
 void writePlot(const std::string& pngPath, const std::string& title, const std::vector<ReportRow>& rows);
 

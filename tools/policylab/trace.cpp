@@ -2,9 +2,13 @@
 
 #include <pcap/pcap.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <numeric>
 #include <stdexcept>
 
@@ -55,7 +59,48 @@ void assignKeyIds(Trace& trace) {
     }
 }
 
+namespace {
+
+/// A gzip-compressed capture decompressed into a temporary file, removed when this goes away.
+class Gunzipped {
+public:
+    explicit Gunzipped(const std::string& gz) {
+        m_path = std::filesystem::temp_directory_path() /
+                 ("rowprobe-lab-" + std::to_string(::getpid()) + "-" + std::to_string(++counter()) + ".pcap");
+        std::string quoted = "'";
+        for (char c : gz) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        quoted += "'";
+        const std::string cmd = "gzip -dc -- " + quoted + " > '" + m_path.string() + "'";
+        if (std::system(cmd.c_str()) != 0) {
+            std::filesystem::remove(m_path);
+            throw std::runtime_error("cannot decompress '" + gz + "' with gzip");
+        }
+    }
+    ~Gunzipped() {
+        std::error_code ec;
+        std::filesystem::remove(m_path, ec);
+    }
+    Gunzipped(const Gunzipped&) = delete;
+    Gunzipped& operator=(const Gunzipped&) = delete;
+    std::string path() const { return m_path.string(); }
+
+private:
+    static unsigned& counter() {
+        static unsigned n = 0;
+        return n;
+    }
+    std::filesystem::path m_path;
+};
+
+}  // namespace
+
 Trace loadCapture(const std::string& path, const ParserConfig& parser) {
+    if (path.size() > 3 && path.ends_with(".gz")) {
+        const Gunzipped plain(path);
+        Trace t = loadCapture(plain.path(), parser);
+        t.source = path;
+        return t;
+    }
     std::array<char, PCAP_ERRBUF_SIZE> err{};
     std::unique_ptr<pcap_t, PcapCloser> handle(
         pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err.data()));

@@ -97,12 +97,12 @@ TEST(HeapLruPolicy, EvictsTheLeastRecentFlowAndInsertsNewFlowsAsMostRecent) {
 /// Exact LRU reference (new flows most recent) over one row: the eviction order must match.
 TEST(HeapLruPolicy, MatchesAReferenceLruOnARandomScript) {
     for (unsigned line : {4U, 8U, 16U}) {
-        Script s(plugin("heap-lru", line), line * 2);
+        Script s(plugin("heap-lru", line), line + 8);
         std::deque<char> lru;  // front = most recent
         std::string expected;
         std::mt19937 rng(line);
         for (int i = 0; i < 600; ++i) {
-            const char f = static_cast<char>('a' + rng() % (line * 2));
+            const char f = static_cast<char>('a' + rng() % (line + 8));
             const auto it = std::find(lru.begin(), lru.end(), f);
             if (it != lru.end()) {
                 lru.erase(it);
@@ -263,12 +263,12 @@ TEST(Lru2Policy, FlowsSeenOnceGoFirstThenTheOldestPenultimatePacket) {
 
 TEST(Lru2Policy, MatchesAReferenceLru2OnARandomScript) {
     for (unsigned line : {4U, 8U, 16U}) {
-        Script s(plugin("lru-2", line), line * 2);
+        Script s(plugin("lru-2", line), line + 8);
         std::map<char, std::pair<long, long>> cached;  // flow → (last, penultimate or -1)
         std::string expected;
         std::mt19937 rng(line + 100);
         for (long i = 0; i < 600; ++i) {
-            const char f = static_cast<char>('a' + rng() % (line * 2));
+            const char f = static_cast<char>('a' + rng() % (line + 8));
             if (auto it = cached.find(f); it != cached.end()) {
                 it->second = {i, it->second.first};
             } else {
@@ -311,13 +311,15 @@ TEST(S3FifoPolicy, OneHitFlowsLeaveFromSmallAndHitFlowsMoveToMain) {
 
 TEST(S3FifoPolicy, MainIsAClockThatSparesFlowsWithHits) {
     Script s(plugin("s3-fifo", 4, ";s3-small=25"), 12);  // S: 1 slot
-    s.feed("abcd", 0).feed("abc", 1);  // a, b, c hit once
-    s.feed('e', 2);                    // S tail a → M, b → M, c → M, d (no hit) evicted
+    s.feed("abcd", 0).feed("abc", 1).feed('a', 1.5);  // a hit twice, b and c once
+    s.feed('e', 2);  // S's tail a → M, b → M, c → M (hit at least once), d (no hit) evicted
     EXPECT_EQ(s.evicted(), "d");
     EXPECT_EQ(s.row(), "eS cM bM aM");
     s.feed('f', 3);  // S at its share (1): its tail e has no hit → evicted
     EXPECT_EQ(s.evicted(), "de");
-    s.feed('f', 4).feed('g', 5);  // f hit → M; then M's tail a (freq 1) gets a second chance
+    // f hit → promoted to M; then the CLOCK over M: every flow spends one hit per pass, a had
+    // two, so b is the first to reach zero.
+    s.feed('f', 4).feed('g', 5);
     EXPECT_EQ(s.evicted(), "deb");
     EXPECT_TRUE(s.cached('a'));
 }
