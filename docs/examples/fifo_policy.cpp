@@ -26,11 +26,16 @@ public:
     explicit FifoPolicy(const Options&) {}
 
     void onHit(Row, Slot, const PacketContext&) noexcept {}
-    void onInsert(Row row, Slot s, const PacketContext&, Vacancy) noexcept { row.state().order.moveTo(s, 0); }
+    void onInsert(Row row, Slot s, const PacketContext&, Vacancy) noexcept {
+        row.state().order.moveTo(s, 0);
+    }
     void onErase(Row row, Slot s, EndReason) noexcept { row.state().order.moveTo(s, L - 1); }
-    Slot victim(ConstRow row, const PacketContext&) const noexcept { return row.state().order.at(L - 1); }
+    Slot victim(ConstRow row, const PacketContext&) const noexcept {
+        return row.state().order.at(L - 1);
+    }
 };
 
 }  // namespace example
 
-ROWPROBE_EXPORT_ROW_POLICY(example::FifoPolicy, "FIFO: the oldest flow of the row leaves first (example library)");
+ROWPROBE_EXPORT_ROW_POLICY(example::FifoPolicy,
+                           "FIFO: the oldest flow of the row leaves first (example library)");

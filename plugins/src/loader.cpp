@@ -15,9 +15,10 @@ namespace rowprobe {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& component, const std::string& option, const std::string& path,
-                       const std::string& problem) {
-    throw ConfigError({.component = component, .option = option, .value = path, .problem = problem});
+[[noreturn]] void fail(const std::string& component, const std::string& option,
+                       const std::string& path, const std::string& problem) {
+    throw ConfigError(
+        {.component = component, .option = option, .value = path, .problem = problem});
 }
 
 std::string hex(std::uint64_t v) {
@@ -41,34 +42,40 @@ LoadedRowPolicy loadRowPolicyLibrary(const std::string& path, const std::string&
     if (handle == nullptr) {
         const char* why = ::dlerror();
         fail(component, option, path,
-             "cannot load row policy library: " + std::string(why != nullptr ? why : "unknown dlopen error"));
+             "cannot load row policy library: " +
+                 std::string(why != nullptr ? why : "unknown dlopen error"));
     }
     ::dlerror();
     void* sym = ::dlsym(handle, kRowPolicyEntryPoint);
     if (sym == nullptr) {
         fail(component, option, path,
              "'" + path + "' is not a rowprobe row policy library: it does not export '" +
-                 std::string(kRowPolicyEntryPoint) + "' (define the policy with ROWPROBE_EXPORT_ROW_POLICY)");
+                 std::string(kRowPolicyEntryPoint) +
+                 "' (define the policy with ROWPROBE_EXPORT_ROW_POLICY)");
     }
     RowPolicyEntryPoint entry = nullptr;
     static_assert(sizeof(entry) == sizeof(sym));
     std::memcpy(&entry, &sym, sizeof(entry));  // object pointer → function pointer, as POSIX allows
     const void* raw = entry();
-    if (raw == nullptr) fail(component, option, path, "the library's " + std::string(kRowPolicyEntryPoint) + "() returned null");
+    if (raw == nullptr)
+        fail(component, option, path,
+             "the library's " + std::string(kRowPolicyEntryPoint) + "() returned null");
 
     std::uint32_t abi = 0;
     std::memcpy(&abi, raw, sizeof(abi));  // the first member of every descriptor version
     if (abi != kRowPolicyAbiVersion) {
         fail(component, option, path,
-             "row policy library '" + path + "' was built for row-policy ABI " + std::to_string(abi) +
-                 ", this rowprobe provides ABI " + std::to_string(kRowPolicyAbiVersion) +
+             "row policy library '" + path + "' was built for row-policy ABI " +
+                 std::to_string(abi) + ", this rowprobe provides ABI " +
+                 std::to_string(kRowPolicyAbiVersion) +
                  "; rebuild it against this rowprobe's SDK headers");
     }
     const auto* d = static_cast<const RowPolicyDescriptor*>(raw);
     if (d->descriptorSize != sizeof(RowPolicyDescriptor)) {
         fail(component, option, path,
-             "row policy library '" + path + "' has a descriptor of " + std::to_string(d->descriptorSize) +
-                 " bytes, expected " + std::to_string(sizeof(RowPolicyDescriptor)) +
+             "row policy library '" + path + "' has a descriptor of " +
+                 std::to_string(d->descriptorSize) + " bytes, expected " +
+                 std::to_string(sizeof(RowPolicyDescriptor)) +
                  "; rebuild it against this rowprobe's SDK headers");
     }
     if (d->sdkLayout != sdkLayoutFingerprint()) {
@@ -78,7 +85,8 @@ LoadedRowPolicy loadRowPolicyLibrary(const std::string& path, const std::string&
                  "); rebuild it against this rowprobe's SDK headers");
     }
     if (d->name == nullptr || *d->name == '\0' || d->factory == nullptr) {
-        fail(component, option, path, "row policy library '" + path + "' has no policy name or no factory");
+        fail(component, option, path,
+             "row policy library '" + path + "' has no policy name or no factory");
     }
     loaded.emplace(path, d);
     return {path, d};
@@ -86,7 +94,8 @@ LoadedRowPolicy loadRowPolicyLibrary(const std::string& path, const std::string&
 
 std::string findRowPolicyLibrary(const std::string& name, const std::vector<std::string>& dirs) {
     for (const auto& dir : dirs) {
-        for (const std::string& file : {dir + "/librowprobe-policy-" + name + ".so", dir + "/" + name + ".so"}) {
+        for (const std::string& file :
+             {dir + "/librowprobe-policy-" + name + ".so", dir + "/" + name + ".so"}) {
             struct stat st {};
             if (::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return file;
         }
@@ -99,7 +108,8 @@ std::vector<std::string> splitSearchPath(const std::string& path) {
     std::size_t start = 0;
     while (start <= path.size()) {
         const std::size_t end = path.find(':', start);
-        const std::string item = path.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        const std::string item =
+            path.substr(start, end == std::string::npos ? std::string::npos : end - start);
         if (!item.empty()) out.push_back(item);
         if (end == std::string::npos) break;
         start = end + 1;

@@ -95,9 +95,12 @@
 // `flood-admission` protects established flows: both act only where a new flow would evict a live one
 // (full row, nothing expired): `second-packet` evicts for a flow only when a second packet of
 // it arrives (a 64 Ki-entry filter of hash fingerprints remembers the first; that first packet
-// is counted in admissionDeferred and in no record), `back` evicts a flow created during the
-// flood (the one furthest back in the policy's order) before asking the policy for its victim;
-// a hit takes a flow off that list. Both forget everything when the alarm ends. A flow that
+// is counted in admissionDeferred and in no record), `back` evicts a flow that has had no hit
+// yet (the one furthest back in the policy's order) before asking the policy for its victim:
+// new flows go first, established ones stay. `back` keeps that per-row bitmask of hitless
+// flows always up to date (one OR per insert, one AND per hit, 4 bytes per row), so it is
+// exact when the alarm rises; a flow evicted before the alarm is new again when it returns.
+// The second-packet filter is forgotten when the alarm ends. A flow that
 // continues after a timeout or TCP end always finds a free slot and is never refused.
 //
 // Costs: a hit touches the row line and the record's two adjacent lines, all prefetched a few
@@ -585,7 +588,7 @@ private:
                 m_stats.positionSqSum += pos * pos;
                 m_policy.onHit(rowRef(r), s, ctx);
                 addPacket(f, pkt, ctx.forward ? 0 : 1);
-                if (m_admission) offProbation(r, s);
+                if (!m_probation.empty()) offProbation(r, s);
                 return;
             }
             retire(r, s, why);  // ended before this packet: it starts a new flow
@@ -618,7 +621,7 @@ private:
         }
         create(r, s, tag, pkt, h);
         m_policy.onInsert(rowRef(r), s, ctx, vacancy);
-        if (m_admission && !m_probation.empty()) m_probation[r] |= std::uint32_t{1} << s;
+        if (!m_probation.empty()) m_probation[r] |= std::uint32_t{1} << s;  // `back`: new until hit
     }
 
     // --- flood detector and admission -------------------------------------------------------
@@ -637,7 +640,6 @@ private:
         m_admission = admission;
         if (!admission) {  // the flood is over: forget who was new during it
             std::fill(m_seenOnce.begin(), m_seenOnce.end(), 0);
-            std::fill(m_probation.begin(), m_probation.end(), 0);
         }
     }
 
@@ -654,12 +656,10 @@ private:
         return false;
     }
 
-    void offProbation(std::size_t r, Slot s) noexcept {
-        if (!m_probation.empty()) m_probation[r] &= ~(std::uint32_t{1} << s);
-    }
+    void offProbation(std::size_t r, Slot s) noexcept { m_probation[r] &= ~(std::uint32_t{1} << s); }
 
-    /// `back` admission: the flow created during the flood that is furthest back in the
-    /// policy's order, or kNoSlot.
+    /// `back` admission: the flow without a hit yet that is furthest back in the policy's
+    /// order, or kNoSlot.
     Slot probationVictim(std::size_t r) const noexcept {
         if (m_probation.empty()) return kNoSlot;
         Slot best = kNoSlot;
@@ -935,7 +935,7 @@ private:
     std::optional<FloodDetector> m_flood;
     bool m_admission = false;                 ///< an admission mode is active (flood detected)
     std::vector<std::uint32_t> m_seenOnce;    ///< second-packet filter: hash fingerprints
-    std::vector<std::uint32_t> m_probation;   ///< `back`: per row, slots created during the flood
+    std::vector<std::uint32_t> m_probation;   ///< `back`: per row, flows without a hit yet
     // expiry=thread.
     bool m_threaded = false;
     std::unique_ptr<std::atomic<std::uint8_t>[]> m_locks;  ///< one per row, 0 = free

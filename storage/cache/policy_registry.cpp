@@ -49,7 +49,8 @@ void publishCacheOptions() {
     // before some policies, so its entry is updated in place (the entry lives in a vector the
     // registry owns and never shrinks; only static initialisers get here).
     if (const Registry::Entry* e = Registry::instance().find(PluginKind::Storage, "cache")) {
-        const_cast<Registry::Entry*>(e)->info.options = std::span<const OptionSpec>(u.specs.data(), u.count);
+        const_cast<Registry::Entry*>(e)->info.options =
+            std::span<const OptionSpec>(u.specs.data(), u.count);
     }
 }
 
@@ -63,7 +64,8 @@ RowPolicyRegistry& RowPolicyRegistry::instance() {
 bool RowPolicyRegistry::add(const RowPolicyInfo& info) {
     if (const RowPolicyInfo* existing = find(info.name)) {
         m_duplicates.push_back("row policy '" + std::string(info.name) + "' is registered twice (" +
-                               std::string(existing->summary) + " / " + std::string(info.summary) + ")");
+                               std::string(existing->summary) + " / " + std::string(info.summary) +
+                               ")");
         return false;
     }
     m_entries.push_back(info);
@@ -79,19 +81,23 @@ void RowPolicyRegistry::checkConsistent() const {
     for (const auto& p : m_entries) {
         for (const auto& spec : p.options) {
             auto clash = [&](const OptionSpec& other) {
-                return other.name == spec.name || (!spec.shortName.empty() && other.shortName == spec.shortName);
+                return other.name == spec.name ||
+                       (!spec.shortName.empty() && other.shortName == spec.shortName);
             };
             if (std::any_of(base.begin(), base.end(), clash)) {
                 throw ConfigError({.component = "row policy registry",
-                                   .problem = "option '" + std::string(spec.name) + "' of policy '" +
-                                              std::string(p.name) + "' clashes with a cache option"});
+                                   .problem = "option '" + std::string(spec.name) +
+                                              "' of policy '" + std::string(p.name) +
+                                              "' clashes with a cache option"});
             }
             for (const auto& q : m_entries) {
                 if (&q == &p) break;
                 if (std::any_of(q.options.begin(), q.options.end(), clash)) {
                     throw ConfigError({.component = "row policy registry",
-                                       .problem = "option '" + std::string(spec.name) + "' is declared by policies '" +
-                                                  std::string(q.name) + "' and '" + std::string(p.name) + "'"});
+                                       .problem = "option '" + std::string(spec.name) +
+                                                  "' is declared by policies '" +
+                                                  std::string(q.name) + "' and '" +
+                                                  std::string(p.name) + "'"});
                 }
             }
         }
@@ -143,23 +149,26 @@ const RowPolicyInfo& registerRowPolicyLibrary(const std::string& path) {
     const LoadedRowPolicy lib = loadRowPolicyLibrary(path, "storage 'cache'", "policy");
     const RowPolicyDescriptor& d = *lib.descriptor;
     if (d.cacheLayout != cacheLayoutFingerprint()) {
-        throw ConfigError({.component = "storage 'cache'",
-                           .option = "policy",
-                           .value = path,
-                           .problem = "row policy library '" + path +
-                                      "' was built against different flow-table headers; rebuild it against "
-                                      "this rowprobe's SDK headers"});
+        throw ConfigError(
+            {.component = "storage 'cache'",
+             .option = "policy",
+             .value = path,
+             .problem = "row policy library '" + path +
+                        "' was built against different flow-table headers; rebuild it against "
+                        "this rowprobe's SDK headers"});
     }
     RowPolicyRegistry& reg = RowPolicyRegistry::instance();
     if (const RowPolicyInfo* existing = reg.find(d.name)) {
         if (existing->factory == d.factory) return *existing;
-        throw ConfigError({.component = "storage 'cache'",
-                           .option = "policy",
-                           .value = path,
-                           .problem = "row policy library '" + path + "' defines policy '" + std::string(d.name) +
-                                      "', which is already " +
-                                      (existing->library.empty() ? std::string("built in")
-                                                                 : "loaded from '" + std::string(existing->library) + "'")});
+        throw ConfigError(
+            {.component = "storage 'cache'",
+             .option = "policy",
+             .value = path,
+             .problem = "row policy library '" + path + "' defines policy '" + std::string(d.name) +
+                        "', which is already " +
+                        (existing->library.empty()
+                             ? std::string("built in")
+                             : "loaded from '" + std::string(existing->library) + "'")});
     }
     static std::deque<std::string> paths;  // keeps the library path alive for RowPolicyInfo
     paths.push_back(path);

@@ -115,8 +115,9 @@ constexpr std::span<const OptionSpec> policyOptions(std::span<const OptionSpec> 
 
 constexpr std::uint64_t cacheLayoutFingerprintOf() noexcept {
     std::uint64_t h = 1469598103934665603ULL;
-    for (const std::size_t v : {sizeof(TableConfig), sizeof(CachedFlow), sizeof(HashFunction), sizeof(SlotView),
-                                sizeof(PacketContext), sizeof(FragCache), std::size_t{kMaxLine}}) {
+    for (const std::size_t v :
+         {sizeof(TableConfig), sizeof(CachedFlow), sizeof(HashFunction), sizeof(SlotView),
+          sizeof(PacketContext), sizeof(FragCache), std::size_t{kMaxLine}}) {
         h = (h ^ v) * 1099511628211ULL;
     }
     return h;
@@ -125,11 +126,16 @@ constexpr std::uint64_t cacheLayoutFingerprintOf() noexcept {
 template <template <unsigned> class P>
 std::unique_ptr<StoragePlugin> makeFlowTable(const Options& options, unsigned line) {
     switch (line) {
-        case 4: return std::make_unique<FlowTable<P<4>, 4>>(options);
-        case 8: return std::make_unique<FlowTable<P<8>, 8>>(options);
-        case 16: return std::make_unique<FlowTable<P<16>, 16>>(options);
-        case 32: return std::make_unique<FlowTable<P<32>, 32>>(options);
-        default: return nullptr;
+        case 4:
+            return std::make_unique<FlowTable<P<4>, 4>>(options);
+        case 8:
+            return std::make_unique<FlowTable<P<8>, 8>>(options);
+        case 16:
+            return std::make_unique<FlowTable<P<16>, 16>>(options);
+        case 32:
+            return std::make_unique<FlowTable<P<32>, 32>>(options);
+        default:
+            return nullptr;
     }
 }
 
@@ -137,36 +143,44 @@ std::unique_ptr<StoragePlugin> makeFlowTable(const Options& options, unsigned li
 
 /// Registers row policy template POLICY (a class template over L) with a one-line SUMMARY and,
 /// optionally, the policy's option table (an array or span of OptionSpec).
-#define ROWPROBE_REGISTER_ROW_POLICY(POLICY, SUMMARY, ...)                                         \
-    static_assert(::rowprobe::storage::RowPolicy<POLICY<4>, 4>, #POLICY " is not a RowPolicy (L=4)");    \
-    static_assert(::rowprobe::storage::RowPolicy<POLICY<8>, 8>, #POLICY " is not a RowPolicy (L=8)");    \
-    static_assert(::rowprobe::storage::RowPolicy<POLICY<16>, 16>, #POLICY " is not a RowPolicy (L=16)"); \
-    static_assert(::rowprobe::storage::RowPolicy<POLICY<32>, 32>, #POLICY " is not a RowPolicy (L=32)"); \
-    namespace {                                                                                    \
-    [[maybe_unused]] const bool ROWPROBE_CONCAT(kRowPolicyRegistered, __LINE__) =                  \
-        ::rowprobe::storage::RowPolicyRegistry::instance().add(                                    \
-            {POLICY<16>::kName, SUMMARY, &::rowprobe::storage::detail::makeFlowTable<POLICY>,      \
-             ::rowprobe::storage::detail::policyOptions(__VA_ARGS__)});                             \
-    }                                                                                              \
+#define ROWPROBE_REGISTER_ROW_POLICY(POLICY, SUMMARY, ...)                                    \
+    static_assert(::rowprobe::storage::RowPolicy<POLICY<4>, 4>,                               \
+                  #POLICY " is not a RowPolicy (L=4)");                                       \
+    static_assert(::rowprobe::storage::RowPolicy<POLICY<8>, 8>,                               \
+                  #POLICY " is not a RowPolicy (L=8)");                                       \
+    static_assert(::rowprobe::storage::RowPolicy<POLICY<16>, 16>,                             \
+                  #POLICY " is not a RowPolicy (L=16)");                                      \
+    static_assert(::rowprobe::storage::RowPolicy<POLICY<32>, 32>,                             \
+                  #POLICY " is not a RowPolicy (L=32)");                                      \
+    namespace {                                                                               \
+    [[maybe_unused]] const bool ROWPROBE_CONCAT(kRowPolicyRegistered, __LINE__) =             \
+        ::rowprobe::storage::RowPolicyRegistry::instance().add(                               \
+            {POLICY<16>::kName, SUMMARY, &::rowprobe::storage::detail::makeFlowTable<POLICY>, \
+             ::rowprobe::storage::detail::policyOptions(__VA_ARGS__)});                       \
+    }                                                                                         \
     static_assert(true, "ROWPROBE_REGISTER_ROW_POLICY takes a trailing semicolon")
 
 /// Defines the entry point of a shared-object policy library for POLICY (a class template over
 /// L): the same static checks as ROWPROBE_REGISTER_ROW_POLICY, FlowTable instantiated for
 /// L = 4, 8, 16, 32 inside the library, and `rowprobe_row_policy()` returning the descriptor.
 /// Use it once, at global scope, in a library built against the installed headers.
-#define ROWPROBE_EXPORT_ROW_POLICY(POLICY, SUMMARY)                                                \
-    static_assert(::rowprobe::storage::RowPolicy<POLICY<4>, 4>, #POLICY " is not a RowPolicy (L=4)");    \
-    static_assert(::rowprobe::storage::RowPolicy<POLICY<8>, 8>, #POLICY " is not a RowPolicy (L=8)");    \
-    static_assert(::rowprobe::storage::RowPolicy<POLICY<16>, 16>, #POLICY " is not a RowPolicy (L=16)"); \
-    static_assert(::rowprobe::storage::RowPolicy<POLICY<32>, 32>, #POLICY " is not a RowPolicy (L=32)"); \
-    extern "C" __attribute__((visibility("default"))) const void* rowprobe_row_policy() {          \
-        static const ::rowprobe::RowPolicyDescriptor descriptor{                                   \
-            .cacheLayout = ::rowprobe::storage::detail::cacheLayoutFingerprintOf(),               \
-            .name = POLICY<16>::kName.data(),                                                      \
-            .summary = SUMMARY,                                                                    \
-            .factory = &::rowprobe::storage::detail::makeFlowTable<POLICY>};                       \
-        return &descriptor;                                                                        \
-    }                                                                                              \
+#define ROWPROBE_EXPORT_ROW_POLICY(POLICY, SUMMARY)                                       \
+    static_assert(::rowprobe::storage::RowPolicy<POLICY<4>, 4>,                           \
+                  #POLICY " is not a RowPolicy (L=4)");                                   \
+    static_assert(::rowprobe::storage::RowPolicy<POLICY<8>, 8>,                           \
+                  #POLICY " is not a RowPolicy (L=8)");                                   \
+    static_assert(::rowprobe::storage::RowPolicy<POLICY<16>, 16>,                         \
+                  #POLICY " is not a RowPolicy (L=16)");                                  \
+    static_assert(::rowprobe::storage::RowPolicy<POLICY<32>, 32>,                         \
+                  #POLICY " is not a RowPolicy (L=32)");                                  \
+    extern "C" __attribute__((visibility("default"))) const void* rowprobe_row_policy() { \
+        static const ::rowprobe::RowPolicyDescriptor descriptor{                          \
+            .cacheLayout = ::rowprobe::storage::detail::cacheLayoutFingerprintOf(),       \
+            .name = POLICY<16>::kName.data(),                                             \
+            .summary = SUMMARY,                                                           \
+            .factory = &::rowprobe::storage::detail::makeFlowTable<POLICY>};              \
+        return &descriptor;                                                               \
+    }                                                                                     \
     static_assert(true, "ROWPROBE_EXPORT_ROW_POLICY takes a trailing semicolon")
 
 }  // namespace rowprobe::storage

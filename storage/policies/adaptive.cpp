@@ -31,7 +31,8 @@ namespace rowprobe::storage {
 
 namespace {
 constexpr OptionSpec kAdaptiveOptions[] = {
-    {.name = "adaptive-config", .type = OptionType::String,
+    {.name = "adaptive-config",
+     .type = OptionType::String,
      .help = "position table file written by the tuner (default: ipfixprobe's LRU table)"},
 };
 }  // namespace
@@ -56,7 +57,8 @@ public:
         const std::vector<unsigned> t = config.targets();
         for (std::size_t c = 0; c < kPacketClassCount; ++c) {
             for (unsigned p = 0; p < L; ++p) {
-                const int to = std::clamp(static_cast<int>(t[p]) + config.offsets[c], 0, static_cast<int>(L) - 1);
+                const int to = std::clamp(static_cast<int>(t[p]) + config.offsets[c], 0,
+                                          static_cast<int>(L) - 1);
                 m_hitTo[c][p] = static_cast<std::uint8_t>(std::min(p, static_cast<unsigned>(to)));
             }
             m_insertAt[c] = static_cast<std::uint8_t>(config.insert[c]);
@@ -76,7 +78,9 @@ public:
         if (v != Vacancy::Free) row.state().order.moveTo(s, m_insertAt[ctx.cls & 3U]);
     }
     void onErase(Row row, Slot s, EndReason) noexcept { row.state().order.moveTo(s, L - 1); }
-    Slot victim(ConstRow row, const PacketContext&) const noexcept { return row.state().order.at(L - 1); }
+    Slot victim(ConstRow row, const PacketContext&) const noexcept {
+        return row.state().order.at(L - 1);
+    }
 
 private:
     std::array<std::array<std::uint8_t, L>, kPacketClassCount> m_hitTo{};
@@ -84,7 +88,9 @@ private:
     AdaptiveClassifier m_classifier;
 };
 
-ROWPROBE_REGISTER_ROW_POLICY(AdaptivePolicy, "position table + insert position + class offsets, tuned offline (Zadnik & Canini 2011)",
-                             kAdaptiveOptions);
+ROWPROBE_REGISTER_ROW_POLICY(
+    AdaptivePolicy,
+    "position table + insert position + class offsets, tuned offline (Zadnik & Canini 2011)",
+    kAdaptiveOptions);
 
 }  // namespace rowprobe::storage

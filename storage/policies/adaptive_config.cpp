@@ -66,15 +66,17 @@ std::string AdaptiveConfig::validate() const {
         return "tuples: line must be 4, 8, 16 or 32, got " + std::to_string(line);
     }
     if (tuples.empty() || tuples.size() > line) {
-        return "tuples: 1 to " + std::to_string(line) + " tuples expected for line " + std::to_string(line) +
-               " (the tuner writes line/4), got " + std::to_string(tuples.size());
+        return "tuples: 1 to " + std::to_string(line) + " tuples expected for line " +
+               std::to_string(line) + " (the tuner writes line/4), got " +
+               std::to_string(tuples.size());
     }
     unsigned covered = 0;
     unsigned minTarget = 0;
     for (std::size_t k = 0; k < tuples.size(); ++k) {
         const AdaptiveTuple& t = tuples[k];
-        const std::string name = "tuples: tuple " + std::to_string(k + 1) + " (" + std::to_string(t.count) + ":" +
-                                 std::to_string(t.target) + ":" + (t.increment ? "1" : "0") + ")";
+        const std::string name = "tuples: tuple " + std::to_string(k + 1) + " (" +
+                                 std::to_string(t.count) + ":" + std::to_string(t.target) + ":" +
+                                 (t.increment ? "1" : "0") + ")";
         if (k == 0 && t.target != 0) return name + " must target 0 (the first tuple)";
         if (t.target < minTarget) {
             return name + " targets " + std::to_string(t.target) + ", below the previous tuple's " +
@@ -82,13 +84,15 @@ std::string AdaptiveConfig::validate() const {
         }
         if (k > 0 && t.count > 0 && t.target + 1 > covered) {
             return name + " targets " + std::to_string(t.target) + ", but only positions 0.." +
-                   std::to_string(covered - 1) + " come before it (a hit must never move a flow backwards)";
+                   std::to_string(covered - 1) +
+                   " come before it (a hit must never move a flow backwards)";
         }
         covered += t.count;
         if (t.count > 0) minTarget = t.target + (t.increment ? t.count - 1 : 0);
     }
     if (covered != line) {
-        return "tuples: counts sum to " + std::to_string(covered) + ", must sum to line (" + std::to_string(line) + ")";
+        return "tuples: counts sum to " + std::to_string(covered) + ", must sum to line (" +
+               std::to_string(line) + ")";
     }
     for (std::size_t c = 0; c < kPacketClassCount; ++c) {
         if (insert[c] >= line) {
@@ -99,8 +103,8 @@ std::string AdaptiveConfig::validate() const {
     const int half = static_cast<int>(line / 2);
     for (std::size_t c = 0; c < kPacketClassCount; ++c) {
         if (offsets[c] < -half || offsets[c] > half) {
-            return "offsets: " + std::to_string(offsets[c]) + " is outside [" + std::to_string(-half) + ", " +
-                   std::to_string(half) + "]";
+            return "offsets: " + std::to_string(offsets[c]) + " is outside [" +
+                   std::to_string(-half) + ", " + std::to_string(half) + "]";
         }
         if (c > 0 && offsets[c] < offsets[c - 1]) {
             return "offsets: must be non-decreasing (SHORT <= MEDIUM <= LONG <= NEVER), got " +
@@ -120,7 +124,8 @@ AdaptiveConfig parseAdaptiveConfig(std::string_view text, std::string_view fileN
     c.tuples.clear();
     bool sawVersion = false;
     std::array<std::size_t, 6> lineOf{};  // line, tuples, insert, offsets, classifier, fitness
-    constexpr std::array<std::string_view, 6> kKeys = {"line", "tuples", "insert", "offsets", "classifier", "fitness"};
+    constexpr std::array<std::string_view, 6> kKeys = {"line",    "tuples",     "insert",
+                                                       "offsets", "classifier", "fitness"};
     std::size_t lineNo = 0;
     std::size_t lastLine = 0;
     std::size_t pos = 0;
@@ -129,7 +134,8 @@ AdaptiveConfig parseAdaptiveConfig(std::string_view text, std::string_view fileN
         std::string_view raw = text.substr(pos, end - pos);
         pos = end + 1;
         ++lineNo;
-        if (const auto hash = raw.find('#'); hash != std::string_view::npos) raw = raw.substr(0, hash);
+        if (const auto hash = raw.find('#'); hash != std::string_view::npos)
+            raw = raw.substr(0, hash);
         const std::vector<std::string_view> w = words(raw);
         if (w.empty()) {
             if (end == text.size()) break;
@@ -138,40 +144,50 @@ AdaptiveConfig parseAdaptiveConfig(std::string_view text, std::string_view fileN
         lastLine = lineNo;
         if (!sawVersion) {
             if (w[0] != kMagic) {
-                fail(fileName, lineNo, "not a rowprobe adaptive configuration (the first line must be '" +
-                                           std::string(kMagic) + " " + std::to_string(kVersion) + "')");
+                fail(fileName, lineNo,
+                     "not a rowprobe adaptive configuration (the first line must be '" +
+                         std::string(kMagic) + " " + std::to_string(kVersion) + "')");
             }
             unsigned v = 0;
-            if (w.size() != 2 || !number(w[1], v)) fail(fileName, lineNo, "expected '" + std::string(kMagic) + " VERSION'");
+            if (w.size() != 2 || !number(w[1], v))
+                fail(fileName, lineNo, "expected '" + std::string(kMagic) + " VERSION'");
             if (v != kVersion) {
-                fail(fileName, lineNo, "unsupported version " + std::string(w[1]) + " (this rowprobe reads version " +
-                                           std::to_string(kVersion) + ")");
+                fail(fileName, lineNo,
+                     "unsupported version " + std::string(w[1]) + " (this rowprobe reads version " +
+                         std::to_string(kVersion) + ")");
             }
             sawVersion = true;
             continue;
         }
         const auto key = std::find(kKeys.begin(), kKeys.end(), w[0]);
         if (key == kKeys.end()) {
-            fail(fileName, lineNo, "unknown key '" + std::string(w[0]) +
-                                       "' (expected line, tuples, insert, offsets, classifier or fitness)");
+            fail(fileName, lineNo,
+                 "unknown key '" + std::string(w[0]) +
+                     "' (expected line, tuples, insert, offsets, classifier or fitness)");
         }
         const auto k = static_cast<std::size_t>(key - kKeys.begin());
         if (lineOf[k] != 0) {
-            fail(fileName, lineNo, "'" + std::string(w[0]) + "' given twice (first on line " + std::to_string(lineOf[k]) + ")");
+            fail(fileName, lineNo,
+                 "'" + std::string(w[0]) + "' given twice (first on line " +
+                     std::to_string(lineOf[k]) + ")");
         }
         lineOf[k] = lineNo;
         auto expectCount = [&](std::size_t n) {
             if (w.size() != n + 1) {
-                fail(fileName, lineNo, "'" + std::string(w[0]) + "' takes " + std::to_string(n) + " value" +
-                                           (n == 1 ? "" : "s") + ", got " + std::to_string(w.size() - 1));
+                fail(fileName, lineNo,
+                     "'" + std::string(w[0]) + "' takes " + std::to_string(n) + " value" +
+                         (n == 1 ? "" : "s") + ", got " + std::to_string(w.size() - 1));
             }
         };
         switch (k) {
             case 0:
                 expectCount(1);
-                if (!number(w[1], c.line)) fail(fileName, lineNo, "line must be a number, got '" + std::string(w[1]) + "'");
+                if (!number(w[1], c.line))
+                    fail(fileName, lineNo,
+                         "line must be a number, got '" + std::string(w[1]) + "'");
                 if (c.line != 4 && c.line != 8 && c.line != 16 && c.line != 32) {
-                    fail(fileName, lineNo, "line must be 4, 8, 16 or 32, got " + std::to_string(c.line));
+                    fail(fileName, lineNo,
+                         "line must be 4, 8, 16 or 32, got " + std::to_string(c.line));
                 }
                 break;
             case 1:
@@ -182,9 +198,11 @@ AdaptiveConfig parseAdaptiveConfig(std::string_view text, std::string_view fileN
                     const auto b = a == std::string_view::npos ? a : item.find(':', a + 1);
                     unsigned inc = 0;
                     if (b == std::string_view::npos || !number(item.substr(0, a), t.count) ||
-                        !number(item.substr(a + 1, b - a - 1), t.target) || !number(item.substr(b + 1), inc) || inc > 1) {
-                        fail(fileName, lineNo, "tuple " + std::to_string(i) + " '" + std::string(item) +
-                                                   "' is not count:target:increment (increment 0 or 1)");
+                        !number(item.substr(a + 1, b - a - 1), t.target) ||
+                        !number(item.substr(b + 1), inc) || inc > 1) {
+                        fail(fileName, lineNo,
+                             "tuple " + std::to_string(i) + " '" + std::string(item) +
+                                 "' is not count:target:increment (increment 0 or 1)");
                     }
                     t.increment = inc == 1;
                     c.tuples.push_back(t);
@@ -193,13 +211,17 @@ AdaptiveConfig parseAdaptiveConfig(std::string_view text, std::string_view fileN
             case 2:
                 expectCount(kPacketClassCount);
                 for (std::size_t i = 0; i < kPacketClassCount; ++i) {
-                    if (!number(w[i + 1], c.insert[i])) fail(fileName, lineNo, "insert position '" + std::string(w[i + 1]) + "' is not a number");
+                    if (!number(w[i + 1], c.insert[i]))
+                        fail(fileName, lineNo,
+                             "insert position '" + std::string(w[i + 1]) + "' is not a number");
                 }
                 break;
             case 3:
                 expectCount(kPacketClassCount);
                 for (std::size_t i = 0; i < kPacketClassCount; ++i) {
-                    if (!number(w[i + 1], c.offsets[i])) fail(fileName, lineNo, "offset '" + std::string(w[i + 1]) + "' is not an integer");
+                    if (!number(w[i + 1], c.offsets[i]))
+                        fail(fileName, lineNo,
+                             "offset '" + std::string(w[i + 1]) + "' is not an integer");
                 }
                 break;
             case 4:
@@ -209,20 +231,25 @@ AdaptiveConfig parseAdaptiveConfig(std::string_view text, std::string_view fileN
                 } else if (w[1] == "j48-v1") {
                     c.classifier = AdaptiveClassifier::J48v1;
                 } else {
-                    fail(fileName, lineNo, "unknown classifier '" + std::string(w[1]) + "' (none or j48-v1)");
+                    fail(fileName, lineNo,
+                         "unknown classifier '" + std::string(w[1]) + "' (none or j48-v1)");
                 }
                 break;
             default: {
                 expectCount(1);
                 std::uint64_t f = 0;
-                if (!number(w[1], f)) fail(fileName, lineNo, "fitness must be a non-negative integer");
+                if (!number(w[1], f))
+                    fail(fileName, lineNo, "fitness must be a non-negative integer");
                 c.fitness = f;
                 break;
             }
         }
         if (end == text.size()) break;
     }
-    if (!sawVersion) fail(fileName, 0, "empty file: the first line must be '" + std::string(kMagic) + " " + std::to_string(kVersion) + "'");
+    if (!sawVersion)
+        fail(fileName, 0,
+             "empty file: the first line must be '" + std::string(kMagic) + " " +
+                 std::to_string(kVersion) + "'");
     for (std::size_t k = 0; k < 4; ++k) {
         if (lineOf[k] == 0) fail(fileName, lastLine, "missing '" + std::string(kKeys[k]) + "'");
     }
@@ -253,8 +280,9 @@ AdaptiveConfig loadAdaptiveConfig(const std::string& path, unsigned line) {
             const auto w = words(l.substr(0, l.find('#')));
             if (!w.empty() && w[0] == "line") lineNo = n;
         }
-        fail(path, lineNo, "the configuration is for line " + std::to_string(c.line) + ", the table has line " +
-                               std::to_string(line));
+        fail(path, lineNo,
+             "the configuration is for line " + std::to_string(c.line) + ", the table has line " +
+                 std::to_string(line));
     }
     return c;
 }
@@ -265,7 +293,8 @@ std::string formatAdaptiveConfig(const AdaptiveConfig& c) {
     out += "line " + std::to_string(c.line) + "\n";
     out += "tuples";
     for (const auto& t : c.tuples) {
-        out += " " + std::to_string(t.count) + ":" + std::to_string(t.target) + ":" + (t.increment ? "1" : "0");
+        out += " " + std::to_string(t.count) + ":" + std::to_string(t.target) + ":" +
+               (t.increment ? "1" : "0");
     }
     out += "\ninsert";
     for (unsigned v : c.insert) out += " " + std::to_string(v);

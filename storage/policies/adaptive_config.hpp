@@ -61,11 +61,11 @@ struct AdaptiveTuple {
 
 struct AdaptiveConfig {
     unsigned line = 16;
-    std::vector<AdaptiveTuple> tuples;          ///< 1..line of them (the tuner writes line / 4)
+    std::vector<AdaptiveTuple> tuples;  ///< 1..line of them (the tuner writes line / 4)
     std::array<unsigned, kPacketClassCount> insert{};
     std::array<int, kPacketClassCount> offsets{};
     AdaptiveClassifier classifier = AdaptiveClassifier::None;
-    std::optional<std::uint64_t> fitness;      ///< metadata only
+    std::optional<std::uint64_t> fitness;  ///< metadata only
 
     friend bool operator==(const AdaptiveConfig&, const AdaptiveConfig&) = default;
 

@@ -29,8 +29,12 @@ namespace rowprobe::storage {
 
 namespace {
 constexpr OptionSpec kFdrcOptions[] = {
-    {.name = "fdrc-tmax", .type = OptionType::Duration, .defaultValue = "2",
-     .help = "maximum predicted wait; a flow silent past it is presumed dead", .min = 0.001, .max = 60},
+    {.name = "fdrc-tmax",
+     .type = OptionType::Duration,
+     .defaultValue = "2",
+     .help = "maximum predicted wait; a flow silent past it is presumed dead",
+     .min = 0.001,
+     .max = 60},
 };
 }  // namespace
 
@@ -53,10 +57,13 @@ public:
         SlotMeta& m = row.meta(s);
         const std::uint32_t now = micros(ctx.ts);
         age(m, now);
-        const TimeNs last = row.lastSeen(s);  // the flow's previous packet (updated after this hook)
+        const TimeNs last =
+            row.lastSeen(s);  // the flow's previous packet (updated after this hook)
         if (ctx.ts > last) {
             const TimeNs gap = (ctx.ts - last) / 1000;
-            m.interval = gap >= m_tmax ? m_tmax : std::max<std::uint32_t>(1, static_cast<std::uint32_t>(gap));
+            m.interval = gap >= m_tmax
+                             ? m_tmax
+                             : std::max<std::uint32_t>(1, static_cast<std::uint32_t>(gap));
             m.next = now + m.interval;
         }
     }
@@ -92,13 +99,16 @@ public:
     }
     std::string checkRow(ConstRow row) const {
         for (Slot s = 0; s < L; ++s) {
-            if (row.occupied(s) && row.meta(s).interval > m_tmax) return "interval above Tmax in slot " + std::to_string(s);
+            if (row.occupied(s) && row.meta(s).interval > m_tmax)
+                return "interval above Tmax in slot " + std::to_string(s);
         }
         return {};
     }
 
 private:
-    static std::uint32_t micros(TimeNs ts) noexcept { return static_cast<std::uint32_t>(ts / 1000); }
+    static std::uint32_t micros(TimeNs ts) noexcept {
+        return static_cast<std::uint32_t>(ts / 1000);
+    }
     static bool reached(std::uint32_t now, std::uint32_t next) noexcept {
         return static_cast<std::int32_t>(now - next) >= 0;
     }
@@ -115,7 +125,9 @@ private:
     std::uint32_t m_tmax;  ///< µs
 };
 
-ROWPROBE_REGISTER_ROW_POLICY(FdrcPolicy, "flow-driven rule caching: evict the flow whose next packet is predicted furthest away (Li et al. 2015)",
+ROWPROBE_REGISTER_ROW_POLICY(FdrcPolicy,
+                             "flow-driven rule caching: evict the flow whose next packet is "
+                             "predicted furthest away (Li et al. 2015)",
                              kFdrcOptions);
 
 }  // namespace rowprobe::storage

@@ -31,10 +31,10 @@ public:
     struct RowState {
         std::array<Slot, L> heap{};  ///< heap[0..count): occupied slots, min-heap on stamp
         std::uint8_t count = 0;
-        std::uint32_t clock = 0;     ///< last stamp handed out in this row
+        std::uint32_t clock = 0;  ///< last stamp handed out in this row
     };
     struct SlotMeta {
-        std::uint32_t stamp = 0;     ///< logical time of the flow's last packet
+        std::uint32_t stamp = 0;  ///< logical time of the flow's last packet
     };
     using Row = RowRef<HeapLruPolicy, L>;
     using ConstRow = ConstRowRef<HeapLruPolicy, L>;
@@ -76,9 +76,11 @@ public:
         std::uint32_t seen = 0;
         for (unsigned i = 0; i < st.count; ++i) {
             const Slot s = st.heap[i];
-            if (s >= L || !row.occupied(s) || ((seen >> s) & 1U) != 0) return "heap entry " + std::to_string(i) + " is not a distinct live slot";
+            if (s >= L || !row.occupied(s) || ((seen >> s) & 1U) != 0)
+                return "heap entry " + std::to_string(i) + " is not a distinct live slot";
             seen |= std::uint32_t{1} << s;
-            if (i > 0 && row.meta(s).stamp < row.meta(st.heap[(i - 1) / 2]).stamp) return "heap order broken at " + std::to_string(i);
+            if (i > 0 && row.meta(s).stamp < row.meta(st.heap[(i - 1) / 2]).stamp)
+                return "heap order broken at " + std::to_string(i);
             if (row.meta(s).stamp > st.clock) return "stamp ahead of the row clock";
         }
         return {};
@@ -109,7 +111,8 @@ private:
             const unsigned l = 2 * i + 1;
             if (l >= st.count) return;
             unsigned c = l;
-            if (l + 1 < st.count && row.meta(st.heap[l + 1]).stamp < row.meta(st.heap[l]).stamp) c = l + 1;
+            if (l + 1 < st.count && row.meta(st.heap[l + 1]).stamp < row.meta(st.heap[l]).stamp)
+                c = l + 1;
             if (row.meta(st.heap[c]).stamp >= row.meta(st.heap[i]).stamp) return;
             std::swap(st.heap[c], st.heap[i]);
             i = c;
@@ -127,6 +130,7 @@ private:
     }
 };
 
-ROWPROBE_REGISTER_ROW_POLICY(HeapLruPolicy, "exact LRU on a per-row min-heap, new flows as most recent (thesis lrumhcache)");
+ROWPROBE_REGISTER_ROW_POLICY(
+    HeapLruPolicy, "exact LRU on a per-row min-heap, new flows as most recent (thesis lrumhcache)");
 
 }  // namespace rowprobe::storage

@@ -43,10 +43,18 @@ namespace rowprobe::storage {
 
 namespace {
 constexpr OptionSpec kLirsOptions[] = {
-    {.name = "lirs-hir", .type = OptionType::Int, .defaultValue = "0",
-     .help = "resident HIR slots per row (H; the LIR set gets L-H); 0 = max(1, L/16)", .min = 0, .max = 16},
-    {.name = "lirs-ghosts", .type = OptionType::Int, .defaultValue = "8",
-     .help = "non-resident HIR ghosts kept in a row's stack", .min = 0, .max = 8},
+    {.name = "lirs-hir",
+     .type = OptionType::Int,
+     .defaultValue = "0",
+     .help = "resident HIR slots per row (H; the LIR set gets L-H); 0 = max(1, L/16)",
+     .min = 0,
+     .max = 16},
+    {.name = "lirs-ghosts",
+     .type = OptionType::Int,
+     .defaultValue = "8",
+     .help = "non-resident HIR ghosts kept in a row's stack",
+     .min = 0,
+     .max = 8},
 };
 }  // namespace
 
@@ -56,13 +64,13 @@ public:
     static constexpr std::string_view kName = "lirs";
     static constexpr unsigned kMaxGhosts = 8;
     struct RowState {
-        std::uint32_t lir = 0;       ///< bit s: slot s holds a LIR flow
-        std::uint32_t inS = 0;       ///< bit s: resident HIR slot s is in the stack
+        std::uint32_t lir = 0;  ///< bit s: slot s holds a LIR flow
+        std::uint32_t inS = 0;  ///< bit s: resident HIR slot s is in the stack
         std::uint16_t clock = 0;
         std::array<std::uint16_t, kMaxGhosts> ghostFrag{};
         std::array<std::uint16_t, kMaxGhosts> ghostStamp{};
-        std::uint8_t ghosts = 0;     ///< valid ghost entries [0, ghosts)
-        std::uint8_t bottom = 0;     ///< the oldest LIR (meaningful when lir != 0)
+        std::uint8_t ghosts = 0;  ///< valid ghost entries [0, ghosts)
+        std::uint8_t bottom = 0;  ///< the oldest LIR (meaningful when lir != 0)
     };
     struct SlotMeta {
         std::uint16_t s = 0;  ///< last access (S order)
@@ -72,11 +80,13 @@ public:
     using ConstRow = ConstRowRef<LirsPolicy, L>;
 
     explicit LirsPolicy(const Options& options)
-        : m_hir(options.getInt("lirs-hir") == 0 ? std::max(1U, L / 16)
-                                                : static_cast<unsigned>(options.getInt("lirs-hir"))),
+        : m_hir(options.getInt("lirs-hir") == 0
+                    ? std::max(1U, L / 16)
+                    : static_cast<unsigned>(options.getInt("lirs-hir"))),
           m_ghostCap(static_cast<unsigned>(options.getInt("lirs-ghosts"))) {
         if (m_hir >= L) {
-            options.fail("lirs-hir", "must be below line (" + std::to_string(L) + ") so that LIR flows have room, got " +
+            options.fail("lirs-hir", "must be below line (" + std::to_string(L) +
+                                         ") so that LIR flows have room, got " +
                                          std::to_string(m_hir));
         }
     }
@@ -152,22 +162,29 @@ public:
     char segmentOf(ConstRow row, Slot s) const noexcept {
         if (!row.occupied(s)) return ' ';
         const RowState& st = row.state();
-        return ((st.lir >> s) & 1U) != 0 ? 'L' : ((st.inS >> s) & 1U) != 0 ? 'H' : 'h';  // h: HIR not in S
+        return ((st.lir >> s) & 1U) != 0   ? 'L'
+               : ((st.inS >> s) & 1U) != 0 ? 'H'
+                                           : 'h';  // h: HIR not in S
     }
 
     std::string checkRow(ConstRow row) const {
         const RowState& st = row.state();
         const std::uint32_t occupied = ~row.freeMask() & kAll;
-        if ((st.lir & ~occupied) != 0 || (st.inS & ~occupied) != 0 || (st.lir & st.inS) != 0) return "flag bits on a free slot";
+        if ((st.lir & ~occupied) != 0 || (st.inS & ~occupied) != 0 || (st.lir & st.inS) != 0)
+            return "flag bits on a free slot";
         if (lirCount(st) > L - m_hir) return "more than L-H LIR flows";
-        if (static_cast<unsigned>(std::popcount(occupied & ~st.lir)) > m_hir) return "more than H resident HIR flows";
+        if (static_cast<unsigned>(std::popcount(occupied & ~st.lir)) > m_hir)
+            return "more than H resident HIR flows";
         if (st.ghosts > m_ghostCap) return "more ghosts than allowed";
-        if (st.lir == 0) return st.inS != 0 || st.ghosts != 0 ? "HIR entries in a stack without LIR" : "";
+        if (st.lir == 0)
+            return st.inS != 0 || st.ghosts != 0 ? "HIR entries in a stack without LIR" : "";
         if (((st.lir >> st.bottom) & 1U) == 0) return "bottom is not a LIR";
         const std::uint16_t floor = row.meta(st.bottom).s;
         for (Slot s = 0; s < L; ++s) {
-            if (((st.lir >> s) & 1U) != 0 && row.meta(s).s < floor) return "bottom is not the oldest LIR";
-            if (((st.inS >> s) & 1U) != 0 && row.meta(s).s < floor) return "HIR below the stack's bottom LIR (not pruned)";
+            if (((st.lir >> s) & 1U) != 0 && row.meta(s).s < floor)
+                return "bottom is not the oldest LIR";
+            if (((st.inS >> s) & 1U) != 0 && row.meta(s).s < floor)
+                return "HIR below the stack's bottom LIR (not pruned)";
         }
         for (unsigned g = 0; g < st.ghosts; ++g) {
             if (st.ghostStamp[g] < floor) return "ghost below the stack's bottom LIR (not pruned)";
@@ -178,7 +195,9 @@ public:
 private:
     static constexpr std::uint32_t kAll = L == 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << L) - 1;
 
-    static unsigned lirCount(const RowState& st) noexcept { return static_cast<unsigned>(std::popcount(st.lir)); }
+    static unsigned lirCount(const RowState& st) noexcept {
+        return static_cast<unsigned>(std::popcount(st.lir));
+    }
 
     /// Recomputes the bottom LIR and prunes every HIR entry below it.
     static void settle(Row row) noexcept {
@@ -226,7 +245,8 @@ private:
     void addGhost(RowState& st, std::uint16_t frag, std::uint16_t stamp) const noexcept {
         if (st.ghosts == m_ghostCap) {  // drop the oldest
             unsigned oldest = 0;
-            for (unsigned g = 1; g < st.ghosts; ++g) oldest = st.ghostStamp[g] < st.ghostStamp[oldest] ? g : oldest;
+            for (unsigned g = 1; g < st.ghosts; ++g)
+                oldest = st.ghostStamp[g] < st.ghostStamp[oldest] ? g : oldest;
             st.ghostFrag[oldest] = st.ghostFrag[st.ghosts - 1U];
             st.ghostStamp[oldest] = st.ghostStamp[st.ghosts - 1U];
             --st.ghosts;
@@ -272,8 +292,10 @@ private:
         const std::uint32_t topQ = policy::renormalise(qStamps, nq);
         for (Slot s = 0; s < L; ++s) {  // stamps outside both orders must not look recent
             const bool lir = ((st.lir >> s) & 1U) != 0;
-            if (!row.occupied(s)) row.meta(s) = {0, 0};
-            else if (!lir && ((st.inS >> s) & 1U) == 0) row.meta(s).s = 0;
+            if (!row.occupied(s))
+                row.meta(s) = {0, 0};
+            else if (!lir && ((st.inS >> s) & 1U) == 0)
+                row.meta(s).s = 0;
         }
         st.clock = static_cast<std::uint16_t>(std::max(topS, topQ));
     }
@@ -282,7 +304,9 @@ private:
     unsigned m_ghostCap;  ///< G
 };
 
-ROWPROBE_REGISTER_ROW_POLICY(LirsPolicy, "LIRS: LIR flows stay, victims from a small FIFO of HIR flows, ghosts and pruning (Jiang & Zhang 2002)",
+ROWPROBE_REGISTER_ROW_POLICY(LirsPolicy,
+                             "LIRS: LIR flows stay, victims from a small FIFO of HIR flows, ghosts "
+                             "and pruning (Jiang & Zhang 2002)",
                              kLirsOptions);
 
 }  // namespace rowprobe::storage

@@ -27,9 +27,12 @@ public:
         if (v != Vacancy::Free) row.state().order.moveTo(s, L / 2);  // full row: enter mid-row
     }
     void onErase(Row, Slot, EndReason) noexcept {}  // the hole keeps its rank
-    Slot victim(ConstRow row, const PacketContext&) const noexcept { return row.state().order.at(L - 1); }
+    Slot victim(ConstRow row, const PacketContext&) const noexcept {
+        return row.state().order.at(L - 1);
+    }
 };
 
-ROWPROBE_REGISTER_ROW_POLICY(LruPolicy, "ipfixprobe LRU: hit to front, new flows mid-row when full");
+ROWPROBE_REGISTER_ROW_POLICY(LruPolicy,
+                             "ipfixprobe LRU: hit to front, new flows mid-row when full");
 
 }  // namespace rowprobe::storage

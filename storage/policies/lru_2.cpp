@@ -34,8 +34,8 @@ public:
         std::uint32_t clock = 0;  ///< last stamp handed out in this row
     };
     struct SlotMeta {
-        std::uint32_t last = 0;   ///< most recent reference
-        std::uint32_t prev = 0;   ///< the one before; 0 = seen once
+        std::uint32_t last = 0;  ///< most recent reference
+        std::uint32_t prev = 0;  ///< the one before; 0 = seen once
     };
     using Row = RowRef<Lru2Policy, L>;
     using ConstRow = ConstRowRef<Lru2Policy, L>;
@@ -48,7 +48,9 @@ public:
         m.prev = m.last;
         m.last = now;
     }
-    void onInsert(Row row, Slot s, const PacketContext&, Vacancy) noexcept { row.meta(s) = {tick(row), 0}; }
+    void onInsert(Row row, Slot s, const PacketContext&, Vacancy) noexcept {
+        row.meta(s) = {tick(row), 0};
+    }
     void onErase(Row, Slot, EndReason) noexcept {}
     Slot victim(ConstRow row, const PacketContext&) const noexcept {
         // Key: seen-once flows first (by last), then by penultimate; smallest key loses.
@@ -71,7 +73,8 @@ public:
     std::string checkRow(ConstRow row) const {
         for (Slot s = 0; s < L; ++s) {
             const SlotMeta& m = row.meta(s);
-            if (row.occupied(s) && (m.last == 0 || m.prev >= m.last || m.last > row.state().clock)) {
+            if (row.occupied(s) &&
+                (m.last == 0 || m.prev >= m.last || m.last > row.state().clock)) {
                 return "slot " + std::to_string(s) + ": references out of order";
             }
         }
@@ -95,6 +98,8 @@ private:
     }
 };
 
-ROWPROBE_REGISTER_ROW_POLICY(Lru2Policy, "LRU-2: evict flows seen once first, else the oldest penultimate packet (O'Neil et al. 1993)");
+ROWPROBE_REGISTER_ROW_POLICY(
+    Lru2Policy,
+    "LRU-2: evict flows seen once first, else the oldest penultimate packet (O'Neil et al. 1993)");
 
 }  // namespace rowprobe::storage

@@ -60,33 +60,36 @@ struct GhostFifo {
 
 /// Reads option `name` as `parts` positive integers separated by ':' ("1:2:1"). Throws
 /// ConfigError naming the option, with `what` describing the parts.
-inline std::vector<unsigned> parseRatio(const Options& options, std::string_view name, std::size_t parts,
-                                        std::string_view what) {
+inline std::vector<unsigned> parseRatio(const Options& options, std::string_view name,
+                                        std::size_t parts, std::string_view what) {
     const std::string text = options.getString(name);
     std::vector<unsigned> out;
     std::size_t start = 0;
     bool ok = true;
     while (ok) {
         const std::size_t end = text.find(':', start);
-        const std::string item = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
-        ok = !item.empty() && item.size() <= 4 && std::all_of(item.begin(), item.end(), [](char c) {
-            return c >= '0' && c <= '9';
-        });
+        const std::string item =
+            text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        ok = !item.empty() && item.size() <= 4 &&
+             std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; });
         if (ok) out.push_back(static_cast<unsigned>(std::stoul(item)));
         if (end == std::string::npos) break;
         start = end + 1;
     }
-    ok = ok && out.size() == parts && std::all_of(out.begin(), out.end(), [](unsigned v) { return v > 0; });
+    ok = ok && out.size() == parts &&
+         std::all_of(out.begin(), out.end(), [](unsigned v) { return v > 0; });
     if (!ok) {
-        options.fail(name, "must be " + std::to_string(parts) + " positive integers separated by ':' (" +
-                               std::string(what) + "), got '" + text + "'");
+        options.fail(name, "must be " + std::to_string(parts) +
+                               " positive integers separated by ':' (" + std::string(what) +
+                               "), got '" + text + "'");
     }
     return out;
 }
 
 /// Splits `line` slots in proportion to `ratio`, every part at least `minPart`, summing to
 /// `line` (largest remainders first; ties to the earlier part).
-inline std::vector<unsigned> splitSlots(unsigned line, const std::vector<unsigned>& ratio, unsigned minPart) {
+inline std::vector<unsigned> splitSlots(unsigned line, const std::vector<unsigned>& ratio,
+                                        unsigned minPart) {
     unsigned total = 0;
     for (unsigned r : ratio) total += r;
     std::vector<unsigned> out(ratio.size());

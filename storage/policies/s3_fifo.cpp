@@ -41,10 +41,18 @@ namespace rowprobe::storage {
 
 namespace {
 constexpr OptionSpec kS3FifoOptions[] = {
-    {.name = "s3-small", .type = OptionType::Int, .defaultValue = "10",
-     .help = "share of a row for the small probation FIFO S, in % (at least one slot)", .min = 1, .max = 90},
-    {.name = "s3-ghosts", .type = OptionType::Int, .defaultValue = "8",
-     .help = "ghost fragments of flows evicted from S, per row", .min = 0, .max = 8},
+    {.name = "s3-small",
+     .type = OptionType::Int,
+     .defaultValue = "10",
+     .help = "share of a row for the small probation FIFO S, in % (at least one slot)",
+     .min = 1,
+     .max = 90},
+    {.name = "s3-ghosts",
+     .type = OptionType::Int,
+     .defaultValue = "8",
+     .help = "ghost fragments of flows evicted from S, per row",
+     .min = 0,
+     .max = 8},
 };
 }  // namespace
 
@@ -110,7 +118,8 @@ public:
         if (st.ghosts.count > m_ghostCap) return "more ghosts than allowed";
         for (unsigned r = 0; r < L; ++r) {
             const Slot s = st.order.at(r);
-            if (row.occupied(s) != (r < st.used)) return "rank " + std::to_string(r) + ": holes are not at the tail";
+            if (row.occupied(s) != (r < st.used))
+                return "rank " + std::to_string(r) + ": holes are not at the tail";
             if (!row.occupied(s) && freqOf(st, s) != 0) return "frequency on a free slot";
         }
         return {};
@@ -152,7 +161,9 @@ private:
     unsigned m_ghostCap;
 };
 
-ROWPROBE_REGISTER_ROW_POLICY(S3FifoPolicy, "S3-FIFO: small probation FIFO, main FIFO with 2-bit frequencies, ghosts (Yang et al. SOSP 2023)",
+ROWPROBE_REGISTER_ROW_POLICY(S3FifoPolicy,
+                             "S3-FIFO: small probation FIFO, main FIFO with 2-bit frequencies, "
+                             "ghosts (Yang et al. SOSP 2023)",
                              kS3FifoOptions);
 
 }  // namespace rowprobe::storage

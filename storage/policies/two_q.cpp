@@ -32,8 +32,11 @@ namespace rowprobe::storage {
 
 namespace {
 constexpr OptionSpec kTwoQOptions[] = {
-    {.name = "2q-ratio", .type = OptionType::String, .defaultValue = "1:1",
-     .help = "Am:A1 proportion of a row: Am (LRU, flows seen twice) gets L*Am/(Am+A1) slots at most"},
+    {.name = "2q-ratio",
+     .type = OptionType::String,
+     .defaultValue = "1:1",
+     .help =
+         "Am:A1 proportion of a row: Am (LRU, flows seen twice) gets L*Am/(Am+A1) slots at most"},
 };
 }  // namespace
 
@@ -51,7 +54,8 @@ public:
     using ConstRow = ConstRowRef<TwoQPolicy, L>;
 
     explicit TwoQPolicy(const Options& options)
-        : m_amMax(policy::splitSlots(L, policy::parseRatio(options, "2q-ratio", 2, "Am:A1"), 1)[0]) {}
+        : m_amMax(
+              policy::splitSlots(L, policy::parseRatio(options, "2q-ratio", 2, "Am:A1"), 1)[0]) {}
 
     void onHit(Row row, Slot s, const PacketContext&) noexcept {
         RowState& st = row.state();
@@ -59,8 +63,10 @@ public:
             st.order.moveTo(s, 0);
             return;
         }
-        if (st.am == m_amMax) row.evict(st.order.at(st.am - 1U), EndReason::LackOfResources);  // Am's tail
-        st.order.moveTo(s, 0);  // A1 → Am's head; the Am flows shift back by one, A1 keeps its order
+        if (st.am == m_amMax)
+            row.evict(st.order.at(st.am - 1U), EndReason::LackOfResources);  // Am's tail
+        st.order.moveTo(s,
+                        0);  // A1 → Am's head; the Am flows shift back by one, A1 keeps its order
         ++st.am;
     }
     void onInsert(Row row, Slot s, const PacketContext&, Vacancy) noexcept {
@@ -74,7 +80,9 @@ public:
         --st.used;
         st.order.moveTo(s, L - 1);  // the hole to the tail
     }
-    Slot victim(ConstRow row, const PacketContext&) const noexcept { return row.state().order.at(L - 1); }
+    Slot victim(ConstRow row, const PacketContext&) const noexcept {
+        return row.state().order.at(L - 1);
+    }
 
     char segmentOf(ConstRow row, Slot s) const noexcept {
         const RowState& st = row.state();
@@ -83,10 +91,13 @@ public:
     }
     std::string checkRow(ConstRow row) const {
         const RowState& st = row.state();
-        if (st.am > m_amMax) return "Am holds " + std::to_string(st.am) + " flows, more than " + std::to_string(m_amMax);
+        if (st.am > m_amMax)
+            return "Am holds " + std::to_string(st.am) + " flows, more than " +
+                   std::to_string(m_amMax);
         if (st.am > st.used) return "Am larger than the row";
         for (unsigned r = 0; r < L; ++r) {
-            if (row.occupied(st.order.at(r)) != (r < st.used)) return "rank " + std::to_string(r) + ": holes are not at the tail";
+            if (row.occupied(st.order.at(r)) != (r < st.used))
+                return "rank " + std::to_string(r) + ": holes are not at the tail";
         }
         return {};
     }
@@ -95,7 +106,9 @@ private:
     unsigned m_amMax;  ///< D: Am's share of the row
 };
 
-ROWPROBE_REGISTER_ROW_POLICY(TwoQPolicy, "simplified 2Q: A1 FIFO for new flows, Am LRU after a second hit (Johnson & Shasha 1994)",
-                             kTwoQOptions);
+ROWPROBE_REGISTER_ROW_POLICY(
+    TwoQPolicy,
+    "simplified 2Q: A1 FIFO for new flows, Am LRU after a second hit (Johnson & Shasha 1994)",
+    kTwoQOptions);
 
 }  // namespace rowprobe::storage

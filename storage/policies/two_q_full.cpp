@@ -33,7 +33,9 @@ namespace rowprobe::storage {
 
 namespace {
 constexpr OptionSpec kTwoQFullOptions[] = {
-    {.name = "2q-full-ratio", .type = OptionType::String, .defaultValue = "1:2:1",
+    {.name = "2q-full-ratio",
+     .type = OptionType::String,
+     .defaultValue = "1:2:1",
      .help = "A1in:A1out:Am proportion of a row (each part at least one slot)"},
 };
 }  // namespace
@@ -53,7 +55,8 @@ public:
     using ConstRow = ConstRowRef<TwoQFullPolicy, L>;
 
     explicit TwoQFullPolicy(const Options& options) {
-        const auto parts = policy::splitSlots(L, policy::parseRatio(options, "2q-full-ratio", 3, "A1in:A1out:Am"), 1);
+        const auto parts = policy::splitSlots(
+            L, policy::parseRatio(options, "2q-full-ratio", 3, "A1in:A1out:Am"), 1);
         m_inMax = parts[0];
         m_amMax = parts[2];
     }
@@ -66,7 +69,8 @@ public:
             st.order.moveTo(s, st.in + st.out);  // Am: to its head
             return;
         }
-        if (unsigned{st.used} - st.in - st.out == m_amMax) row.evict(st.order.at(st.used - 1U), EndReason::LackOfResources);
+        if (unsigned{st.used} - st.in - st.out == m_amMax)
+            row.evict(st.order.at(st.used - 1U), EndReason::LackOfResources);
         st.order.moveTo(s, st.in + st.out - 1U);  // A1out's last rank, which becomes Am's head
         --st.out;
     }
@@ -104,9 +108,11 @@ public:
     std::string checkRow(ConstRow row) const {
         const RowState& st = row.state();
         if (st.in > m_inMax) return "A1in over its share";
-        if (st.in + st.out > st.used || unsigned{st.used} - st.in - st.out > m_amMax) return "Am over its share";
+        if (st.in + st.out > st.used || unsigned{st.used} - st.in - st.out > m_amMax)
+            return "Am over its share";
         for (unsigned r = 0; r < L; ++r) {
-            if (row.occupied(st.order.at(r)) != (r < st.used)) return "rank " + std::to_string(r) + ": holes are not at the tail";
+            if (row.occupied(st.order.at(r)) != (r < st.used))
+                return "rank " + std::to_string(r) + ": holes are not at the tail";
         }
         return {};
     }
@@ -117,7 +123,8 @@ private:
 };
 
 ROWPROBE_REGISTER_ROW_POLICY(TwoQFullPolicy,
-                             "full 2Q: A1in FIFO, A1out of live flows, Am LRU (Johnson & Shasha 1994; thesis lru2qfullcache)",
+                             "full 2Q: A1in FIFO, A1out of live flows, Am LRU (Johnson & Shasha "
+                             "1994; thesis lru2qfullcache)",
                              kTwoQFullOptions);
 
 }  // namespace rowprobe::storage

@@ -32,10 +32,18 @@ namespace rowprobe::storage {
 
 namespace {
 constexpr OptionSpec kTwoQGhostOptions[] = {
-    {.name = "2q-ghost-kin", .type = OptionType::Int, .defaultValue = "25",
-     .help = "A1in share in % of the row (Kin); above it, A1in's tail is evicted first", .min = 1, .max = 90},
-    {.name = "2q-ghost-out", .type = OptionType::Int, .defaultValue = "8",
-     .help = "A1out ghost entries per row (Kout)", .min = 0, .max = 8},
+    {.name = "2q-ghost-kin",
+     .type = OptionType::Int,
+     .defaultValue = "25",
+     .help = "A1in share in % of the row (Kin); above it, A1in's tail is evicted first",
+     .min = 1,
+     .max = 90},
+    {.name = "2q-ghost-out",
+     .type = OptionType::Int,
+     .defaultValue = "8",
+     .help = "A1out ghost entries per row (Kout)",
+     .min = 0,
+     .max = 8},
 };
 }  // namespace
 
@@ -59,7 +67,8 @@ public:
 
     void onHit(Row row, Slot s, const PacketContext&) noexcept {
         RowState& st = row.state();
-        if (st.order.rankOf(s) < st.am) st.order.moveTo(s, 0);  // Am: LRU; A1in: correlated, no move
+        if (st.order.rankOf(s) < st.am)
+            st.order.moveTo(s, 0);  // Am: LRU; A1in: correlated, no move
     }
     void onInsert(Row row, Slot s, const PacketContext& ctx, Vacancy) noexcept {
         RowState& st = row.state();
@@ -97,7 +106,8 @@ public:
         if (st.am > st.used) return "Am larger than the row";
         if (st.ghosts.count > m_kout) return "more ghosts than Kout";
         for (unsigned r = 0; r < L; ++r) {
-            if (row.occupied(st.order.at(r)) != (r < st.used)) return "rank " + std::to_string(r) + ": holes are not at the tail";
+            if (row.occupied(st.order.at(r)) != (r < st.used))
+                return "rank " + std::to_string(r) + ": holes are not at the tail";
         }
         return {};
     }
@@ -107,8 +117,8 @@ private:
     unsigned m_kout;
 };
 
-ROWPROBE_REGISTER_ROW_POLICY(TwoQGhostPolicy,
-                             "true 2Q: A1in FIFO, A1out ghost fragments, Am LRU (Johnson & Shasha 1994)",
-                             kTwoQGhostOptions);
+ROWPROBE_REGISTER_ROW_POLICY(
+    TwoQGhostPolicy, "true 2Q: A1in FIFO, A1out ghost fragments, Am LRU (Johnson & Shasha 1994)",
+    kTwoQGhostOptions);
 
 }  // namespace rowprobe::storage

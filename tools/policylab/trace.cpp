@@ -144,46 +144,13 @@ Trace loadCapture(const std::string& path, const ParserConfig& parser) {
 }
 
 Sessions computeSessions(const Trace& trace, TimeNs inactive, TimeNs active) {
-    constexpr std::uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kAck = 0x10;
-    struct Open {
-        bool open = false;
-        bool initiatorIsA = true;
-        TimeNs first = 0;
-        TimeNs last = 0;
-        std::array<std::uint8_t, 2> flags{};
-        std::uint32_t lastIndex = 0;
-    };
-    std::vector<Open> open(trace.keys.size());
-    Sessions s;
-    s.next.assign(trace.packets.size(), kNoNext);
-    s.starts.assign(trace.packets.size(), 0);
-    for (std::size_t i = 0; i < trace.packets.size(); ++i) {
-        const ParsedPacket& p = trace.packets[i];
-        Open& f = open[trace.keyId[i]];
-        bool starts = !f.open;
-        if (!starts) {
-            const bool forward = p.fromA == f.initiatorIsA;
-            const std::uint8_t seen = f.flags[forward ? 0 : 1];
-            if ((p.tcpFlags & (kSyn | kAck)) == kSyn && (seen & (kFin | kRst)) != 0) starts = true;
-            if (p.ts >= f.last && p.ts - f.last >= inactive) starts = true;
-            if (p.ts >= f.first && p.ts - f.first >= active) starts = true;
-        }
-        if (starts) {
-            f.open = true;
-            f.initiatorIsA = p.fromA;
-            f.first = p.ts;
-            f.last = p.ts;
-            f.flags = {p.tcpFlags, 0};
-            s.starts[i] = 1;
-            ++s.flows;
-        } else {
-            s.next[f.lastIndex] = static_cast<std::uint32_t>(i);
-            f.flags[p.fromA == f.initiatorIsA ? 0 : 1] |= p.tcpFlags;
-            f.last = std::max(f.last, p.ts);
-        }
-        f.lastIndex = static_cast<std::uint32_t>(i);
-    }
-    return s;
+    return computeSessionsOf(
+        trace.packets.size(), trace.keys.size(),
+        [&](std::size_t i) {
+            const ParsedPacket& p = trace.packets[i];
+            return PacketFacts{p.ts, trace.keyId[i], p.tcpFlags, p.fromA};
+        },
+        inactive, active);
 }
 
 std::vector<std::uint32_t> packetsPerKey(const Trace& trace) {
@@ -193,7 +160,10 @@ std::vector<std::uint32_t> packetsPerKey(const Trace& trace) {
 }
 
 std::vector<std::uint8_t> topKeys(const Trace& trace, std::size_t topN) {
-    const std::vector<std::uint32_t> n = packetsPerKey(trace);
+    return topKeysOf(packetsPerKey(trace), topN);
+}
+
+std::vector<std::uint8_t> topKeysOf(const std::vector<std::uint32_t>& n, std::size_t topN) {
     std::vector<std::uint32_t> ids(n.size());
     std::iota(ids.begin(), ids.end(), 0U);
     topN = std::min(topN, ids.size());

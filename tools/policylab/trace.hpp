@@ -69,6 +69,59 @@ struct Sessions {
     std::uint64_t flows = 0;           ///< number of flows (= compulsory misses)
 };
 
+/// What the flow rules need of one packet.
+struct PacketFacts {
+    TimeNs ts = 0;
+    std::uint32_t key = 0;  ///< dense key id
+    std::uint8_t tcpFlags = 0;
+    bool fromA = true;
+};
+
+/// Sessions of any packet sequence: facts(i) gives packet i's PacketFacts, key ids < keys.
+template <class Facts>
+Sessions computeSessionsOf(std::size_t count, std::size_t keys, Facts facts, TimeNs inactive, TimeNs active) {
+    constexpr std::uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kAck = 0x10;
+    struct Open {
+        bool open = false;
+        bool initiatorIsA = true;
+        TimeNs first = 0;
+        TimeNs last = 0;
+        std::uint8_t flags[2] = {0, 0};
+        std::uint32_t lastIndex = 0;
+    };
+    std::vector<Open> open(keys);
+    Sessions s;
+    s.next.assign(count, kNoNext);
+    s.starts.assign(count, 0);
+    for (std::size_t i = 0; i < count; ++i) {
+        const PacketFacts p = facts(i);
+        Open& f = open[p.key];
+        bool starts = !f.open;
+        if (!starts) {  // the table's rules (flow_table.hpp endBefore / expiryAt)
+            const std::uint8_t seen = f.flags[p.fromA == f.initiatorIsA ? 0 : 1];
+            if ((p.tcpFlags & (kSyn | kAck)) == kSyn && (seen & (kFin | kRst)) != 0) starts = true;
+            if (p.ts >= f.last && p.ts - f.last >= inactive) starts = true;
+            if (p.ts >= f.first && p.ts - f.first >= active) starts = true;
+        }
+        if (starts) {
+            f.open = true;
+            f.initiatorIsA = p.fromA;
+            f.first = p.ts;
+            f.last = p.ts;
+            f.flags[0] = p.tcpFlags;
+            f.flags[1] = 0;
+            s.starts[i] = 1;
+            ++s.flows;
+        } else {
+            s.next[f.lastIndex] = static_cast<std::uint32_t>(i);
+            f.flags[p.fromA == f.initiatorIsA ? 0 : 1] |= p.tcpFlags;
+            f.last = f.last > p.ts ? f.last : p.ts;
+        }
+        f.lastIndex = static_cast<std::uint32_t>(i);
+    }
+    return s;
+}
+
 Sessions computeSessions(const Trace& trace, TimeNs inactive, TimeNs active);
 
 /// Total packets per key id.
@@ -76,5 +129,7 @@ std::vector<std::uint32_t> packetsPerKey(const Trace& trace);
 
 /// Marks the `topN` key ids with the most packets (ties broken by lower id).
 std::vector<std::uint8_t> topKeys(const Trace& trace, std::size_t topN);
+/// The same from packet counts per key id.
+std::vector<std::uint8_t> topKeysOf(const std::vector<std::uint32_t>& packetsPerKey, std::size_t topN);
 
 }  // namespace rowprobe::lab

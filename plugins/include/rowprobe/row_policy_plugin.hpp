@@ -43,14 +43,16 @@ inline constexpr const char* kRowPolicyEntryPoint = "rowprobe_row_policy";
 
 /// Builds the flow table of the library's policy for `line` slots per row (4, 8, 16 or 32;
 /// validated by the host). Throws ConfigError for bad options, like a built-in constructor.
-using RowPolicyTableFactory = std::unique_ptr<StoragePlugin> (*)(const Options& options, unsigned line);
+using RowPolicyTableFactory = std::unique_ptr<StoragePlugin> (*)(const Options& options,
+                                                                 unsigned line);
 
 /// Fingerprint of the SDK types a library and the host must agree on.
 constexpr std::uint64_t sdkLayoutFingerprint() noexcept {
     std::uint64_t h = 1469598103934665603ULL;
-    for (const std::size_t v : {sizeof(Options), sizeof(OptionSpec), sizeof(FlowRecord), sizeof(ParsedPacket),
-                                sizeof(FlowKey), sizeof(CacheStats), sizeof(ExportTarget), alignof(FlowRecord),
-                                sizeof(std::string), sizeof(std::unique_ptr<StoragePlugin>)}) {
+    for (const std::size_t v :
+         {sizeof(Options), sizeof(OptionSpec), sizeof(FlowRecord), sizeof(ParsedPacket),
+          sizeof(FlowKey), sizeof(CacheStats), sizeof(ExportTarget), alignof(FlowRecord),
+          sizeof(std::string), sizeof(std::unique_ptr<StoragePlugin>)}) {
         h = (h ^ v) * 1099511628211ULL;
     }
     return h;
@@ -61,9 +63,9 @@ struct RowPolicyDescriptor {
     std::uint32_t abiVersion = kRowPolicyAbiVersion;  ///< first member, never moves
     std::uint32_t descriptorSize = sizeof(RowPolicyDescriptor);
     std::uint64_t sdkLayout = sdkLayoutFingerprint();
-    std::uint64_t cacheLayout = 0;                    ///< storage/cache's fingerprint
-    const char* name = nullptr;                       ///< policy name, as in policy=NAME
-    const char* summary = nullptr;                    ///< one line for `rowprobe -h cache`
+    std::uint64_t cacheLayout = 0;  ///< storage/cache's fingerprint
+    const char* name = nullptr;     ///< policy name, as in policy=NAME
+    const char* summary = nullptr;  ///< one line for `rowprobe -h cache`
     RowPolicyTableFactory factory = nullptr;
 };
 
@@ -73,7 +75,7 @@ using RowPolicyEntryPoint = const void* (*)();
 
 /// A library opened and checked by loadRowPolicyLibrary.
 struct LoadedRowPolicy {
-    std::string path;                             ///< as given (or as found in a directory)
+    std::string path;  ///< as given (or as found in a directory)
     const RowPolicyDescriptor* descriptor = nullptr;
 };
 

@@ -14,7 +14,8 @@ namespace {
 using namespace rowprobe::storage::testing;
 
 std::string writeFile(const std::string& name, const std::string& text) {
-    const auto path = std::filesystem::temp_directory_path() / ("rowprobe-adaptive-" + std::to_string(::getpid()) + "-" + name);
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("rowprobe-adaptive-" + std::to_string(::getpid()) + "-" + name);
     std::ofstream(path) << text;
     return path.string();
 }
@@ -44,7 +45,8 @@ TEST(AdaptiveConfig, ParsesTheDocumentedFormatAndRoundTrips) {
     EXPECT_EQ(c.line, 16U);
     ASSERT_EQ(c.tuples.size(), 4U);
     EXPECT_EQ(c.tuples[3], (AdaptiveTuple{11, 4, true}));
-    EXPECT_EQ(c.targets(), (std::vector<unsigned>{0, 0, 1, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}));
+    EXPECT_EQ(c.targets(),
+              (std::vector<unsigned>{0, 0, 1, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}));
     EXPECT_EQ(c.offsets, (std::array<int, 4>{-1, 0, 0, 2}));
     EXPECT_EQ(c.classifier, AdaptiveClassifier::J48v1);
     EXPECT_EQ(c.fitness, 12345U);
@@ -57,7 +59,9 @@ TEST(AdaptiveConfig, ParsesTheDocumentedFormatAndRoundTrips) {
 TEST(AdaptiveConfig, ExampleFromTheDesignUnpacksAsDocumented) {
     // row-policies.md §3.9: L = 8, {2→0}{2→1}{1→2}{3→4 incrementing} = 0,0,1,1,2,4,5,6.
     const AdaptiveConfig c = parseAdaptiveConfig(
-        "rowprobe-adaptive 1\nline 8\ntuples 2:0:0 2:1:0 1:2:0 3:4:1\ninsert 4 4 4 4\noffsets 0 0 0 0\n", "t");
+        "rowprobe-adaptive 1\nline 8\ntuples 2:0:0 2:1:0 1:2:0 3:4:1\ninsert 4 4 4 4\noffsets 0 0 "
+        "0 0\n",
+        "t");
     EXPECT_EQ(c.targets(), (std::vector<unsigned>{0, 0, 1, 1, 2, 4, 5, 6}));
 }
 
@@ -68,30 +72,47 @@ TEST(AdaptiveConfig, RejectsInvalidFilesNamingTheFileAndLine) {
         const auto end = t.find('\n', at + 1);
         return t.substr(0, at + 1) + key + " " + value + t.substr(end);
     };
-    EXPECT_NE(parseError("rowprobe-adaptive 2\n").find("t.cfg:1: unsupported version 2"), std::string::npos);
-    EXPECT_NE(parseError("line 16\n").find("t.cfg:1: not a rowprobe adaptive configuration"), std::string::npos);
+    EXPECT_NE(parseError("rowprobe-adaptive 2\n").find("t.cfg:1: unsupported version 2"),
+              std::string::npos);
+    EXPECT_NE(parseError("line 16\n").find("t.cfg:1: not a rowprobe adaptive configuration"),
+              std::string::npos);
     EXPECT_NE(parseError("").find("empty file"), std::string::npos);
-    EXPECT_NE(parseError(with("tuples", "2:0:0 2:1:0 1:2:0 10:4:1")).find("t.cfg:4: tuples: counts sum to 15"),
+    EXPECT_NE(parseError(with("tuples", "2:0:0 2:1:0 1:2:0 10:4:1"))
+                  .find("t.cfg:4: tuples: counts sum to 15"),
               std::string::npos);
-    EXPECT_NE(parseError(with("tuples", "2:1:0 2:1:0 1:2:0 11:4:1")).find("t.cfg:4: tuples: tuple 1 (2:1:0) must target 0"),
+    EXPECT_NE(parseError(with("tuples", "2:1:0 2:1:0 1:2:0 11:4:1"))
+                  .find("t.cfg:4: tuples: tuple 1 (2:1:0) must target 0"),
               std::string::npos);
-    EXPECT_NE(parseError(with("tuples", "2:0:0 2:3:0 1:2:0 11:4:1")).find("never move a flow backwards"),
+    EXPECT_NE(
+        parseError(with("tuples", "2:0:0 2:3:0 1:2:0 11:4:1")).find("never move a flow backwards"),
+        std::string::npos);
+    EXPECT_NE(
+        parseError(with("tuples", "2:0:0 2:1:1 1:1:0 11:4:1")).find("targets must not decrease"),
+        std::string::npos);
+    EXPECT_NE(
+        parseError(with("tuples", "")).find("t.cfg:4: tuples: 1 to 16 tuples expected for line 16"),
+        std::string::npos);
+    EXPECT_NE(parseError(with("tuples", "2:0 2:1:0 1:2:0 11:4:1"))
+                  .find("tuple 1 '2:0' is not count:target:increment"),
               std::string::npos);
-    EXPECT_NE(parseError(with("tuples", "2:0:0 2:1:1 1:1:0 11:4:1")).find("targets must not decrease"),
+    EXPECT_NE(parseError(with("insert", "8 8 16 8"))
+                  .find("t.cfg:5: insert: position 16 is outside the row [0, 15]"),
               std::string::npos);
-    EXPECT_NE(parseError(with("tuples", "")).find("t.cfg:4: tuples: 1 to 16 tuples expected for line 16"), std::string::npos);
-    EXPECT_NE(parseError(with("tuples", "2:0 2:1:0 1:2:0 11:4:1")).find("tuple 1 '2:0' is not count:target:increment"),
+    EXPECT_NE(parseError(with("insert", "8 8")).find("'insert' takes 4 values, got 2"),
               std::string::npos);
-    EXPECT_NE(parseError(with("insert", "8 8 16 8")).find("t.cfg:5: insert: position 16 is outside the row [0, 15]"),
-              std::string::npos);
-    EXPECT_NE(parseError(with("insert", "8 8")).find("'insert' takes 4 values, got 2"), std::string::npos);
-    EXPECT_NE(parseError(with("offsets", "0 0 -1 0")).find("t.cfg:6: offsets: must be non-decreasing"), std::string::npos);
+    EXPECT_NE(
+        parseError(with("offsets", "0 0 -1 0")).find("t.cfg:6: offsets: must be non-decreasing"),
+        std::string::npos);
     EXPECT_NE(parseError(with("offsets", "-9 0 0 0")).find("outside [-8, 8]"), std::string::npos);
-    EXPECT_NE(parseError(with("classifier", "j48-v9")).find("t.cfg:7: unknown classifier 'j48-v9'"), std::string::npos);
-    EXPECT_NE(parseError(kValid16 + "insert 1 1 1 1\n").find("t.cfg:9: 'insert' given twice (first on line 5)"),
+    EXPECT_NE(parseError(with("classifier", "j48-v9")).find("t.cfg:7: unknown classifier 'j48-v9'"),
               std::string::npos);
-    EXPECT_NE(parseError(kValid16 + "colour blue\n").find("t.cfg:9: unknown key 'colour'"), std::string::npos);
-    EXPECT_NE(parseError("rowprobe-adaptive 1\nline 16\ninsert 8 8 8 8\noffsets 0 0 0 0\n").find("missing 'tuples'"),
+    EXPECT_NE(parseError(kValid16 + "insert 1 1 1 1\n")
+                  .find("t.cfg:9: 'insert' given twice (first on line 5)"),
+              std::string::npos);
+    EXPECT_NE(parseError(kValid16 + "colour blue\n").find("t.cfg:9: unknown key 'colour'"),
+              std::string::npos);
+    EXPECT_NE(parseError("rowprobe-adaptive 1\nline 16\ninsert 8 8 8 8\noffsets 0 0 0 0\n")
+                  .find("missing 'tuples'"),
               std::string::npos);
     EXPECT_EQ(parseError(kValid16), "");
 }
@@ -103,11 +124,13 @@ TEST(AdaptiveConfig, AFileForAnotherLineIsRejectedByTheTable) {
         FAIL() << "a line-16 configuration must not load into a line-8 table";
     } catch (const ConfigError& e) {
         EXPECT_EQ(e.details().option, "adaptive-config");
-        EXPECT_NE(e.details().problem.find(path + ":3: the configuration is for line 16, the table has line 8"),
+        EXPECT_NE(e.details().problem.find(
+                      path + ":3: the configuration is for line 16, the table has line 8"),
                   std::string::npos)
             << e.details().problem;
     }
-    EXPECT_NO_THROW(TableHarness("cache;size=8;seed=1;policy=adaptive;line=16;adaptive-config=" + path));
+    EXPECT_NO_THROW(
+        TableHarness("cache;size=8;seed=1;policy=adaptive;line=16;adaptive-config=" + path));
     try {
         TableHarness h("cache;size=8;seed=1;policy=adaptive;adaptive-config=/nonexistent/x.cfg");
         FAIL();
@@ -149,9 +172,10 @@ TEST(AdaptivePolicy, DefaultTableIsHitForHitIdenticalToLruWhenFlowsLeaveOnlyByEv
 TEST(AdaptivePolicy, HitsMoveToTheConfiguredTargetAndNewFlowsToTheInsertPosition) {
     // L = 8: T = 0,0,1,2,3,4,5,6 (a hit moves one position up, except at the front); full rows
     // insert at 6.
-    const std::string path = writeFile("up1.cfg",
-                                       "rowprobe-adaptive 1\nline 8\ntuples 2:0:0 6:1:1\ninsert 6 6 6 6\n"
-                                       "offsets 0 0 0 0\nclassifier none\n");
+    const std::string path =
+        writeFile("up1.cfg",
+                  "rowprobe-adaptive 1\nline 8\ntuples 2:0:0 6:1:1\ninsert 6 6 6 6\n"
+                  "offsets 0 0 0 0\nclassifier none\n");
     TableHarness h("cache;size=8;seed=5;line=8;policy=adaptive;adaptive-config=" + path);
     const auto f = h.flowsInRow(4, 10, at(0));
     h.feed(std::vector<ParsedPacket>(f.begin(), f.begin() + 8), 1);  // slots = ranks 0..7
@@ -175,13 +199,15 @@ TEST(AdaptivePolicy, HitsMoveToTheConfiguredTargetAndNewFlowsToTheInsertPosition
 TEST(AdaptivePolicy, ClassOffsetsShiftTheHitTarget) {
     // LRU targets, classifier j48-v1: a RST (NEVER, offset +3) moves a flow only to rank 3, an
     // ordinary ACK (MEDIUM, offset 0) moves it to the front.
-    const std::string path = writeFile("cls.cfg",
-                                       "rowprobe-adaptive 1\nline 8\ntuples 4:0:0 4:0:0\ninsert 4 4 4 4\n"
-                                       "offsets 0 0 0 3\nclassifier j48-v1\n");
+    const std::string path =
+        writeFile("cls.cfg",
+                  "rowprobe-adaptive 1\nline 8\ntuples 4:0:0 4:0:0\ninsert 4 4 4 4\n"
+                  "offsets 0 0 0 3\nclassifier j48-v1\n");
     TableHarness h("cache;size=8;seed=5;line=8;policy=adaptive;adaptive-config=" + path);
     std::vector<ParsedPacket> tcp;  // eight TCP flows of row 4
     for (std::uint32_t port = 2000; tcp.size() < 8; ++port) {
-        ParsedPacket p = packet("10.0.0.1", static_cast<std::uint16_t>(port), "10.9.9.9", 80, at(0), kSyn, 60);
+        ParsedPacket p =
+            packet("10.0.0.1", static_cast<std::uint16_t>(port), "10.9.9.9", 80, at(0), kSyn, 60);
         if (h.table().rowOf(p.key) == 4) tcp.push_back(p);
     }
     h.feed(tcp, 1);

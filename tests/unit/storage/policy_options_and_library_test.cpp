@@ -25,8 +25,9 @@ ConfigError::Details errorOf(const std::string& pluginString) {
 TEST(PolicyOptions, EveryPolicyOptionIsInTheCachePluginTableWithItsOwner) {
     const Registry::Entry* cache = Registry::instance().find(PluginKind::Storage, "cache");
     ASSERT_NE(cache, nullptr);
-    for (const char* name : {"2q-ratio", "2q-full-ratio", "2q-ghost-kin", "2q-ghost-out", "fdrc-tmax", "lirs-hir",
-                             "lirs-ghosts", "adaptive-config", "s3-small", "s3-ghosts", "size", "policy-dir"}) {
+    for (const char* name :
+         {"2q-ratio", "2q-full-ratio", "2q-ghost-kin", "2q-ghost-out", "fdrc-tmax", "lirs-hir",
+          "lirs-ghosts", "adaptive-config", "s3-small", "s3-ghosts", "size", "policy-dir"}) {
         const auto it = std::find_if(cache->info.options.begin(), cache->info.options.end(),
                                      [&](const OptionSpec& s) { return s.name == name; });
         ASSERT_NE(it, cache->info.options.end()) << name;
@@ -41,14 +42,18 @@ TEST(PolicyOptions, EveryPolicyOptionIsInTheCachePluginTableWithItsOwner) {
 TEST(PolicyOptions, AnOptionOfAnotherPolicyIsAnErrorNamingItsOwner) {
     const auto d = errorOf("cache;policy=lru;2q-ratio=1:3");
     EXPECT_EQ(d.option, "2q-ratio");
-    EXPECT_NE(d.problem.find("option '2q-ratio' belongs to policy '2q' (policy=lru)"), std::string::npos) << d.problem;
+    EXPECT_NE(d.problem.find("option '2q-ratio' belongs to policy '2q' (policy=lru)"),
+              std::string::npos)
+        << d.problem;
     EXPECT_NO_THROW(TableHarness("cache;size=8;policy=2q;2q-ratio=1:3"));
 }
 
 TEST(PolicyOptions, PolicyOptionValuesAreValidatedWithTheirBounds) {
     auto d = errorOf("cache;size=8;policy=2q;2q-ratio=1:0");
     EXPECT_EQ(d.option, "2q-ratio");
-    EXPECT_NE(d.problem.find("2 positive integers separated by ':' (Am:A1), got '1:0'"), std::string::npos) << d.problem;
+    EXPECT_NE(d.problem.find("2 positive integers separated by ':' (Am:A1), got '1:0'"),
+              std::string::npos)
+        << d.problem;
     d = errorOf("cache;size=8;policy=2q-full;2q-full-ratio=1:2");
     EXPECT_NE(d.problem.find("A1in:A1out:Am"), std::string::npos) << d.problem;
     d = errorOf("cache;size=8;policy=lirs;line=4;lirs-hir=4");
@@ -62,7 +67,8 @@ TEST(PolicyLibrary, UnknownPolicyNamesListTheBuiltInsAndTheSearchedDirectories) 
     EXPECT_NE(d.problem.find("unknown row policy 'lur'"), std::string::npos);
     EXPECT_NE(std::find(d.choices.begin(), d.choices.end(), "s3-fifo"), d.choices.end());
     const auto e = errorOf("cache;policy=nosuch;policy-dir=/nonexistent-a:/nonexistent-b");
-    EXPECT_NE(e.problem.find("no policy library librowprobe-policy-nosuch.so or nosuch.so in /nonexistent-a /nonexistent-b"),
+    EXPECT_NE(e.problem.find("no policy library librowprobe-policy-nosuch.so or nosuch.so in "
+                             "/nonexistent-a /nonexistent-b"),
               std::string::npos)
         << e.problem;
 }
@@ -77,7 +83,8 @@ TEST(PolicyLibrary, AMissingFileIsAConfigErrorWithTheLoadersReason) {
 #ifdef ROWPROBE_EXAMPLE_POLICY_LIBRARY
 
 TEST(PolicyLibrary, TheExamplePolicyLoadsByPathAndBehavesAsFifo) {
-    TableHarness h(std::string("cache;size=8;seed=5;line=4;policy=") + ROWPROBE_EXAMPLE_POLICY_LIBRARY);
+    TableHarness h(std::string("cache;size=8;seed=5;line=4;policy=") +
+                   ROWPROBE_EXAMPLE_POLICY_LIBRARY);
     EXPECT_EQ(h.table().policyName(), "fifo");
     const auto f = h.flowsInRow(3, 6, at(0));
     h.feed({f[0], f[1], f[2], f[3]}, 1);
@@ -94,7 +101,8 @@ TEST(PolicyLibrary, TheExamplePolicyLoadsByPathAndBehavesAsFifo) {
 }
 
 TEST(PolicyLibrary, ABareNameIsFoundInPolicyDirOrTheEnvironment) {
-    TableHarness byDir(std::string("cache;size=8;policy=fifo;policy-dir=/nonexistent:") + ROWPROBE_EXAMPLE_POLICY_DIR);
+    TableHarness byDir(std::string("cache;size=8;policy=fifo;policy-dir=/nonexistent:") +
+                       ROWPROBE_EXAMPLE_POLICY_DIR);
     EXPECT_EQ(byDir.table().policyName(), "fifo");
     ::setenv("ROWPROBE_POLICY_PATH", ROWPROBE_EXAMPLE_POLICY_DIR, 1);
     TableHarness byEnv("cache;size=8;policy=fifo");
@@ -106,14 +114,17 @@ TEST(PolicyLibrary, ABareNameIsFoundInPolicyDirOrTheEnvironment) {
 }
 
 TEST(PolicyLibrary, ALibraryBuiltForAnotherAbiIsRefusedWithAClearMessage) {
-    const auto d = errorOf(std::string("cache;size=8;policy=") + ROWPROBE_ABI_MISMATCH_POLICY_LIBRARY);
+    const auto d =
+        errorOf(std::string("cache;size=8;policy=") + ROWPROBE_ABI_MISMATCH_POLICY_LIBRARY);
     EXPECT_EQ(d.option, "policy");
     EXPECT_EQ(d.value, ROWPROBE_ABI_MISMATCH_POLICY_LIBRARY);
-    EXPECT_NE(d.problem.find("was built for row-policy ABI 999, this rowprobe provides ABI 1; rebuild it"),
+    EXPECT_NE(d.problem.find(
+                  "was built for row-policy ABI 999, this rowprobe provides ABI 1; rebuild it"),
               std::string::npos)
         << d.problem;
     const auto names = rowPolicyNames();
-    EXPECT_EQ(std::find(names.begin(), names.end(), "future"), names.end()) << "a refused library registers nothing";
+    EXPECT_EQ(std::find(names.begin(), names.end(), "future"), names.end())
+        << "a refused library registers nothing";
 }
 
 TEST(PolicyLibrary, LoadingTheSameLibraryAgainReturnsTheRegisteredPolicy) {

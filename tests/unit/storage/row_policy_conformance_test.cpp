@@ -237,7 +237,8 @@ TEST_P(RowPolicyConformance, SameInputGivesTheSameExportsTwice) {
 
 INSTANTIATE_TEST_SUITE_P(EveryRegisteredPolicy, RowPolicyConformance, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case>& p) {
-                             std::string name = p.param.policy + "_L" + std::to_string(p.param.line);
+                             std::string name =
+                                 p.param.policy + "_L" + std::to_string(p.param.line);
                              for (char& ch : name) {
                                  if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                              }
@@ -247,8 +248,8 @@ INSTANTIATE_TEST_SUITE_P(EveryRegisteredPolicy, RowPolicyConformance, ::testing:
 TEST(RowPolicyRegistry, ListsEveryBuiltInPolicy) {
     const auto names = rowPolicyNames();
     const std::set<std::string> have(names.begin(), names.end());
-    for (const char* expected : {"lru", "heap-lru", "lirs", "2q", "2q-full", "2q-ghost", "fdrc", "lru-2", "adaptive",
-                                 "s3-fifo"}) {
+    for (const char* expected : {"lru", "heap-lru", "lirs", "2q", "2q-full", "2q-ghost", "fdrc",
+                                 "lru-2", "adaptive", "s3-fifo"}) {
         EXPECT_EQ(have.count(expected), 1U) << expected;
     }
     EXPECT_NO_THROW(RowPolicyRegistry::instance().checkConsistent());

@@ -60,7 +60,9 @@ public:
         }
         return out;
     }
-    bool cached(char name) { return m_h.find(m_flows.at(static_cast<std::size_t>(name - 'a')).key).has_value(); }
+    bool cached(char name) {
+        return m_h.find(m_flows.at(static_cast<std::size_t>(name - 'a')).key).has_value();
+    }
     TableHarness& harness() { return m_h; }
 
 private:
@@ -77,7 +79,8 @@ private:
 };
 
 std::string plugin(const std::string& policy, unsigned line, const std::string& extra = "") {
-    return "cache;size=8;seed=5;inactive=1000;active=5000;policy=" + policy + ";line=" + std::to_string(line) + extra;
+    return "cache;size=8;seed=5;inactive=1000;active=5000;policy=" + policy +
+           ";line=" + std::to_string(line) + extra;
 }
 
 // --- heap-lru ------------------------------------------------------------------------------
@@ -87,7 +90,7 @@ TEST(HeapLruPolicy, EvictsTheLeastRecentFlowAndInsertsNewFlowsAsMostRecent) {
     s.feed("abcd", 0).feed('a', 1).feed('c', 2);
     s.feed('e', 3);  // least recent: b
     EXPECT_EQ(s.evicted(), "b");
-    s.feed('f', 4);  // d
+    s.feed('f', 4);               // d
     s.feed('e', 5).feed('g', 6);  // a (c, f, e are newer)
     EXPECT_EQ(s.evicted(), "bda");
     s.feed('h', 7);  // c
@@ -275,7 +278,8 @@ TEST(Lru2Policy, MatchesAReferenceLru2OnARandomScript) {
                 if (cached.size() == line) {
                     auto victim = cached.begin();
                     auto key = [](const std::pair<long, long>& m) {
-                        return m.second < 0 ? std::pair<int, long>{0, m.first} : std::pair<int, long>{1, m.second};
+                        return m.second < 0 ? std::pair<int, long>{0, m.first}
+                                            : std::pair<int, long>{1, m.second};
                     };
                     for (auto c = cached.begin(); c != cached.end(); ++c) {
                         if (key(c->second) < key(victim->second)) victim = c;
@@ -311,7 +315,7 @@ TEST(S3FifoPolicy, OneHitFlowsLeaveFromSmallAndHitFlowsMoveToMain) {
 
 TEST(S3FifoPolicy, MainIsAClockThatSparesFlowsWithHits) {
     Script s(plugin("s3-fifo", 4, ";s3-small=25"), 12);  // S: 1 slot
-    s.feed("abcd", 0).feed("abc", 1).feed('a', 1.5);  // a hit twice, b and c once
+    s.feed("abcd", 0).feed("abc", 1).feed('a', 1.5);     // a hit twice, b and c once
     s.feed('e', 2);  // S's tail a → M, b → M, c → M (hit at least once), d (no hit) evicted
     EXPECT_EQ(s.evicted(), "d");
     EXPECT_EQ(s.row(), "eS cM bM aM");
