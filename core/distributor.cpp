@@ -44,7 +44,8 @@ std::size_t FlowDistributor::routeFragment(const ParsedPacket& pkt) noexcept {
     key.id = pkt.frag.id;
     key.vlan = pkt.key.vlan;
     key.proto = pkt.key.proto;
-    std::uint64_t h = kSeed ^ (std::uint64_t{key.id} << 24) ^ (std::uint64_t{key.proto} << 8) ^ key.vlan;
+    std::uint64_t h =
+        kSeed ^ (std::uint64_t{key.id} << 24) ^ (std::uint64_t{key.proto} << 8) ^ key.vlan;
     for (std::size_t i = 0; i < 16; i += 8) {
         std::uint64_t a = 0;
         std::uint64_t b = 0;
@@ -62,8 +63,8 @@ std::size_t FlowDistributor::routeFragment(const ParsedPacket& pkt) noexcept {
         return ownQueue;
     }
     const TimeNs age = pkt.ts >= route.ts ? pkt.ts - route.ts : route.ts - pkt.ts;
-    const bool same = route.used && route.id == key.id && route.proto == key.proto && route.vlan == key.vlan &&
-                      route.src == key.src && route.dst == key.dst;
+    const bool same = route.used && route.id == key.id && route.proto == key.proto &&
+                      route.vlan == key.vlan && route.src == key.src && route.dst == key.dst;
     return same && age < kFragmentTimeout ? route.queue : ownQueue;
 }
 

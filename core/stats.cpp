@@ -1,9 +1,11 @@
 #include "stats.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
 #include "rowprobe/flow_record.hpp"
+#include "rowprobe/format.hpp"
 
 namespace rowprobe::core {
 
@@ -24,6 +26,16 @@ void addInto(CacheStats& a, const CacheStats& b) {
     a.capacity += b.capacity;
     a.fragmentsFilled += b.fragmentsFilled;
     a.fragmentsNoPorts += b.fragmentsNoPorts;
+    a.floodIntervals = std::max(a.floodIntervals, b.floodIntervals);
+    a.floodAlarms += b.floodAlarms;
+    a.floodActive += b.floodActive;  // queues in a flood
+    if (b.floodLastAlarm > a.floodLastAlarm) {  // the latest alarm of any queue
+        a.floodLastAlarm = b.floodLastAlarm;
+        a.floodLastCount = b.floodLastCount;
+        a.floodBaseline = b.floodBaseline;
+    }
+    a.admissionDeferred += b.admissionDeferred;
+    a.admissionEvicted += b.admissionEvicted;
 }
 
 std::string number(double v) {
@@ -53,7 +65,12 @@ void writeWorker(std::ostringstream& o, const WorkerStats& w) {
       << ",\"hit_position_variance\":" << number(c.hitPositionVariance())
       << ",\"flows_in_cache\":" << c.flowsInCache << ",\"capacity\":" << c.capacity
       << ",\"load_factor\":" << number(c.loadFactor()) << ",\"fragments_filled\":" << c.fragmentsFilled
-      << ",\"fragments_no_ports\":" << c.fragmentsNoPorts << "}"
+      << ",\"fragments_no_ports\":" << c.fragmentsNoPorts << ",\"flood\":{\"intervals\":" << c.floodIntervals
+      << ",\"alarms\":" << c.floodAlarms << ",\"active\":" << c.floodActive << ",\"last_alarm\":\""
+      << (c.floodLastAlarm != 0 ? formatTimeIso(c.floodLastAlarm, 0) : std::string())
+      << "\",\"last_alarm_ns\":" << c.floodLastAlarm << ",\"last_count\":" << c.floodLastCount
+      << ",\"baseline\":" << c.floodBaseline << "},\"admission_deferred\":" << c.admissionDeferred
+      << ",\"admission_evicted\":" << c.admissionEvicted << "}"
       << ",\"batches\":" << w.batches << ",\"busy_ns\":" << w.busyNs << ",\"ns_per_packet\":"
       << number(w.packets ? static_cast<double>(w.busyNs) / static_cast<double>(w.packets) : 0.0);
 }
@@ -156,6 +173,16 @@ std::string formatStatsText(const StatsSnapshot& s, const StatsSnapshot* previou
         if (any) o << '\n';
         if (t.input.kernelDrops || t.input.ifaceDrops) {
             o << "input drops: kernel=" << t.input.kernelDrops << " interface=" << t.input.ifaceDrops << '\n';
+        }
+        if (t.cache.floodAlarms != 0) {
+            o << "flood: " << t.cache.floodAlarms << " alarm(s), the latest at "
+              << formatTimeIso(t.cache.floodLastAlarm, 0) << " (" << t.cache.floodLastCount
+              << " new flows in an interval, " << t.cache.floodBaseline << " expected)";
+            if (t.cache.admissionDeferred || t.cache.admissionEvicted) {
+                o << "; admission: " << t.cache.admissionDeferred << " first packets deferred, "
+                  << t.cache.admissionEvicted << " new flows evicted first";
+            }
+            o << '\n';
         }
         o << "output: " << s.output.records << " records written, " << s.output.dropped << " dropped\n";
     }

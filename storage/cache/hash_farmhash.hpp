@@ -27,7 +27,7 @@
 namespace rowprobe::storage::farmhash {
 
 inline constexpr std::uint64_t k0 = 0xc3a5c85c97cb3127ULL;
-inline constexpr std::uint64_t k1 = 0xb492b66be98f2d2bULL;
+inline constexpr std::uint64_t k1 = 0xb492b66fbe98f273ULL;
 inline constexpr std::uint64_t k2 = 0x9ae16a3b2f90404fULL;
 
 namespace detail {

@@ -13,8 +13,8 @@
 // starts on a 16-bit boundary, so swapping source and destination (addresses and ports) leaves
 // the fold — and the hash — unchanged: that is what makes the key symmetric, and why the order of
 // the canonical key's sides does not matter. The fast path therefore XORs the key's words into
-// one 16-bit value and looks its two bytes up in two 256-entry tables (2 KiB, compile time):
-// ~25 instructions for IPv6, 10 for IPv4, no loop over key bits.
+// one 16-bit value (64-bit XORs of the addresses, then two folding shifts) and looks its two
+// bytes up in two 256-entry tables (2 KiB, compile time): ~20 instructions, no loop.
 //
 // The price of symmetry (documented, not fixable without losing it): the hash only sees the XOR
 // of the 16-bit words, so e.g. (a, b) and (a ^ x, b ^ x) collide, and an attacker can craft
@@ -32,6 +32,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "rowprobe/packet.hpp"
@@ -101,17 +102,20 @@ inline constexpr std::array<std::array<std::uint32_t, 256>, 2> kFold = [] {
     return t;
 }();
 
-constexpr std::uint32_t word(const std::array<std::uint8_t, 16>& a, std::size_t i) noexcept {
-    return (std::uint32_t{a[i]} << 8) | a[i + 1];
-}
-
 }  // namespace detail
 
 /// The NIC's symmetric-key RSS value of `key` (fast path; equals generic(kSymmetricKey, ...)).
-constexpr std::uint32_t symmetric(const FlowKey& key) noexcept {
-    std::uint32_t fold = 0;  // only the low 16 bits are ever set
-    const std::size_t from = key.ipVersion == 4 ? 12 : 0;
-    for (std::size_t i = from; i < 16; i += 2) fold ^= detail::word(key.addrA, i) ^ detail::word(key.addrB, i);
+/// The 16-bit fold is computed with 64-bit XORs of the addresses loaded little-endian (XOR
+/// commutes with the byte order: the result is the fold of the big-endian words, byte-swapped).
+inline std::uint32_t symmetric(const FlowKey& key) noexcept {
+    std::uint64_t a[2];
+    std::uint64_t b[2];
+    std::memcpy(a, key.addrA.data(), sizeof a);
+    std::memcpy(b, key.addrB.data(), sizeof b);
+    std::uint64_t x = key.ipVersion == 4 ? (a[1] ^ b[1]) >> 32 : a[0] ^ a[1] ^ b[0] ^ b[1];
+    x ^= x >> 32;
+    x ^= x >> 16;
+    auto fold = static_cast<std::uint32_t>(((x & 0xFFU) << 8) | ((x >> 8) & 0xFFU));  // to big-endian
     if (hashesPorts(key.proto)) fold ^= std::uint32_t{key.portA} ^ std::uint32_t{key.portB};
     return detail::kFold[0][(fold >> 8) & 0xFFU] ^ detail::kFold[1][fold & 0xFFU];
 }

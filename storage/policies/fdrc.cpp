@@ -72,6 +72,15 @@ public:
     }
     void onErase(Row, Slot, EndReason) noexcept {}
     Slot victim(ConstRow row, const PacketContext& ctx) const noexcept {
+        if (ctx.packet == nullptr) {  // a prefetch hint (no packet, no time): skip the aging
+            Slot guess = 0;
+            for (Slot s = 1; s < L; ++s) {
+                if (row.meta(s).interval == 0 ||
+                    static_cast<std::int32_t>(row.meta(s).next - row.meta(guess).next) > 0)
+                    guess = s;
+            }
+            return guess;
+        }
         const std::uint32_t now = micros(ctx.ts);
         Slot best = 0;
         std::uint64_t bestWait = 0;

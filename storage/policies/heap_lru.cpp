@@ -89,10 +89,10 @@ public:
 private:
     static constexpr std::uint32_t kAll = L == 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << L) - 1;
 
-    static unsigned indexOf(const RowState& st, Slot s) noexcept {
-        unsigned found = 0;
-        for (unsigned i = 0; i < L; ++i) found = st.heap[i] == s && i < st.count ? i : found;
-        return found;
+    static unsigned indexOf(const RowState& st, Slot s) noexcept {  // s is in the heap
+        unsigned i = 0;
+        while (i + 1 < st.count && st.heap[i] != s) ++i;
+        return i;
     }
 
     static std::uint32_t tick(Row row) noexcept {

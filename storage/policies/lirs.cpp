@@ -207,13 +207,19 @@ private:
             st.ghosts = 0;
             return;
         }
-        unsigned floor = ~0U;
-        for (Slot s = 0; s < L; ++s) {
-            if (((st.lir >> s) & 1U) != 0 && row.meta(s).s < floor) {
-                floor = row.meta(s).s;
-                st.bottom = s;
+        if (std::has_single_bit(st.lir)) {  // sparse rows: the only LIR is the bottom
+            st.bottom = static_cast<std::uint8_t>(std::countr_zero(st.lir));
+        } else {
+            unsigned oldest = ~0U;
+            for (Slot s = 0; s < L; ++s) {
+                if (((st.lir >> s) & 1U) != 0 && row.meta(s).s < oldest) {
+                    oldest = row.meta(s).s;
+                    st.bottom = s;
+                }
             }
         }
+        if (st.inS == 0 && st.ghosts == 0) return;  // no HIR entry to prune
+        const unsigned floor = row.meta(st.bottom).s;
         for (Slot s = 0; s < L; ++s) {
             if (row.meta(s).s < floor) st.inS &= ~(std::uint32_t{1} << s);
         }

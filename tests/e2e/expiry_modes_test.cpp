@@ -24,18 +24,22 @@ TEST(ExpiryModes, ThreadAndInlineExportTheSameFlowsOnTheSyntheticTrace) {
     if (trace.empty()) GTEST_SKIP() << "missing the synthetic 10k-flow trace (testdata/bench)";
     const fs::path dir = testDir();
     for (const std::string timeouts : {"", ";inactive=0.05;active=0.2", ";inactive=1;active=3"}) {
-        const ProbeResult inl =
-            runProbe({"-i", "pcap;file=" + trace.string(), "-s", "cache;seed=1;expiry=inline" + timeouts}, dir, "inline");
-        const ProbeResult thr =
-            runProbe({"-i", "pcap;file=" + trace.string(), "-s", "cache;seed=1;expiry=thread" + timeouts}, dir, "thread");
+        const ProbeResult inl = runProbe(
+            {"-i", "pcap;file=" + trace.string(), "-s", "cache;seed=1;expiry=inline" + timeouts},
+            dir, "inline");
+        const ProbeResult thr = runProbe(
+            {"-i", "pcap;file=" + trace.string(), "-s", "cache;seed=1;expiry=thread" + timeouts},
+            dir, "thread");
         ASSERT_EQ(inl.cmd.exitCode, 0) << inl.cmd.err;
         ASSERT_EQ(thr.cmd.exitCode, 0) << thr.cmd.err;
         ASSERT_GT(inl.flows.size(), 9000U);
-        EXPECT_EQ(setDifference(flowSet(inl.flows, true), flowSet(thr.flows, true)), "") << timeouts;
+        EXPECT_EQ(setDifference(flowSet(inl.flows, true), flowSet(thr.flows, true)), "")
+            << timeouts;
         EXPECT_EQ(statValue(thr, "total.cache.flows_in_cache"), 0U);
         EXPECT_EQ(statValue(thr, "total.cache.exported_total"), thr.flows.size());
         EXPECT_EQ(statValue(thr, "export.records"), thr.flows.size());
-        if (!timeouts.empty()) EXPECT_GT(statValue(thr, "total.cache.exported_by_sweep"), 100U) << timeouts;
+        if (!timeouts.empty())
+            EXPECT_GT(statValue(thr, "total.cache.exported_by_sweep"), 100U) << timeouts;
     }
 }
 
@@ -62,41 +66,49 @@ TEST(ExpiryModes, TimeoutsFireAtThePacketTimeWhenTheExportThreadScans) {
             // A: three packets, silence, then a late packet 43 s after the last one
             if (s <= 2 || s == 45) w.write(t + 1000, ethIpv4Udp("10.0.1.1", 1000, "10.0.1.2", 53));
             // B: a packet every 10 s for 700 s: split by the active timeout
-            if (s % 10 == 0 && s <= 700) w.write(t + 2000, ethIpv4Udp("10.0.2.1", 2000, "10.0.2.2", 2001));
+            if (s % 10 == 0 && s <= 700)
+                w.write(t + 2000, ethIpv4Udp("10.0.2.1", 2000, "10.0.2.2", 2001));
             // C: a TCP connection closed at 5 s, nothing after
             if (s == 4) w.write(t + 3000, ethIpv4Tcp("10.0.3.1", 3000, "10.0.3.2", 22, 0x02));
             if (s == 5) w.write(t + 3000, ethIpv4Tcp("10.0.3.1", 3000, "10.0.3.2", 22, 0x11));
             // D: its active deadline (300 s) comes before its inactive one (290 + 30 s)
-            if (s % 10 == 0 && s <= 290) w.write(t + 4000, ethIpv4Udp("10.0.4.1", 4000, "10.0.4.2", 4001));
+            if (s % 10 == 0 && s <= 290)
+                w.write(t + 4000, ethIpv4Udp("10.0.4.1", 4000, "10.0.4.2", 4001));
         }
     }
     const std::vector<Expected> expected = {
-        {"10.0.1.1", 0, 2, 1000, 3, "inactive"},     {"10.0.1.1", 45, 45, 1000, 1, "inactive"},
-        {"10.0.2.1", 0, 290, 2000, 30, "active"},    {"10.0.2.1", 300, 590, 2000, 30, "active"},
-        {"10.0.2.1", 600, 700, 2000, 11, "forced"},  {"10.0.3.1", 4, 5, 3000, 2, "end"},
-        {"10.0.4.1", 0, 290, 4000, 30, "active"},    {"10.0.9.1", 0, 299, 0, 300, "active"},
-        {"10.0.9.1", 300, 599, 0, 300, "active"},    {"10.0.9.1", 600, 720, 0, 121, "forced"},
+        {"10.0.1.1", 0, 2, 1000, 3, "inactive"},    {"10.0.1.1", 45, 45, 1000, 1, "inactive"},
+        {"10.0.2.1", 0, 290, 2000, 30, "active"},   {"10.0.2.1", 300, 590, 2000, 30, "active"},
+        {"10.0.2.1", 600, 700, 2000, 11, "forced"}, {"10.0.3.1", 4, 5, 3000, 2, "end"},
+        {"10.0.4.1", 0, 290, 4000, 30, "active"},   {"10.0.9.1", 0, 299, 0, 300, "active"},
+        {"10.0.9.1", 300, 599, 0, 300, "active"},   {"10.0.9.1", 600, 720, 0, 121, "forced"},
     };
     for (const char* mode : {"thread", "inline"}) {
-        const ProbeResult r =
-            runProbe({"-i", "pcap;file=" + pcap.string(), "-s", std::string("cache;seed=1;expiry=") + mode}, dir, mode);
+        const ProbeResult r = runProbe(
+            {"-i", "pcap;file=" + pcap.string(), "-s", std::string("cache;seed=1;expiry=") + mode},
+            dir, mode);
         ASSERT_EQ(r.cmd.exitCode, 0) << r.cmd.err;
         for (const Expected& e : expected) {
-            const std::string what = std::string(mode) + ": " + e.src + " from +" + std::to_string(e.firstSec) + " s";
+            const std::string what =
+                std::string(mode) + ": " + e.src + " from +" + std::to_string(e.firstSec) + " s";
             std::size_t found = 0;
             for (const auto& f : r.flows) {
-                if (field(f, "src_ip") != e.src || parseTimeNs(field(f, "time_first")) != kT0 + e.firstSec * kSec + e.subNs) {
+                if (field(f, "src_ip") != e.src ||
+                    parseTimeNs(field(f, "time_first")) != kT0 + e.firstSec * kSec + e.subNs) {
                     continue;
                 }
                 ++found;
-                EXPECT_EQ(parseTimeNs(field(f, "time_last")), kT0 + e.lastSec * kSec + e.subNs) << what;
+                EXPECT_EQ(parseTimeNs(field(f, "time_last")), kT0 + e.lastSec * kSec + e.subNs)
+                    << what;
                 EXPECT_EQ(field(f, "packets"), std::to_string(e.packets)) << what;
                 EXPECT_EQ(field(f, "end_reason"), e.reason) << what;
             }
             EXPECT_EQ(found, 1U) << what;
         }
         EXPECT_EQ(r.flows.size(), expected.size()) << mode;
-        if (std::string(mode) == "thread") EXPECT_GE(statValue(r, "total.cache.exported_by_sweep"), 4U);
+        // A, C, D and the late A leave by the scan (the first A may be ended by its late packet).
+        if (std::string(mode) == "thread")
+            EXPECT_GE(statValue(r, "total.cache.exported_by_sweep"), 3U);
     }
 }
 

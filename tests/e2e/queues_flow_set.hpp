@@ -29,7 +29,8 @@ inline ProbeResult runProbe(const std::vector<std::string>& args, const std::fil
     const std::filesystem::path stats = dir / (name + ".stats.json");
     std::vector<std::string> argv = {rowprobeBinary().string()};
     argv.insert(argv.end(), args.begin(), args.end());
-    argv.insert(argv.end(), {"-o", "json;file=" + flows.string(), "--stats-json", stats.string(), "-Q"});
+    argv.insert(argv.end(),
+                {"-o", "json;file=" + flows.string(), "--stats-json", stats.string(), "-Q"});
     ProbeResult r;
     r.cmd = runCommand(argv, timeoutSec);
     r.flows = parseJsonLines(readFile(flows));
@@ -54,10 +55,11 @@ inline std::vector<std::string> flowSet(const std::vector<JsonObject>& flows, bo
     for (const auto& f : flows) {
         std::ostringstream s;
         s << field(f, "src_ip") << ':' << field(f, "src_port") << '>' << field(f, "dst_ip") << ':'
-          << field(f, "dst_port") << " p" << field(f, "proto") << " v" << field(f, "vlan") << " pkts "
-          << field(f, "packets") << '/' << field(f, "packets_rev") << " bytes " << field(f, "bytes") << '/'
-          << field(f, "bytes_rev") << " flags " << field(f, "tcp_flags") << '/' << field(f, "tcp_flags_rev")
-          << " t " << field(f, "time_first") << ".." << field(f, "time_last");
+          << field(f, "dst_port") << " p" << field(f, "proto") << " v" << field(f, "vlan")
+          << " pkts " << field(f, "packets") << '/' << field(f, "packets_rev") << " bytes "
+          << field(f, "bytes") << '/' << field(f, "bytes_rev") << " flags " << field(f, "tcp_flags")
+          << '/' << field(f, "tcp_flags_rev") << " t " << field(f, "time_first") << ".."
+          << field(f, "time_last");
         if (withReason) s << ' ' << field(f, "end_reason");
         out.push_back(s.str());
     }
@@ -66,17 +68,20 @@ inline std::vector<std::string> flowSet(const std::vector<JsonObject>& flows, bo
 }
 
 /// Empty when equal, else the count and the first few records only one side has.
-inline std::string setDifference(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+inline std::string setDifference(const std::vector<std::string>& a,
+                                 const std::vector<std::string>& b) {
     if (a == b) return {};
     std::vector<std::string> onlyA;
     std::vector<std::string> onlyB;
     std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(onlyA));
     std::set_difference(b.begin(), b.end(), a.begin(), a.end(), std::back_inserter(onlyB));
     std::ostringstream s;
-    s << a.size() << " vs " << b.size() << " records; " << onlyA.size() << " only left, " << onlyB.size()
-      << " only right";
-    for (std::size_t i = 0; i < std::min<std::size_t>(3, onlyA.size()); ++i) s << "\n  left:  " << onlyA[i];
-    for (std::size_t i = 0; i < std::min<std::size_t>(3, onlyB.size()); ++i) s << "\n  right: " << onlyB[i];
+    s << a.size() << " vs " << b.size() << " records; " << onlyA.size() << " only left, "
+      << onlyB.size() << " only right";
+    for (std::size_t i = 0; i < std::min<std::size_t>(3, onlyA.size()); ++i)
+        s << "\n  left:  " << onlyA[i];
+    for (std::size_t i = 0; i < std::min<std::size_t>(3, onlyB.size()); ++i)
+        s << "\n  right: " << onlyB[i];
     return s.str();
 }
 

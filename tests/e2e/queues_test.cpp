@@ -18,25 +18,30 @@ constexpr const char* kShortTimeouts = "cache;seed=1;inactive=0.05;active=0.2";
 /// order), with a hash unrelated to rowprobe's.
 std::vector<fs::path> splitByFlow(const fs::path& pcap, std::size_t parts, const fs::path& dir) {
     char err[PCAP_ERRBUF_SIZE] = {};
-    pcap_t* in = pcap_open_offline_with_tstamp_precision(pcap.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
+    pcap_t* in =
+        pcap_open_offline_with_tstamp_precision(pcap.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
     if (in == nullptr) throw std::runtime_error(err);
     std::vector<fs::path> paths;
     std::vector<std::unique_ptr<PcapWriter>> out;
     for (std::size_t i = 0; i < parts; ++i) {
         paths.push_back(dir / ("part" + std::to_string(i) + ".pcap"));
-        out.push_back(std::make_unique<PcapWriter>(paths.back(), true, static_cast<std::uint32_t>(pcap_datalink(in))));
+        out.push_back(std::make_unique<PcapWriter>(paths.back(), true,
+                                                   static_cast<std::uint32_t>(pcap_datalink(in))));
     }
     pcap_pkthdr* h = nullptr;
     const u_char* data = nullptr;
     AnomalyCounters anomalies;
     while (pcap_next_ex(in, &h, &data) == 1) {
-        const TimeNs ts = static_cast<TimeNs>(h->ts.tv_sec) * kNsPerSec + static_cast<TimeNs>(h->ts.tv_usec);
+        const TimeNs ts =
+            static_cast<TimeNs>(h->ts.tv_sec) * kNsPerSec + static_cast<TimeNs>(h->ts.tv_usec);
         const RawPacket raw{data, h->caplen, h->len, ts};
         ParsedPacket p;
         std::size_t part = 0;
-        if (parsePacket(raw, static_cast<LinkType>(pcap_datalink(in)), ParserConfig{}, p, anomalies)) {
+        if (parsePacket(raw, static_cast<LinkType>(pcap_datalink(in)), ParserConfig{}, p,
+                        anomalies)) {
             std::uint64_t x = 1469598103934665603ULL;  // FNV-1a over the canonical key
-            for (const std::byte b : p.key.bytes()) x = (x ^ static_cast<std::uint8_t>(b)) * 1099511628211ULL;
+            for (const std::byte b : p.key.bytes())
+                x = (x ^ static_cast<std::uint8_t>(b)) * 1099511628211ULL;
             part = static_cast<std::size_t>(x % parts);
         }
         out[part]->write(ts, std::vector<std::uint8_t>(data, data + h->caplen));
@@ -49,7 +54,8 @@ class Queues : public ::testing::Test {
 protected:
     void SetUp() override {
         m_trace = synth10kPcap();
-        if (m_trace.empty()) GTEST_SKIP() << "missing the synthetic 10k-flow trace (testdata/bench)";
+        if (m_trace.empty())
+            GTEST_SKIP() << "missing the synthetic 10k-flow trace (testdata/bench)";
         m_dir = tempDir() / ::testing::UnitTest::GetInstance()->current_test_info()->name();
         fs::create_directories(m_dir);
     }
@@ -59,9 +65,10 @@ protected:
 
 TEST_F(Queues, TwoWorkersFedByTheDistributorExportTheSameFlowsAsOne) {
     for (const std::string storage : {"cache;seed=1", kShortTimeouts}) {
-        const ProbeResult one = runProbe({"-i", "pcap;file=" + m_trace.string(), "-s", storage}, m_dir, "one");
-        const ProbeResult two =
-            runProbe({"-i", "pcap;file=" + m_trace.string(), "-q", "2", "-s", storage}, m_dir, "two");
+        const ProbeResult one =
+            runProbe({"-i", "pcap;file=" + m_trace.string(), "-s", storage}, m_dir, "one");
+        const ProbeResult two = runProbe(
+            {"-i", "pcap;file=" + m_trace.string(), "-q", "2", "-s", storage}, m_dir, "two");
         ASSERT_EQ(one.cmd.exitCode, 0) << one.cmd.err;
         ASSERT_EQ(two.cmd.exitCode, 0) << two.cmd.err;
         ASSERT_GT(one.flows.size(), 9000U);
@@ -78,24 +85,27 @@ TEST_F(Queues, TwoWorkersFedByTheDistributorExportTheSameFlowsAsOne) {
 TEST_F(Queues, OneCaptureFilePerWorkerExportsTheSameFlowsAsOneQueue) {
     const std::vector<fs::path> parts = splitByFlow(m_trace, 2, m_dir);
     for (const std::string storage : {"cache;seed=1", kShortTimeouts}) {
-        const ProbeResult one = runProbe({"-i", "pcap;file=" + m_trace.string(), "-s", storage}, m_dir, "one");
-        const ProbeResult two = runProbe(
-            {"-i", "pcap;file=" + parts[0].string(), "-i", "pcap;file=" + parts[1].string(), "-s", storage}, m_dir,
-            "two");
+        const ProbeResult one =
+            runProbe({"-i", "pcap;file=" + m_trace.string(), "-s", storage}, m_dir, "one");
+        const ProbeResult two = runProbe({"-i", "pcap;file=" + parts[0].string(), "-i",
+                                          "pcap;file=" + parts[1].string(), "-s", storage},
+                                         m_dir, "two");
         ASSERT_EQ(one.cmd.exitCode, 0) << one.cmd.err;
         ASSERT_EQ(two.cmd.exitCode, 0) << two.cmd.err;
         // Each worker follows its own file's clock, so flows still cached at the end of a file
         // may leave as `forced` where one queue already saw their timeout: compare without it.
-        EXPECT_EQ(setDifference(flowSet(one.flows, false), flowSet(two.flows, false)), "") << storage;
+        EXPECT_EQ(setDifference(flowSet(one.flows, false), flowSet(two.flows, false)), "")
+            << storage;
         EXPECT_EQ(statValue(two, "total.packets"), 187604U);
     }
 }
 
 TEST_F(Queues, ThreadExpiryOnTwoQueuesMatchesInlineExpiryOnOne) {
-    const ProbeResult one = runProbe({"-i", "pcap;file=" + m_trace.string(), "-s", kShortTimeouts}, m_dir, "one");
-    const ProbeResult two = runProbe(
-        {"-i", "pcap;file=" + m_trace.string(), "-q", "2", "-s", std::string(kShortTimeouts) + ";expiry=thread"},
-        m_dir, "two");
+    const ProbeResult one =
+        runProbe({"-i", "pcap;file=" + m_trace.string(), "-s", kShortTimeouts}, m_dir, "one");
+    const ProbeResult two = runProbe({"-i", "pcap;file=" + m_trace.string(), "-q", "2", "-s",
+                                      std::string(kShortTimeouts) + ";expiry=thread"},
+                                     m_dir, "two");
     ASSERT_EQ(two.cmd.exitCode, 0) << two.cmd.err;
     EXPECT_EQ(setDifference(flowSet(one.flows, true), flowSet(two.flows, true)), "");
     EXPECT_GT(statValue(two, "total.cache.exported_by_sweep"), 1000U);
@@ -133,16 +143,19 @@ TEST(QueuesFragments, FragmentsKeepTheirPortsOnAnyNumberOfQueues) {
     fs::create_directories(dir);
     for (const fs::path& trace : traces) {
         ROWPROBE_REQUIRE_FILE(trace);
-        const ProbeResult one = runProbe({"-i", "pcap;file=" + trace.string(), "-s", "cache;seed=1"}, dir, "one");
+        const ProbeResult one =
+            runProbe({"-i", "pcap;file=" + trace.string(), "-s", "cache;seed=1"}, dir, "one");
         ASSERT_EQ(one.cmd.exitCode, 0) << one.cmd.err;
         for (const char* queues : {"2", "3", "4"}) {
             const ProbeResult many =
-                runProbe({"-i", "pcap;file=" + trace.string(), "-q", queues, "-s", "cache;seed=1"}, dir, "many");
+                runProbe({"-i", "pcap;file=" + trace.string(), "-q", queues, "-s", "cache;seed=1"},
+                         dir, "many");
             ASSERT_EQ(many.cmd.exitCode, 0) << many.cmd.err;
             EXPECT_EQ(setDifference(flowSet(one.flows, true), flowSet(many.flows, true)), "")
                 << trace.filename() << " -q " << queues;
             EXPECT_EQ(statValue(many, "total.cache.fragments_no_ports"), 0U);
-            EXPECT_EQ(statValue(many, "total.cache.fragments_filled"), statValue(one, "total.cache.fragments_filled"));
+            EXPECT_EQ(statValue(many, "total.cache.fragments_filled"),
+                      statValue(one, "total.cache.fragments_filled"));
         }
     }
 }

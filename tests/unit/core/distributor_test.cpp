@@ -1,5 +1,7 @@
 // FlowDistributor (-q N with one input): both directions of a flow, and all fragments of a
 // datagram, go to one worker; flows spread evenly.
+#include "distributor.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -7,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "distributor.hpp"
 #include "test_support.hpp"
 
 namespace rowprobe::core {
@@ -19,17 +20,22 @@ using rowprobe::test::ethIpv4Udp;
 constexpr TimeNs kT0 = 1'700'000'000ULL * kNsPerSec;
 
 std::size_t pick(FlowDistributor& d, const std::vector<std::uint8_t>& frame, TimeNs ts = kT0) {
-    const RawPacket raw{frame.data(), static_cast<std::uint32_t>(frame.size()), static_cast<std::uint32_t>(frame.size()),
-                        ts};
+    const RawPacket raw{frame.data(), static_cast<std::uint32_t>(frame.size()),
+                        static_cast<std::uint32_t>(frame.size()), ts};
     return d.pick(raw, LinkType::Ethernet);
 }
 
-std::string ip(unsigned i) { return "10." + std::to_string(i >> 16 & 255) + "." + std::to_string(i >> 8 & 255) + "." + std::to_string(i & 255); }
+std::string ip(unsigned i) {
+    return "10." + std::to_string(i >> 16 & 255) + "." + std::to_string(i >> 8 & 255) + "." +
+           std::to_string(i & 255);
+}
 
 /// An IPv4 fragment of a UDP datagram: `offset` in 8-byte units; the first one carries the ports.
-std::vector<std::uint8_t> ipv4Fragment(const std::string& src, std::uint16_t sport, const std::string& dst,
-                                       std::uint16_t dport, std::uint16_t id, std::uint16_t offset, bool more) {
-    std::vector<std::uint8_t> f = ethIpv4Udp(src, offset == 0 ? sport : 0, dst, offset == 0 ? dport : 0, 64);
+std::vector<std::uint8_t> ipv4Fragment(const std::string& src, std::uint16_t sport,
+                                       const std::string& dst, std::uint16_t dport,
+                                       std::uint16_t id, std::uint16_t offset, bool more) {
+    std::vector<std::uint8_t> f =
+        ethIpv4Udp(src, offset == 0 ? sport : 0, dst, offset == 0 ? dport : 0, 64);
     f[18] = static_cast<std::uint8_t>(id >> 8);
     f[19] = static_cast<std::uint8_t>(id);
     const std::uint16_t frag = static_cast<std::uint16_t>((more ? 0x2000 : 0) | offset);
@@ -39,8 +45,9 @@ std::vector<std::uint8_t> ipv4Fragment(const std::string& src, std::uint16_t spo
 }
 
 /// An IPv6 UDP fragment (fragment header after the fixed header).
-std::vector<std::uint8_t> ipv6Fragment(std::uint8_t srcLast, std::uint16_t sport, std::uint8_t dstLast,
-                                       std::uint16_t dport, std::uint32_t id, std::uint16_t offset, bool more) {
+std::vector<std::uint8_t> ipv6Fragment(std::uint8_t srcLast, std::uint16_t sport,
+                                       std::uint8_t dstLast, std::uint16_t dport, std::uint32_t id,
+                                       std::uint16_t offset, bool more) {
     std::vector<std::uint8_t> f(14 + 40 + 8 + 8 + 32, 0);
     f[0] = 0x02;
     f[6] = 0x02;
@@ -86,7 +93,8 @@ TEST(FlowDistributor, BothDirectionsOfAFlowGoToTheSameQueue) {
                       pick(d, ethIpv4Tcp("93.184.216.34", 443, ip(i), port, 0x12)))
                 << i;
         } else {
-            ASSERT_EQ(pick(d, ethIpv4Udp(ip(i), port, "8.8.8.8", 53)), pick(d, ethIpv4Udp("8.8.8.8", 53, ip(i), port)))
+            ASSERT_EQ(pick(d, ethIpv4Udp(ip(i), port, "8.8.8.8", 53)),
+                      pick(d, ethIpv4Udp("8.8.8.8", 53, ip(i), port)))
                 << i;
         }
     }
@@ -97,11 +105,13 @@ TEST(FlowDistributor, FlowsSpreadEvenlyOverTheQueuesEvenBetweenTwoHosts) {
         FlowDistributor d(queues, ParserConfig{});
         std::map<std::size_t, unsigned> count;
         for (unsigned i = 0; i < 12000; ++i) {  // one host pair, many ports: ports are hashed
-            ++count[pick(d, ethIpv4Tcp("10.0.0.1", static_cast<std::uint16_t>(1024 + i), "10.0.0.2", 80, 0x02))];
+            ++count[pick(d, ethIpv4Tcp("10.0.0.1", static_cast<std::uint16_t>(1024 + i), "10.0.0.2",
+                                       80, 0x02))];
         }
         ASSERT_EQ(count.size(), queues);
         for (const auto& [q, n] : count) {
-            EXPECT_NEAR(static_cast<double>(n), 12000.0 / static_cast<double>(queues), 0.1 * 12000.0 / static_cast<double>(queues))
+            EXPECT_NEAR(static_cast<double>(n), 12000.0 / static_cast<double>(queues),
+                        0.1 * 12000.0 / static_cast<double>(queues))
                 << queues << " queues, queue " << q;
         }
     }
@@ -114,9 +124,12 @@ TEST(FlowDistributor, FragmentsFollowTheFirstFragmentToTheQueueOfTheirFlow) {
         const auto sport = static_cast<std::uint16_t>(5000 + i);
         const std::size_t flowQueue = pick(d, ethIpv4Udp("10.0.0.1", sport, "10.0.0.2", 53));
         const TimeNs t = kT0 + i * kNsPerSec / 100;
-        EXPECT_EQ(pick(d, ipv4Fragment("10.0.0.1", sport, "10.0.0.2", 53, i, 0, true), t), flowQueue);
-        EXPECT_EQ(pick(d, ipv4Fragment("10.0.0.1", sport, "10.0.0.2", 53, i, 9, true), t), flowQueue);
-        EXPECT_EQ(pick(d, ipv4Fragment("10.0.0.1", sport, "10.0.0.2", 53, i, 18, false), t), flowQueue);
+        EXPECT_EQ(pick(d, ipv4Fragment("10.0.0.1", sport, "10.0.0.2", 53, i, 0, true), t),
+                  flowQueue);
+        EXPECT_EQ(pick(d, ipv4Fragment("10.0.0.1", sport, "10.0.0.2", 53, i, 9, true), t),
+                  flowQueue);
+        EXPECT_EQ(pick(d, ipv4Fragment("10.0.0.1", sport, "10.0.0.2", 53, i, 18, false), t),
+                  flowQueue);
         used.insert(flowQueue);
     }
     EXPECT_EQ(used.size(), 4U);  // same host pair, different ports: different queues
@@ -140,7 +153,8 @@ TEST(FlowDistributor, OrphanFragmentsOfAHostPairMeetOnTheQueueOfTheirPortlessFlo
     const std::size_t q = pick(d, ipv4Fragment("10.0.0.7", 1, "10.0.0.8", 2, 1, 100, true));
     for (std::uint16_t id = 2; id < 100; ++id) {
         EXPECT_EQ(pick(d, ipv4Fragment("10.0.0.7", 1, "10.0.0.8", 2, id, 100, false)), q);
-        EXPECT_EQ(pick(d, ipv4Fragment("10.0.0.8", 1, "10.0.0.7", 2, id, 50, false)), q);  // and the reverse
+        EXPECT_EQ(pick(d, ipv4Fragment("10.0.0.8", 1, "10.0.0.7", 2, id, 50, false)),
+                  q);  // and the reverse
     }
 }
 
@@ -149,9 +163,11 @@ TEST(FlowDistributor, AForgottenFirstFragmentNoLongerRoutesItsDatagram) {
     std::size_t followed = 0;
     for (std::uint16_t i = 0; i < 64; ++i) {
         const auto sport = static_cast<std::uint16_t>(9000 + i);
-        const std::size_t first = pick(d, ipv4Fragment("10.1.0.1", sport, "10.1.0.2", 53, i, 0, true), kT0);
-        const std::size_t late = pick(d, ipv4Fragment("10.1.0.1", sport, "10.1.0.2", 53, i, 9, false),
-                                      kT0 + FlowDistributor::kFragmentTimeout + 1);
+        const std::size_t first =
+            pick(d, ipv4Fragment("10.1.0.1", sport, "10.1.0.2", 53, i, 0, true), kT0);
+        const std::size_t late =
+            pick(d, ipv4Fragment("10.1.0.1", sport, "10.1.0.2", 53, i, 9, false),
+                 kT0 + FlowDistributor::kFragmentTimeout + 1);
         followed += first == late ? 1 : 0;
     }
     EXPECT_LT(followed, 32U);  // routed as orphans: mostly elsewhere
@@ -164,7 +180,8 @@ TEST(FlowDistributor, NonIpFramesGoToTheFirstQueueAndOneQueueTakesEverything) {
     arp[13] = 0x06;
     EXPECT_EQ(pick(d, arp), 0U);
     FlowDistributor one(1, ParserConfig{});
-    for (unsigned i = 0; i < 100; ++i) EXPECT_EQ(pick(one, ethIpv4Udp(ip(i), 1, "10.9.9.9", 2)), 0U);
+    for (unsigned i = 0; i < 100; ++i)
+        EXPECT_EQ(pick(one, ethIpv4Udp(ip(i), 1, "10.9.9.9", 2)), 0U);
 }
 
 }  // namespace

@@ -70,7 +70,8 @@ TEST(ExpiryThread, AnIdleFlowLeavesThroughTheExportThreadWithItsTimes) {
 TEST(ExpiryThread, TheWorkerDoesNotSweepInThisMode) {
     ThreadedTable t;
     t.h.feed(packet("10.0.0.1", 1000, "10.0.0.2", 53, at(0), 0, 80, 17));
-    for (int s = 1; s < 100; ++s) t.h.feed(packet("10.200.0.1", 1, "10.200.0.2", 2, at(s), 0, 60, 17));
+    for (int s = 1; s < 100; ++s)
+        t.h.feed(packet("10.200.0.1", 1, "10.200.0.2", 2, at(s), 0, 60, 17));
     EXPECT_TRUE(t.h.exported().empty());
     EXPECT_EQ(t.h.stats().flowsInCache, 2U);
     t.sweep();  // one call catches up: the clock moved by more than a sweep period
@@ -90,7 +91,8 @@ TEST(ExpiryThread, ActiveTimeoutSplitsAtThePacketThatFindsTheFlowTooOld) {
     std::vector<FlowRecord> all = t.h.exported();
     all.insert(all.end(), t.swept.begin(), t.swept.end());
     ASSERT_EQ(all.size(), 3U);
-    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.timeFirst < b.timeFirst; });
+    std::sort(all.begin(), all.end(),
+              [](const auto& a, const auto& b) { return a.timeFirst < b.timeFirst; });
     EXPECT_EQ(all[0].timeFirst, at(0));
     EXPECT_EQ(all[0].timeLast, at(290));
     EXPECT_EQ(all[0].endReason, EndReason::ActiveTimeout);
@@ -135,7 +137,8 @@ TEST(ExpiryThread, TheReasonIsTheTimeoutThatCameFirstHoweverLateTheScan) {
     for (const char* mode : {"inline", "thread"}) {
         TableHarness h(std::string("cache;size=8;line=4;seed=1;expiry=") + mode);
         ExportRing ring(64);
-        for (int s = 0; s <= 295; s += 5) h.feed(packet("10.0.0.9", 1, "10.0.0.10", 2, at(s), 0, 100, 17));
+        for (int s = 0; s <= 295; s += 5)
+            h.feed(packet("10.0.0.9", 1, "10.0.0.10", 2, at(s), 0, 100, 17));
         h.feed(packet("10.200.0.1", 1, "10.200.0.2", 2, at(400), 0, 60, 17));
         h.table().sweepFromExportThread(ring);
         FlowRecord r;
@@ -161,7 +164,8 @@ TEST(ExpiryThread, TheScanStopsWhenItsRingIsFullAndResumesLater) {
     TableHarness h("cache;size=10;line=16;seed=1;expiry=thread");
     ExportRing ring(64);
     std::vector<ParsedPacket> pkts;
-    for (std::uint16_t i = 0; i < 300; ++i) pkts.push_back(packet("10.0.0.1", 1000 + i, "10.0.0.2", 53, at(0), 0, 80, 17));
+    for (std::uint16_t i = 0; i < 300; ++i)
+        pkts.push_back(packet("10.0.0.1", 1000 + i, "10.0.0.2", 53, at(0), 0, 80, 17));
     h.feed(pkts);
     ASSERT_TRUE(h.exported().empty());  // no row overflowed
     h.feed(packet("10.200.0.1", 1, "10.200.0.2", 2, at(40), 0, 60, 17));
@@ -173,7 +177,9 @@ TEST(ExpiryThread, TheScanStopsWhenItsRingIsFullAndResumesLater) {
         total += n;
         FlowRecord r;
         while (ring.tryPop(r)) EXPECT_EQ(r.endReason, EndReason::InactiveTimeout);
-        if (n == 0) h.feed(packet("10.200.0.1", 1, "10.200.0.2", 2, at(41 + static_cast<double>(calls)), 0, 60, 17));
+        if (n == 0)
+            h.feed(packet("10.200.0.1", 1, "10.200.0.2", 2, at(41 + static_cast<double>(calls)), 0,
+                          60, 17));
     }
     EXPECT_EQ(total, 300U);
     EXPECT_GT(calls, 300U / 64);  // it had to stop and come back

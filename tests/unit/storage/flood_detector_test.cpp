@@ -1,11 +1,12 @@
 // Flood detector (EWMA + CUSUM over new flows per interval of packet time) and the admission
 // modes it switches on in the flow table.
+#include "cache/flood_detector.hpp"
+
 #include <gtest/gtest.h>
 
 #include <random>
 #include <set>
 
-#include "cache/flood_detector.hpp"
 #include "table_harness.hpp"
 
 namespace rowprobe::storage {
@@ -65,8 +66,9 @@ TEST(FloodDetector, NoAlarmDuringWarmUp) {
 TEST(FloodDetector, TheFloorKeepsSmallAbsoluteBurstsQuiet) {
     for (const double burst : {6900.0, 7100.0}) {
         FloodDetector d(defaults());
-        for (int i = 0; i < 10; ++i) d.addInterval(100);  // σ = 0: k·σ alone would alarm on anything
-        d.addInterval(100 + burst);                       // floor = 7000 above the mean
+        for (int i = 0; i < 10; ++i)
+            d.addInterval(100);      // σ = 0: k·σ alone would alarm on anything
+        d.addInterval(100 + burst);  // floor = 7000 above the mean
         EXPECT_EQ(d.alarm(), burst > 7000) << burst;
     }
 }
@@ -113,7 +115,8 @@ TEST(FloodDetector, TheTableReportsAFloodInItsStatistics) {
     std::vector<ParsedPacket> pkts;
     for (int s = 0; s < 10; ++s) {  // 20 new flows per second
         for (int f = 0; f < 20; ++f) {
-            pkts.push_back(packet("10.0.0.1", port++, "10.9.9.9", 53, at(s + f * 0.04), 0, 100, 17));
+            pkts.push_back(
+                packet("10.0.0.1", port++, "10.9.9.9", 53, at(s + f * 0.04), 0, 100, 17));
         }
     }
     h.feed(pkts, 1);  // one packet per batch: the detector sees every boundary on time
@@ -121,8 +124,8 @@ TEST(FloodDetector, TheTableReportsAFloodInItsStatistics) {
     EXPECT_EQ(h.stats().floodIntervals, 9U);
     pkts.clear();
     for (int i = 0; i < 2000; ++i) {  // 2000 SYNs in one second
-        pkts.push_back(packet("10.5." + std::to_string(i / 250) + "." + std::to_string(i % 250), 4000, "10.9.9.9",
-                              80, at(10 + i * 0.0005), kSyn));
+        pkts.push_back(packet("10.5." + std::to_string(i / 250) + "." + std::to_string(i % 250),
+                              4000, "10.9.9.9", 80, at(10 + i * 0.0005), kSyn));
     }
     pkts.push_back(packet("10.0.0.1", 1024, "10.9.9.9", 53, at(11.01), 0, 100, 17));
     h.feed(pkts, 1);
@@ -134,7 +137,8 @@ TEST(FloodDetector, TheTableReportsAFloodInItsStatistics) {
     EXPECT_NEAR(static_cast<double>(s.floodBaseline), 20, 5);
     pkts.clear();
     for (int sec = 12; sec < 14; ++sec) {
-        pkts.push_back(packet("10.0.0.2", static_cast<std::uint16_t>(sec), "10.9.9.9", 53, at(sec), 0, 100, 17));
+        pkts.push_back(packet("10.0.0.2", static_cast<std::uint16_t>(sec), "10.9.9.9", 53, at(sec),
+                              0, 100, 17));
     }
     h.feed(pkts);
     EXPECT_EQ(h.stats().floodActive, 0U);  // the flood is over
@@ -145,8 +149,8 @@ TEST(FloodDetector, TheDetectorCanBeSwitchedOff) {
     TableHarness h("cache;size=14;line=16;seed=1;flood=false");
     std::vector<ParsedPacket> pkts;
     for (int i = 0; i < 20000; ++i) {
-        pkts.push_back(packet("10.5." + std::to_string(i / 250) + "." + std::to_string(i % 250), 4000, "10.9.9.9",
-                              80, at(i * 0.001), kSyn));
+        pkts.push_back(packet("10.5." + std::to_string(i / 250) + "." + std::to_string(i % 250),
+                              4000, "10.9.9.9", 80, at(i * 0.001), kSyn));
     }
     h.feed(pkts);
     EXPECT_EQ(h.stats().floodIntervals, 0U);
@@ -172,18 +176,21 @@ struct FloodOutcome {
 };
 
 FloodOutcome establishedFlowsUnderFlood(const std::string& admission) {
-    TableHarness h("cache;size=6;line=4;seed=3;flood-interval=1;flood-warmup=2;flood-floor=100;flood-admission=" +
-                   admission);
+    TableHarness h(
+        "cache;size=6;line=4;seed=3;flood-interval=1;flood-warmup=2;flood-floor=100;flood-"
+        "admission=" +
+        admission);
     std::vector<ParsedPacket> established;  // three per row: one slot of each row stays free
     std::vector<int> perRow(h.table().rowCount(), 0);
     for (int i = 1; established.size() < 3 * perRow.size(); ++i) {
-        const ParsedPacket p = packet("10.1." + std::to_string(i / 250) + "." + std::to_string(i % 250), 5000,
-                                      "10.9.9.9", 443, 0, kAck, 200);
+        const ParsedPacket p =
+            packet("10.1." + std::to_string(i / 250) + "." + std::to_string(i % 250), 5000,
+                   "10.9.9.9", 443, 0, kAck, 200);
         if (perRow[h.table().rowOf(p.key)]++ < 3) established.push_back(p);
     }
     std::uint32_t serial = 0;
     std::mt19937 rng(11);
-    for (int step = 0; step < 240; ++step) {  // 12 s in steps of 50 ms
+    for (int step = 0; step < 240; ++step) {                        // 12 s in steps of 50 ms
         std::shuffle(established.begin(), established.end(), rng);  // each step in another order
         std::vector<ParsedPacket> batch;  // the established packets spread among the SYNs
         const bool flood = step >= 78 && step < 178;
@@ -194,8 +201,10 @@ FloodOutcome establishedFlowsUnderFlood(const std::string& admission) {
                 p.ts = at(t);
                 batch.push_back(p);
             } else if (flood) {
-                batch.push_back(packet("172.16." + std::to_string(serial / 250 % 250) + "." + std::to_string(serial % 250),
-                                       static_cast<std::uint16_t>(1024 + serial / 62500), "10.9.9.9", 80, at(t), kSyn, 60));
+                batch.push_back(packet("172.16." + std::to_string(serial / 250 % 250) + "." +
+                                           std::to_string(serial % 250),
+                                       static_cast<std::uint16_t>(1024 + serial / 62500),
+                                       "10.9.9.9", 80, at(t), kSyn, 60));
                 ++serial;
             }
         }
@@ -246,12 +255,15 @@ TEST(FloodAdmission, BackAdmissionEvictsFlowsCreatedDuringTheFloodFirst) {
 }
 
 TEST(FloodAdmission, ASecondPacketAdmitsTheFlowDuringAFlood) {
-    TableHarness h("cache;size=4;line=4;seed=1;flood-interval=1;flood-warmup=1;flood-floor=10;"
-                   "flood-admission=second-packet");
+    TableHarness h(
+        "cache;size=4;line=4;seed=1;flood-interval=1;flood-warmup=1;flood-floor=10;"
+        "flood-admission=second-packet");
     std::vector<ParsedPacket> pkts;
-    for (std::uint16_t i = 0; i < 16; ++i) pkts.push_back(packet("10.0.0.1", 1000 + i, "10.9.9.9", 53, at(0), 0, 100, 17));
+    for (std::uint16_t i = 0; i < 16; ++i)
+        pkts.push_back(packet("10.0.0.1", 1000 + i, "10.9.9.9", 53, at(0), 0, 100, 17));
     for (int i = 0; i < 200; ++i) {
-        pkts.push_back(packet("10.2.0." + std::to_string(i % 250), 7, "10.9.9.9", 80, at(1 + i * 0.004), kSyn));
+        pkts.push_back(packet("10.2.0." + std::to_string(i % 250), 7, "10.9.9.9", 80,
+                              at(1 + i * 0.004), kSyn));
     }
     pkts.push_back(packet("10.0.0.1", 1000, "10.9.9.9", 53, at(2.5), 0, 100, 17));
     h.feed(pkts, 1);
