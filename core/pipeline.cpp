@@ -246,11 +246,7 @@ void Pipeline::inputLoop(Source& source) {
             block->clear();
             const InputPlugin::Status status = source.input->read(*block);
             if (status == InputPlugin::Status::End) {
-                if (block->count > 0) {
-                    q.fullBlocks.tryPush(block);  // a final partial block
-                } else {
-                    q.freeBlocks.tryPush(block);
-                }
+                if (block->count > 0) q.fullBlocks.tryPush(block);  // a final partial block
                 break;
             }
             if (limit != 0 && delivered + block->count >= limit) {
@@ -361,8 +357,9 @@ void Pipeline::distributeLoop(Source& source) {
     } catch (const std::exception& e) {
         fail(e.what());
     }
+    // An empty block still open stays out of circulation (this thread only consumes the free
+    // rings); the queue owns it and frees it.
     for (std::size_t q = 0; q < n; ++q) {
-        if (open[q] != nullptr) m_queues[q]->freeBlocks.tryPush(open[q]);  // empty leftovers
         waitFor([&] { return m_queues[q]->fullBlocks.tryPush(nullptr); }, m_abandon);
     }
     source.finished.store(true, std::memory_order_release);

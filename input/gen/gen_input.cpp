@@ -25,7 +25,9 @@ namespace {
 constexpr std::size_t kFrameAlign = 64;
 constexpr std::uint32_t kLongestHeaders = 14 + 40 + 20;  // Ethernet + IPv6 + TCP
 
-std::size_t alignFrame(std::size_t len) noexcept { return (len + kFrameAlign - 1) & ~(kFrameAlign - 1); }
+std::size_t alignFrame(std::size_t len) noexcept {
+    return (len + kFrameAlign - 1) & ~(kFrameAlign - 1);
+}
 
 }  // namespace
 
@@ -78,10 +80,11 @@ private:
     std::atomic<std::uint64_t> m_received{0};
 };
 
-ROWPROBE_REGISTER_PLUGIN(PluginKind::Input, GenInput,
-                         {.name = "gen",
-                          .summary = "synthetic traffic generated in memory (deterministic, random, "
-                                     "netscan, portscan, zipf) for benchmarks",
-                          .options = gen::genOptionSpecs()});
+ROWPROBE_REGISTER_PLUGIN(
+    PluginKind::Input, GenInput,
+    {.name = "gen",
+     .summary = "synthetic traffic generated in memory (deterministic, random, "
+                "netscan, portscan, zipf) for benchmarks",
+     .options = gen::genOptionSpecs()});
 
 }  // namespace rowprobe::input

@@ -15,47 +15,102 @@ constexpr std::string_view kPatternNames[] = {"deterministic", "random", "netsca
                                               "zipf"};
 
 constexpr OptionSpec kOptions[] = {
-    {.name = "pattern", .shortName = "p", .type = OptionType::Choice, .defaultValue = "random",
+    {.name = "pattern",
+     .shortName = "p",
+     .type = OptionType::Choice,
+     .defaultValue = "random",
      .help = "which flow each packet belongs to: one flow, uniform over the flows, a network "
              "scan, a port scan, or Zipf popularity (rank^-skew)",
      .choices = kPatternNames},
-    {.name = "flows", .shortName = "f", .type = OptionType::Int, .defaultValue = "1024",
-     .help = "concurrent flows (1 for deterministic)", .min = 1, .max = 33554432},
-    {.name = "packets", .shortName = "n", .type = OptionType::Int, .defaultValue = "10000000",
+    {.name = "flows",
+     .shortName = "f",
+     .type = OptionType::Int,
+     .defaultValue = "1024",
+     .help = "concurrent flows (1 for deterministic)",
+     .min = 1,
+     .max = 33554432},
+    {.name = "packets",
+     .shortName = "n",
+     .type = OptionType::Int,
+     .defaultValue = "10000000",
      .help = "packets in total, then end of input (0 = no limit; unlimited by default when "
              "'duration' is given)",
-     .min = 0, .max = 999999999999999.0},
-    {.name = "duration", .shortName = "d", .type = OptionType::Duration,
-     .help = "packet time in total, then end of input (e.g. 60s)", .min = 1e-9, .max = 1e9},
-    {.name = "packets-per-flow", .shortName = "ppf", .type = OptionType::Int,
+     .min = 0,
+     .max = 999999999999999.0},
+    {.name = "duration",
+     .shortName = "d",
+     .type = OptionType::Duration,
+     .help = "packet time in total, then end of input (e.g. 60s)",
+     .min = 1e-9,
+     .max = 1e9},
+    {.name = "packets-per-flow",
+     .shortName = "ppf",
+     .type = OptionType::Int,
      .help = "a flow ends after this many packets and a new one takes its place (0 = flows live "
              "until the end; default 1 for netscan/portscan, else 0)",
-     .min = 0, .max = 4294967295.0},
-    {.name = "size", .shortName = "s", .type = OptionType::Int, .defaultValue = "64",
+     .min = 0,
+     .max = 4294967295.0},
+    {.name = "size",
+     .shortName = "s",
+     .type = OptionType::Int,
+     .defaultValue = "64",
      .help = "frame length in bytes without FCS (raised to the headers' length: 54 for "
              "IPv4+TCP, 74 for IPv6+TCP)",
-     .min = 42, .max = 9000},
-    {.name = "snaplen", .type = OptionType::Int, .defaultValue = "65535",
-     .help = "bytes of each frame actually written (headers are never cut)", .min = 42,
+     .min = 42,
+     .max = 9000},
+    {.name = "snaplen",
+     .type = OptionType::Int,
+     .defaultValue = "65535",
+     .help = "bytes of each frame actually written (headers are never cut)",
+     .min = 42,
      .max = 65535},
-    {.name = "seed", .type = OptionType::Int, .defaultValue = "1",
-     .help = "PRNG seed: the same seed and options give the same packets, bit for bit", .min = 0,
+    {.name = "seed",
+     .type = OptionType::Int,
+     .defaultValue = "1",
+     .help = "PRNG seed: the same seed and options give the same packets, bit for bit",
+     .min = 0,
      .max = 999999999999999.0},
-    {.name = "tcp", .type = OptionType::Double, .defaultValue = "0.5",
-     .help = "share of flows that are TCP, the rest UDP", .min = 0, .max = 1},
-    {.name = "ipv6", .shortName = "6", .type = OptionType::Double, .defaultValue = "0",
-     .help = "share of flows that are IPv6", .min = 0, .max = 1},
-    {.name = "reverse", .shortName = "r", .type = OptionType::Double, .defaultValue = "0",
+    {.name = "tcp",
+     .type = OptionType::Double,
+     .defaultValue = "0.5",
+     .help = "share of flows that are TCP, the rest UDP",
+     .min = 0,
+     .max = 1},
+    {.name = "ipv6",
+     .shortName = "6",
+     .type = OptionType::Double,
+     .defaultValue = "0",
+     .help = "share of flows that are IPv6",
+     .min = 0,
+     .max = 1},
+    {.name = "reverse",
+     .shortName = "r",
+     .type = OptionType::Double,
+     .defaultValue = "0",
      .help = "share of a flow's packets after the first sent back from the destination",
-     .min = 0, .max = 1},
-    {.name = "skew", .shortName = "z", .type = OptionType::Double, .defaultValue = "1.0",
-     .help = "Zipf exponent for pattern=zipf (0 = uniform)", .min = 0, .max = 10},
-    {.name = "pps", .type = OptionType::Int, .defaultValue = "1000000",
-     .help = "packet-time rate: timestamps advance 1/pps seconds per packet", .min = 1,
+     .min = 0,
+     .max = 1},
+    {.name = "skew",
+     .shortName = "z",
+     .type = OptionType::Double,
+     .defaultValue = "1.0",
+     .help = "Zipf exponent for pattern=zipf (0 = uniform)",
+     .min = 0,
+     .max = 10},
+    {.name = "pps",
+     .type = OptionType::Int,
+     .defaultValue = "1000000",
+     .help = "packet-time rate: timestamps advance 1/pps seconds per packet",
+     .min = 1,
      .max = 1e12},
-    {.name = "start", .type = OptionType::Double, .defaultValue = "1700000000",
-     .help = "timestamp of the first packet, seconds since the epoch", .min = 0, .max = 4e9},
-    {.name = "fin", .type = OptionType::Flag,
+    {.name = "start",
+     .type = OptionType::Double,
+     .defaultValue = "1700000000",
+     .help = "timestamp of the first packet, seconds since the epoch",
+     .min = 0,
+     .max = 4e9},
+    {.name = "fin",
+     .type = OptionType::Flag,
      .help = "TCP flows send FIN|ACK with their last packet (needs packets-per-flow >= 2)"},
 };
 
@@ -87,8 +142,8 @@ constexpr double unitOf(std::uint64_t h) noexcept {
     return static_cast<double>(h >> 11) * 0x1.0p-53;
 }
 
-constexpr std::uint16_t kServerPorts[] = {80, 443, 53, 22, 25, 123, 8080, 3389,
-                                          993, 5060, 1194, 8443, 3306, 161, 514, 4739};
+constexpr std::uint16_t kServerPorts[] = {80,  443,  53,   22,   25,   123, 8080, 3389,
+                                          993, 5060, 1194, 8443, 3306, 161, 514,  4739};
 
 void putBe16(std::uint8_t* p, std::uint16_t v) noexcept {
     p[0] = static_cast<std::uint8_t>(v >> 8);
@@ -133,9 +188,10 @@ constexpr std::array<std::uint8_t, 6> kMacB = {0x02, 0x00, 0x00, 0x00, 0x00, 0x0
 constexpr std::uint8_t kTtl = 64;
 constexpr std::uint16_t kTcpWindow = 65535;
 
-// Sequence numbers: deterministic functions of the flow and the packet index.
+// Sequence numbers: deterministic functions of the flow and the packet index (one multiply).
 std::uint32_t seqOf(const GenPacket& pkt, bool forward) noexcept {
-    const auto base = static_cast<std::uint32_t>(mix64(pkt.serial * 2 + (forward ? 0 : 1)));
+    const auto base = static_cast<std::uint32_t>(
+        ((pkt.serial * 2 + (forward ? 0 : 1)) * 0x9E3779B97F4A7C15ULL) >> 32);
     return base + pkt.index * 1000U;
 }
 
@@ -183,8 +239,10 @@ GenConfig parseGenConfig(const Options& options) {
     c.start = static_cast<TimeNs>(std::llround(options.getDouble("start") * 1e9));
     c.fin = options.getFlag("fin");
     if (c.fin && c.packetsPerFlow < 2) {
-        options.fail("fin", "needs packets-per-flow >= 2 (the last packet of each flow carries "
-                            "the FIN), got packets-per-flow=" + std::to_string(c.packetsPerFlow));
+        options.fail("fin",
+                     "needs packets-per-flow >= 2 (the last packet of each flow carries "
+                     "the FIN), got packets-per-flow=" +
+                         std::to_string(c.packetsPerFlow));
     }
     if (c.fin && c.tcpShare == 0.0) {
         options.fail("fin", "has no effect with tcp=0 (every flow is UDP)");
@@ -197,7 +255,8 @@ GenConfig parseGenString(std::string_view text, std::string_view flag) {
     if (full.rfind("gen", 0) != 0 || (full.size() > 3 && full[3] != ';')) full = "gen;" + full;
     if (full.back() == ';') full.pop_back();
     const PluginString ps = splitPluginString(full, "input");
-    const Options options = parseOptions("input 'gen'", ps, genOptionSpecs(), "rowprobe -h gen", flag);
+    const Options options =
+        parseOptions("input 'gen'", ps, genOptionSpecs(), "rowprobe -h gen", flag);
     return parseGenConfig(options);
 }
 
@@ -236,7 +295,8 @@ FlowTuple flowTuple(const GenConfig& config, const TupleKeys& keys, std::uint64_
                 putBe32(t.src.data(), 0x0A000000U | static_cast<std::uint32_t>(m & 0xFFFFFF));
                 t.srcPort = static_cast<std::uint16_t>(m >> 24);
                 std::uint32_t dst = static_cast<std::uint32_t>(h3 >> 8);
-                std::uint32_t first = 11 + static_cast<std::uint32_t>((h3 & 0xFF) % 213);  // 11..223
+                std::uint32_t first =
+                    11 + static_cast<std::uint32_t>((h3 & 0xFF) % 213);  // 11..223
                 if (first == 127) first = 128;
                 dst = (first << 24) | (dst & 0xFFFFFF);
                 putBe32(t.dst.data(), dst);
@@ -280,15 +340,19 @@ FlowTuple flowTuple(const GenConfig& config, const TupleKeys& keys, std::uint64_
     return t;
 }
 
-std::uint32_t writeFrame(const GenPacket& pkt, std::uint8_t* dst) noexcept {
+namespace {
+
+// One frame layout per (IP version, transport): every length is a constant, the checksum loops
+// unroll, and the only data-dependent branch left per packet is the switch in writeFrame.
+template <bool kV6, bool kTcp>
+std::uint32_t writeFrameAs(const GenPacket& pkt, std::uint8_t* dst) noexcept {
+    constexpr std::uint32_t kIpHeader = kV6 ? 40 : 20;
+    constexpr std::uint32_t kL4Header = kTcp ? 20 : 8;
+    constexpr std::uint32_t kHeaders = GenPacket::kEthHeaderLen + kIpHeader + kL4Header;
+    constexpr std::uint8_t kProto = kTcp ? 6 : 17;
     const FlowTuple& t = pkt.tuple;
-    const bool v6 = t.ipVersion == 6;
-    const bool tcp = t.proto == 6;
-    const std::uint32_t ipHeader = v6 ? 40 : 20;
-    const std::uint32_t l4Header = tcp ? 20 : 8;
     const std::uint32_t ipLen = pkt.ipLen();
-    const std::uint32_t l4Len = ipLen - ipHeader;
-    const std::uint32_t headers = GenPacket::kEthHeaderLen + ipHeader + l4Header;
+    const std::uint32_t l4Len = ipLen - kIpHeader;
     const std::uint8_t* srcAddr = pkt.forward ? t.src.data() : t.dst.data();
     const std::uint8_t* dstAddr = pkt.forward ? t.dst.data() : t.src.data();
     const std::uint16_t srcPort = pkt.forward ? t.srcPort : t.dstPort;
@@ -297,13 +361,13 @@ std::uint32_t writeFrame(const GenPacket& pkt, std::uint8_t* dst) noexcept {
     std::uint8_t* p = dst;
     std::memcpy(p, pkt.forward ? kMacB.data() : kMacA.data(), 6);
     std::memcpy(p + 6, pkt.forward ? kMacA.data() : kMacB.data(), 6);
-    putBe16(p + 12, v6 ? 0x86DD : 0x0800);
+    putBe16(p + 12, kV6 ? 0x86DD : 0x0800);
     std::uint8_t* ip = p + GenPacket::kEthHeaderLen;
     std::uint32_t pseudo = 0;
-    if (v6) {
+    if constexpr (kV6) {
         putBe32(ip, 0x60000000U);
         putBe16(ip + 4, static_cast<std::uint16_t>(l4Len));
-        ip[6] = t.proto;
+        ip[6] = kProto;
         ip[7] = kTtl;
         std::memcpy(ip + 8, srcAddr, 16);
         std::memcpy(ip + 24, dstAddr, 16);
@@ -315,18 +379,18 @@ std::uint32_t writeFrame(const GenPacket& pkt, std::uint8_t* dst) noexcept {
         putBe16(ip + 4, static_cast<std::uint16_t>(pkt.index));
         putBe16(ip + 6, 0x4000);  // DF
         ip[8] = kTtl;
-        ip[9] = t.proto;
+        ip[9] = kProto;
         putBe16(ip + 10, 0);
         std::memcpy(ip + 12, srcAddr, 4);
         std::memcpy(ip + 16, dstAddr, 4);
         putBe16(ip + 10, fold(sum16(ip, 20)));
         pseudo = sum16(ip + 12, 8);
     }
-    pseudo += t.proto + l4Len;
-    std::uint8_t* l4 = ip + ipHeader;
+    pseudo += kProto + l4Len;
+    std::uint8_t* l4 = ip + kIpHeader;
     putBe16(l4, srcPort);
     putBe16(l4 + 2, dstPort);
-    if (tcp) {
+    if constexpr (kTcp) {
         putBe32(l4 + 4, seqOf(pkt, pkt.forward));
         putBe32(l4 + 8, (pkt.tcpFlags & 0x10) != 0 ? seqOf(pkt, !pkt.forward) : 0);
         l4[12] = 0x50;
@@ -342,8 +406,17 @@ std::uint32_t writeFrame(const GenPacket& pkt, std::uint8_t* dst) noexcept {
         if (sum == 0) sum = 0xFFFF;  // 0 means "no checksum" in UDP
         putBe16(l4 + 6, sum);
     }
-    if (pkt.capLen > headers) std::memset(p + headers, 0, pkt.capLen - headers);
+    if (pkt.capLen > kHeaders) std::memset(p + kHeaders, 0, pkt.capLen - kHeaders);
     return pkt.capLen;
+}
+
+}  // namespace
+
+std::uint32_t writeFrame(const GenPacket& pkt, std::uint8_t* dst) noexcept {
+    const bool v6 = pkt.tuple.ipVersion == 6;
+    const bool tcp = pkt.tuple.proto == 6;
+    if (v6) return tcp ? writeFrameAs<true, true>(pkt, dst) : writeFrameAs<true, false>(pkt, dst);
+    return tcp ? writeFrameAs<false, true>(pkt, dst) : writeFrameAs<false, false>(pkt, dst);
 }
 
 void toParsed(const GenPacket& pkt, ParsedPacket& out) noexcept {
@@ -412,12 +485,12 @@ double helper1(double x) noexcept {
     return std::abs(x) > 1e-8 ? std::log1p(x) / x : 1 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x));
 }
 double helper2(double x) noexcept {
-    return std::abs(x) > 1e-8 ? std::expm1(x) / x : 1 + x * 0.5 * (1 + x * (1.0 / 3.0) * (1 + 0.25 * x));
+    return std::abs(x) > 1e-8 ? std::expm1(x) / x
+                              : 1 + x * 0.5 * (1 + x * (1.0 / 3.0) * (1 + 0.25 * x));
 }
 }  // namespace
 
-ZipfSampler::ZipfSampler(std::uint64_t n, double s) noexcept
-    : m_n(static_cast<double>(n)), m_s(s) {
+ZipfSampler::ZipfSampler(std::uint64_t n, double s) noexcept : m_n(static_cast<double>(n)), m_s(s) {
     m_hIntegralX1 = hIntegral(1.5) - 1;
     m_hIntegralN = hIntegral(m_n + 0.5);
     m_cut = 2 - hIntegralInverse(hIntegral(2.5) - h(2));
@@ -455,8 +528,8 @@ TrafficModel::TrafficModel(const GenConfig& config)
     for (std::size_t i = 0; i < m_slots.size(); ++i) m_slots[i].serial = i;
     m_nextSerial = config.flows;
     m_limit = config.packets != 0 ? config.packets : std::numeric_limits<std::uint64_t>::max();
-    m_endTs = config.duration != 0 ? config.start + config.duration
-                                   : std::numeric_limits<TimeNs>::max();
+    m_endTs =
+        config.duration != 0 ? config.start + config.duration : std::numeric_limits<TimeNs>::max();
     m_ts = config.start;
     m_stepNs = kNsPerSec / config.pps;
     m_stepRem = kNsPerSec % config.pps;
@@ -478,7 +551,8 @@ std::size_t TrafficModel::pickSlot() noexcept {
             return s;
         }
         case Pattern::Zipf:
-            if (m_config.skew == 0.0) return static_cast<std::size_t>(m_pickRng.below(m_config.flows));
+            if (m_config.skew == 0.0)
+                return static_cast<std::size_t>(m_pickRng.below(m_config.flows));
             return static_cast<std::size_t>(m_zipf.sample(m_pickRng) - 1);
     }
     return 0;
@@ -499,8 +573,8 @@ bool TrafficModel::next(GenPacket& out) noexcept {
     }
     out.tuple = cached.tuple;
     out.index = slot.sent;
-    out.forward = slot.sent == 0 || m_config.reverseShare == 0.0 ||
-                  m_dirRng.unit() >= m_config.reverseShare;
+    out.forward =
+        slot.sent == 0 || m_config.reverseShare == 0.0 || m_dirRng.unit() >= m_config.reverseShare;
     const std::uint32_t headers = headerLength(out.tuple);
     out.frameLen = std::max(m_config.size, headers);
     out.capLen = std::min(out.frameLen, std::max(m_config.snaplen, headers));

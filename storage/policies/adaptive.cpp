@@ -72,7 +72,12 @@ public:
     }
     void onHit(Row row, Slot s, const PacketContext& ctx) noexcept {
         auto& o = row.state().order;
-        o.moveTo(s, m_hitTo[ctx.cls & 3U][o.rankOf(s)]);
+        const unsigned to = m_hitTo[ctx.cls & 3U][o.rankOf(s)];
+        if (to == 0) {
+            o.moveTo(s, 0);  // the common target: a rotation specialised for the front
+        } else {
+            o.moveTo(s, to);
+        }
     }
     void onInsert(Row row, Slot s, const PacketContext& ctx, Vacancy v) noexcept {
         if (v != Vacancy::Free) row.state().order.moveTo(s, m_insertAt[ctx.cls & 3U]);

@@ -21,8 +21,8 @@
 //   (2 MiB aligned, MADV_HUGEPAGE).
 // * Results: a Markdown table on stdout (copied into docs/performance.md).
 #include <sched.h>
-#include <x86intrin.h>
 #include <sys/mman.h>
+#include <x86intrin.h>
 
 #include <algorithm>
 #include <chrono>
@@ -53,7 +53,8 @@ using Clock = std::chrono::steady_clock;
 constexpr std::string_view kUsage =
     "usage: rowprobe-bench-cache [options]\n"
     "\n"
-    "Times the flow table alone (StoragePlugin::processBatch over pre-generated ParsedPackets from\n"
+    "Times the flow table alone (StoragePlugin::processBatch over pre-generated ParsedPackets "
+    "from\n"
     "the gen traffic model, one thread) and probes random memory access on this machine.\n"
     "\n"
     "  --scenario LIST    deterministic,random,zipf (default: all three)\n"
@@ -66,7 +67,8 @@ constexpr std::string_view kUsage =
     "  --skew S           Zipf exponent (default 1.0)\n"
     "  --packets N        timed packets per run (default 33554432 = 2^25)\n"
     "  --window N         pre-generated packets replayed (default 1048576)\n"
-    "  --repeat N         runs per configuration; the table shows the median and the best (default 3)\n"
+    "  --repeat N         runs per configuration; the table shows the median and the best (default "
+    "3)\n"
     "  --cpu N            pin the thread to CPU N\n"
     "  --no-memprobe      skip the memory probe\n"
     "  --memprobe-only    only the memory probe\n"
@@ -137,7 +139,8 @@ Args parseArgs(int argc, char** argv) {
         } else if (opt == "--gen") {
             const std::string v = value();
             const auto eq = v.find('=');
-            if (eq == std::string::npos || eq == 0) usageError("--gen needs NAME=OPTIONS, got '" + v + "'");
+            if (eq == std::string::npos || eq == 0)
+                usageError("--gen needs NAME=OPTIONS, got '" + v + "'");
             a.extra.push_back({v.substr(0, eq), v.substr(eq + 1)});
         } else if (opt == "--policy") {
             a.policies = splitList(value());
@@ -212,13 +215,13 @@ private:
 };
 
 struct ProbeResult {
-    double chaseNs = 0;        // dependent loads: ns per load
-    double readM = 0;          // independent random line loads, M/s
-    double rmwM = 0;           // independent random line read-modify-writes, M/s
-    double tableLikeM = 0;     // prefetched batches of 64 × (row line + 128-byte record), M/s
+    double chaseNs = 0;     // dependent loads: ns per load
+    double readM = 0;       // independent random line loads, M/s
+    double rmwM = 0;        // independent random line read-modify-writes, M/s
+    double tableLikeM = 0;  // prefetched batches of 64 × (row line + 128-byte record), M/s
 };
 
-std::uint64_t g_sink = 0;  // keeps the probes' loads alive
+std::uint64_t probeSink = 0;  // keeps the probes' loads alive
 
 ProbeResult memoryProbe(std::size_t bytes) {
     ProbeResult r;
@@ -239,7 +242,7 @@ ProbeResult memoryProbe(std::size_t bytes) {
         const auto t0 = Clock::now();
         for (std::size_t i = 0; i < steps; ++i) p = lines[p].word[0];
         r.chaseNs = seconds(Clock::now() - t0) * 1e9 / static_cast<double>(steps);
-        g_sink += p;
+        probeSink += p;
     }
     constexpr std::size_t kOps = 20'000'000;
     auto lcg = [](std::uint64_t& x) {
@@ -252,7 +255,7 @@ ProbeResult memoryProbe(std::size_t bytes) {
         const auto t0 = Clock::now();
         for (std::size_t i = 0; i < kOps; ++i) sum += lines[lcg(x) & mask].word[1];
         r.readM = static_cast<double>(kOps) / seconds(Clock::now() - t0) / 1e6;
-        g_sink += sum;
+        probeSink += sum;
     }
     {
         std::uint64_t x = 2;
@@ -354,7 +357,8 @@ RunResult runTable(const Args& args, const gen::GenConfig& config, const std::st
                    const std::vector<ParsedPacket>& window, TimeNs span, double hz,
                    std::uint64_t overhead) {
     RunResult res;
-    auto table = Registry::instance().createAs<StoragePlugin>(PluginKind::Storage, storage, "--storage");
+    auto table =
+        Registry::instance().createAs<StoragePlugin>(PluginKind::Storage, storage, "--storage");
     ExportRing ring(1 << 16);
     const std::atomic<bool> abandon{false};
     table->attach(ExportTarget{&ring, &abandon, 0});
@@ -386,7 +390,8 @@ RunResult runTable(const Args& args, const gen::GenConfig& config, const std::st
         const TimeNs offset = span * k;
         for (std::size_t i = 0; i < window.size(); i += kMaxBatch) {
             const std::size_t n = std::min(kMaxBatch, window.size() - i);
-            std::memcpy(static_cast<void*>(batch.data()), window.data() + i, n * sizeof(ParsedPacket));
+            std::memcpy(static_cast<void*>(batch.data()), window.data() + i,
+                        n * sizeof(ParsedPacket));
             for (std::size_t j = 0; j < n; ++j) batch[j].ts += offset;
             const std::uint64_t t0 = tscBegin();
             table->processBatch(std::span<ParsedPacket>(batch.data(), n));
@@ -415,7 +420,8 @@ RunResult runTable(const Args& args, const gen::GenConfig& config, const std::st
         pass(k, ticks, packets);
         totalTicks += ticks;
         totalPackets += packets;
-        res.passMpps.push_back(static_cast<double>(packets) * hz / static_cast<double>(ticks) / 1e6);
+        res.passMpps.push_back(static_cast<double>(packets) * hz / static_cast<double>(ticks) /
+                               1e6);
     }
     res.after = table->stats();
     res.timedPackets = passes * window.size();
@@ -457,7 +463,8 @@ std::string scenarioOptions(const Args& args, const std::string& name) {
     if (name == "deterministic") return "pattern=deterministic;tcp=1";
     if (name == "random") return "pattern=random;flows=" + flows;
     if (name == "zipf") return "pattern=zipf;flows=" + flows + ";skew=" + args.skew;
-    usageError("unknown scenario '" + name + "' (deterministic, random, zipf, or --gen NAME=OPTIONS)");
+    usageError("unknown scenario '" + name +
+               "' (deterministic, random, zipf, or --gen NAME=OPTIONS)");
 }
 
 int run(const Args& args) {
@@ -471,13 +478,16 @@ int run(const Args& args) {
               << loadAverage() << "\n\n";
     if (args.memprobe) {
         const ProbeResult p = memoryProbe(args.probeBytes);
-        std::cout << "Memory probe over " << (args.probeBytes >> 20) << " MiB (2 MiB aligned, THP advised):\n\n"
+        std::cout << "Memory probe over " << (args.probeBytes >> 20)
+                  << " MiB (2 MiB aligned, THP advised):\n\n"
                   << "| access | result |\n|---|---|\n"
-                  << "| dependent random loads (pointer chase) | " << fmt(p.chaseNs, 1) << " ns per load |\n"
+                  << "| dependent random loads (pointer chase) | " << fmt(p.chaseNs, 1)
+                  << " ns per load |\n"
                   << "| independent random 64 B loads | " << fmt(p.readM, 1) << " M/s |\n"
-                  << "| independent random 64 B read-modify-writes | " << fmt(p.rmwM, 1) << " M/s |\n"
-                  << "| table pattern: row line + 128 B record, prefetched by 64 | " << fmt(p.tableLikeM, 1)
-                  << " M/s |\n\n";
+                  << "| independent random 64 B read-modify-writes | " << fmt(p.rmwM, 1)
+                  << " M/s |\n"
+                  << "| table pattern: row line + 128 B record, prefetched by 64 | "
+                  << fmt(p.tableLikeM, 1) << " M/s |\n\n";
     }
     if (!args.tables) return 0;
 
@@ -490,12 +500,15 @@ int run(const Args& args) {
     std::cout << "Timing: TSC at " << fmt(hz / 1e9, 3) << " GHz, " << overhead
               << " ticks per empty timer pair subtracted per batch\n\n";
     std::cout << "Table: 2^" << args.size << " records, line " << args.line << "; " << args.repeat
-              << " runs of " << (std::max<std::uint64_t>(1, args.packets / args.window) * args.window)
+              << " runs of "
+              << (std::max<std::uint64_t>(1, args.packets / args.window) * args.window)
               << " timed packets each (window " << args.window << ")\n\n"
-              << "| scenario | policy | hash | flows in cache | Mpps median | Mpps best | ns/pkt | hits | new flows | evictions | exports | preempted |\n"
+              << "| scenario | policy | hash | flows in cache | Mpps median | Mpps best | ns/pkt | "
+                 "hits | new flows | evictions | exports | preempted |\n"
               << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     for (const Scenario& sc : scenarios) {
-        gen::GenConfig config = gen::parseGenString(sc.gen + ";packets=" + std::to_string(args.window), "--gen");
+        gen::GenConfig config =
+            gen::parseGenString(sc.gen + ";packets=" + std::to_string(args.window), "--gen");
         std::vector<ParsedPacket> window;
         window.reserve(args.window);
         {
@@ -509,9 +522,9 @@ int run(const Args& args) {
         const TimeNs span = window.back().ts - window.front().ts + kNsPerSec / config.pps;
         for (const std::string& policy : args.policies) {
             for (const std::string& hash : args.hashes) {
-                const std::string storage = "cache;size=" + std::to_string(args.size) + ";line=" +
-                                            std::to_string(args.line) + ";policy=" + policy +
-                                            ";hash=" + hash + ";seed=1";
+                const std::string storage = "cache;size=" + std::to_string(args.size) +
+                                            ";line=" + std::to_string(args.line) +
+                                            ";policy=" + policy + ";hash=" + hash + ";seed=1";
                 std::vector<double> runs;
                 double best = 0;
                 std::uint64_t preemptedBatches = 0;
@@ -520,27 +533,32 @@ int run(const Args& args) {
                     last = runTable(args, config, storage, window, span, hz, overhead);
                     runs.push_back(last.mpps);
                     preemptedBatches += last.preemptedBatches;
-                    best = std::max(best, *std::max_element(last.passMpps.begin(), last.passMpps.end()));
+                    best = std::max(best,
+                                    *std::max_element(last.passMpps.begin(), last.passMpps.end()));
                 }
                 const double med = median(runs);
                 const double packets = static_cast<double>(last.timedPackets);
                 const double hits = static_cast<double>(last.after.hits - last.before.hits);
-                const double created = static_cast<double>(last.after.flowsCreated - last.before.flowsCreated);
-                const double evicted = static_cast<double>(last.after.missEvict - last.before.missEvict);
+                const double created =
+                    static_cast<double>(last.after.flowsCreated - last.before.flowsCreated);
+                const double evicted =
+                    static_cast<double>(last.after.missEvict - last.before.missEvict);
                 const double exported =
                     static_cast<double>(last.after.exportedTotal() - last.before.exportedTotal());
                 std::cout << "| " << sc.name << " | " << policy << " | " << hash << " | "
-                          << last.after.flowsInCache << " | " << fmt(med, 1) << " | " << fmt(best, 1)
-                          << " | " << fmt(1e3 / med, 1) << " | " << fmt(100 * hits / packets, 2) << "% | "
-                          << fmt(100 * created / packets, 3) << "% | " << fmt(100 * evicted / packets, 3)
-                          << "% | " << fmt(100 * exported / packets, 3) << "% | " << preemptedBatches
+                          << last.after.flowsInCache << " | " << fmt(med, 1) << " | "
+                          << fmt(best, 1) << " | " << fmt(1e3 / med, 1) << " | "
+                          << fmt(100 * hits / packets, 2) << "% | "
+                          << fmt(100 * created / packets, 3) << "% | "
+                          << fmt(100 * evicted / packets, 3) << "% | "
+                          << fmt(100 * exported / packets, 3) << "% | " << preemptedBatches
                           << " |\n"
                           << std::flush;
             }
         }
     }
     std::cout << "\nload average at end " << loadAverage() << "\n";
-    return g_sink == 42 ? 3 : 0;
+    return probeSink == 42 ? 3 : 0;
 }
 
 }  // namespace

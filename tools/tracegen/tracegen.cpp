@@ -82,7 +82,8 @@ struct Args {
 TimeNs parseDurationArg(const std::string& flag, const std::string& text) {
     std::uint64_t ns = 0;
     if (!rowprobe::parseDuration(text, ns) || ns == 0) {
-        usageError(flag + " must be a positive duration such as 30, 1.5s or 500ms, got '" + text + "'");
+        usageError(flag + " must be a positive duration such as 30, 1.5s or 500ms, got '" + text +
+                   "'");
     }
     return ns;
 }
@@ -164,7 +165,8 @@ private:
         if (std::fwrite(data, 1, len, m_file) != len) fail(m_path, "cannot write");
     }
     [[noreturn]] static void fail(const std::string& path, const std::string& what) {
-        throw rowprobe::RuntimeError("rowprobe-tracegen", what + " '" + path + "': " + std::strerror(errno));
+        throw rowprobe::RuntimeError("rowprobe-tracegen",
+                                     what + " '" + path + "': " + std::strerror(errno));
     }
     std::FILE* m_file;
     std::string m_path;
@@ -178,7 +180,8 @@ std::string addressText(const std::array<std::uint8_t, 16>& a, std::uint8_t vers
 
 std::string timeText(TimeNs t) {
     char buf[40];
-    std::snprintf(buf, sizeof buf, "%llu.%09llu", static_cast<unsigned long long>(t / rowprobe::kNsPerSec),
+    std::snprintf(buf, sizeof buf, "%llu.%09llu",
+                  static_cast<unsigned long long>(t / rowprobe::kNsPerSec),
                   static_cast<unsigned long long>(t % rowprobe::kNsPerSec));
     return buf;
 }
@@ -195,8 +198,9 @@ std::string csvField(const std::string& s) {
 
 void writeTruth(const Args& args, const GenConfig& config, std::vector<Segment>& segments) {
     std::sort(segments.begin(), segments.end(), [](const Segment& a, const Segment& b) {
-        return a.first != b.first ? a.first < b.first
-                                  : (a.serial != b.serial ? a.serial < b.serial : a.number < b.number);
+        return a.first != b.first
+                   ? a.first < b.first
+                   : (a.serial != b.serial ? a.serial < b.serial : a.number < b.number);
     });
     std::FILE* f = std::fopen(args.truth.c_str(), "wb");
     if (f == nullptr) {
@@ -222,8 +226,8 @@ void writeTruth(const Args& args, const GenConfig& config, std::vector<Segment>&
         out += std::to_string(s.bytes[0]) + ',' + std::to_string(s.bytes[1]) + ",ip,";
         out += timeText(s.first) + ',' + timeText(s.last) + ',' + timeText(s.last - s.first) + ',';
         out += tcp ? std::to_string(s.flags[0]) + ',' + std::to_string(s.flags[1]) + ',' : ",,";
-        out += label + ",\"{\"\"serial\"\": " + std::to_string(s.serial) + ", \"\"record\"\": " +
-               std::to_string(s.number) + "}\"\n";
+        out += label + ",\"{\"\"serial\"\": " + std::to_string(s.serial) +
+               ", \"\"record\"\": " + std::to_string(s.number) + "}\"\n";
         if (out.size() > (1 << 20)) {
             std::fwrite(out.data(), 1, out.size(), f);
             out.clear();

@@ -222,8 +222,17 @@ int run(int argc, char** argv) {
     if (vm.count("verify") != 0) {
         int status = 0;
         const lab::LabInputs in = lab::makeLabInputs(*capture, sessions, hhTop, 20);
-        for (const auto& [label, cfg, sim] : {std::tuple{"lru-equivalent", std::string(), lruResult},
-                                             std::tuple{"tuned", output, best}}) {
+        std::vector<std::tuple<std::string, std::string, SimResult>> checks = {{"lru-equivalent", "", lruResult},
+                                                                                {"tuned", output, best}};
+        // Four random configurations too (seeded: reproducible), written next to the output.
+        Rng rng(seed ^ 0x5eedULL);
+        for (int k = 0; k < 4; ++k) {
+            const storage::AdaptiveConfig c = randomConfig(line, trace.classifier, rng);
+            const std::string file = output + ".verify" + std::to_string(k);
+            std::ofstream(file) << storage::formatAdaptiveConfig(c);
+            checks.emplace_back("random " + std::to_string(k + 1), file, simulate(trace, c, params));
+        }
+        for (const auto& [label, cfg, sim] : checks) {
             lab::RunSpec spec{label, "adaptive", trace.hash, sizeLog2, line, trace.seed,
                               "inactive=" + durationText(inactiveSec) + ";active=" + durationText(activeSec) +
                                   (cfg.empty() ? "" : ";adaptive-config=" + cfg)};
@@ -240,6 +249,7 @@ int run(int argc, char** argv) {
                           << sim.missReclaim << " sweep " << sim.exportedBySweep << ")\n";
                 status = 1;
             }
+            if (cfg != output && !cfg.empty()) std::filesystem::remove(cfg);
         }
         return status;
     }

@@ -113,7 +113,8 @@ TEST(GenInput, SameSeedSameFramesAcrossInstances) {
             const RawPacket& y = bb->packets[i];
             ASSERT_EQ(x.capLen, y.capLen);
             ASSERT_EQ(x.ts, y.ts);
-            ASSERT_EQ(std::memcmp(x.data, y.data, x.capLen), 0) << "round " << round << " packet " << i;
+            ASSERT_EQ(std::memcmp(x.data, y.data, x.capLen), 0)
+                << "round " << round << " packet " << i;
             differ += std::memcmp(x.data, bc->packets[i].data, x.capLen) != 0 ? 1 : 0;
         }
     }
@@ -148,7 +149,8 @@ TEST(GenInput, BadOptionsAreConfigErrorsNamingTheOption) {
             ADD_FAILURE() << c.text << ": no error";
         } catch (const ConfigError& e) {
             EXPECT_EQ(e.details().option, c.option) << c.text;
-            EXPECT_NE(e.render().find(c.mention), std::string::npos) << c.text << ":\n" << e.render();
+            EXPECT_NE(e.render().find(c.mention), std::string::npos) << c.text << ":\n"
+                                                                     << e.render();
             EXPECT_NE(e.details().component.find("gen"), std::string::npos) << c.text;
         }
     }

@@ -49,7 +49,8 @@ std::string keyText(const FlowKey& k) {
 }
 
 TEST(GenTrafficModel, SameSeedGivesTheSameFramesBitForBit) {
-    const GenConfig c = config("pattern=random;flows=300;packets=20000;seed=42;ipv6=0.3;reverse=0.3");
+    const GenConfig c =
+        config("pattern=random;flows=300;packets=20000;seed=42;ipv6=0.3;reverse=0.3");
     const auto a = generate(c);
     const auto b = generate(c);
     ASSERT_EQ(a.size(), 20000U);
@@ -102,8 +103,8 @@ void expectUniqueKeys(const std::string& options, std::size_t minFlows) {
         ParsedPacket p;
         toParsed(pkt, p);
         const auto [it, fresh] = serialOf.emplace(keyText(p.key), pkt.serial);
-        ASSERT_EQ(it->second, pkt.serial) << options << ": serials " << it->second << " and "
-                                          << pkt.serial << " share a key";
+        ASSERT_EQ(it->second, pkt.serial)
+            << options << ": serials " << it->second << " and " << pkt.serial << " share a key";
     }
     EXPECT_EQ(serialOf.size(), serials.size()) << options;
     EXPECT_GE(serialOf.size(), minFlows) << options;
@@ -164,7 +165,8 @@ TEST(GenTrafficModel, ZipfPopularityFollowsTheSkew) {
 }
 
 TEST(GenTrafficModel, PacketsPerFlowBoundsEveryFlowAndFinEndsIt) {
-    const auto pkts = generate(config("pattern=random;flows=50;packets=10000;packets-per-flow=7;tcp=1;fin"));
+    const auto pkts =
+        generate(config("pattern=random;flows=50;packets=10000;packets-per-flow=7;tcp=1;fin"));
     std::map<std::uint64_t, std::vector<GenPacket>> flows;
     for (const auto& c : pkts) flows[c.pkt.serial].push_back(c.pkt);
     std::size_t complete = 0;
@@ -200,7 +202,8 @@ TEST(GenTrafficModel, DurationEndsTheTraffic) {
 }
 
 TEST(GenTrafficModel, SharesOfIpv6TcpAndReversePacketsFollowTheOptions) {
-    const auto pkts = generate(config("pattern=random;flows=4000;packets=40000;ipv6=0.25;tcp=0.75;reverse=0.4"));
+    const auto pkts =
+        generate(config("pattern=random;flows=4000;packets=40000;ipv6=0.25;tcp=0.75;reverse=0.4"));
     std::set<std::uint64_t> v6;
     std::set<std::uint64_t> tcp;
     std::set<std::uint64_t> all;
@@ -224,10 +227,11 @@ TEST(GenTrafficModel, SharesOfIpv6TcpAndReversePacketsFollowTheOptions) {
 }
 
 TEST(GenTrafficModel, ToParsedEqualsWhatTheParserReadsFromTheFrame) {
-    for (const char* options : {"pattern=random;flows=200;packets=3000;ipv6=0.5;reverse=0.5",
-                                "pattern=portscan;packets=500;tcp=0.5;ipv6=0.5;size=300",
-                                "pattern=zipf;flows=100;packets=2000;size=1500;snaplen=100;reverse=0.3",
-                                "pattern=netscan;packets=500;ipv6=1;size=42"}) {
+    for (const char* options :
+         {"pattern=random;flows=200;packets=3000;ipv6=0.5;reverse=0.5",
+          "pattern=portscan;packets=500;tcp=0.5;ipv6=0.5;size=300",
+          "pattern=zipf;flows=100;packets=2000;size=1500;snaplen=100;reverse=0.3",
+          "pattern=netscan;packets=500;ipv6=1;size=42"}) {
         for (const auto& c : generate(config(options))) {
             ParsedPacket fromFrame;
             ParsedPacket direct;
@@ -257,14 +261,16 @@ TEST(GenTrafficModel, ToParsedEqualsWhatTheParserReadsFromTheFrame) {
 
 std::uint32_t sum16(const std::uint8_t* p, std::size_t len) {
     std::uint32_t s = 0;
-    for (std::size_t i = 0; i + 1 < len; i += 2) s += static_cast<std::uint32_t>(p[i] << 8 | p[i + 1]);
+    for (std::size_t i = 0; i + 1 < len; i += 2)
+        s += static_cast<std::uint32_t>(p[i] << 8 | p[i + 1]);
     if (len % 2 != 0) s += static_cast<std::uint32_t>(p[len - 1] << 8);
     while (s >> 16) s = (s & 0xFFFF) + (s >> 16);
     return s;
 }
 
 TEST(GenTrafficModel, FramesCarryValidChecksumsAndTheRequestedLengths) {
-    for (const auto& c : generate(config("pattern=random;flows=64;packets=2000;ipv6=0.5;size=128;reverse=0.5"))) {
+    for (const auto& c :
+         generate(config("pattern=random;flows=64;packets=2000;ipv6=0.5;size=128;reverse=0.5"))) {
         const Bytes& f = c.frame;
         ASSERT_EQ(f.size(), 128U);
         ASSERT_EQ(c.pkt.frameLen, 128U);
@@ -286,7 +292,8 @@ TEST(GenTrafficModel, FramesCarryValidChecksumsAndTheRequestedLengths) {
         EXPECT_EQ((total & 0xFFFF) + (total >> 16), 0xFFFFU) << "transport checksum";
     }
     // Too small a size is raised to the headers; snaplen cuts the payload, never the headers.
-    for (const auto& c : generate(config("pattern=random;packets=200;ipv6=0.5;tcp=1;size=42;snaplen=42"))) {
+    for (const auto& c :
+         generate(config("pattern=random;packets=200;ipv6=0.5;tcp=1;size=42;snaplen=42"))) {
         EXPECT_EQ(c.frame.size(), c.pkt.tuple.ipVersion == 6 ? 74U : 54U);
     }
     for (const auto& c : generate(config("pattern=random;packets=100;size=1000;snaplen=96"))) {

@@ -192,8 +192,8 @@ TEST_P(HashInTable, NoEvictionMeansEveryLaterPacketHits) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryHashFunction, HashInTable, ::testing::ValuesIn(hashNames()),
-                         [](const auto& info) {
-                             std::string n = info.param;
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                             std::string n = param.param;
                              std::replace(n.begin(), n.end(), '-', '_');
                              return n;
                          });
