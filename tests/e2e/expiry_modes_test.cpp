@@ -38,8 +38,9 @@ TEST(ExpiryModes, ThreadAndInlineExportTheSameFlowsOnTheSyntheticTrace) {
         EXPECT_EQ(statValue(thr, "total.cache.flows_in_cache"), 0U);
         EXPECT_EQ(statValue(thr, "total.cache.exported_total"), thr.flows.size());
         EXPECT_EQ(statValue(thr, "export.records"), thr.flows.size());
-        if (!timeouts.empty())
+        if (!timeouts.empty()) {
             EXPECT_GT(statValue(thr, "total.cache.exported_by_sweep"), 100U) << timeouts;
+        }
     }
 }
 
@@ -107,8 +108,9 @@ TEST(ExpiryModes, TimeoutsFireAtThePacketTimeWhenTheExportThreadScans) {
         }
         EXPECT_EQ(r.flows.size(), expected.size()) << mode;
         // A, C, D and the late A leave by the scan (the first A may be ended by its late packet).
-        if (std::string(mode) == "thread")
+        if (std::string(mode) == "thread") {
             EXPECT_GE(statValue(r, "total.cache.exported_by_sweep"), 3U);
+        }
     }
 }
 

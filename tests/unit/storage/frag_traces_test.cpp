@@ -16,18 +16,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Run {
+struct TraceRun {
     CommandResult cmd;
     std::vector<JsonObject> flows;
     JsonObject stats;
 };
 
-Run runOn(const fs::path& pcap, const std::string& storage, const std::string& name) {
+TraceRun runOn(const fs::path& pcap, const std::string& storage, const std::string& name) {
     const fs::path dir = tempDir() / "frag-traces";
     fs::create_directories(dir);
     const fs::path flows = dir / (name + ".json");
     const fs::path stats = dir / (name + ".stats.json");
-    Run r;
+    TraceRun r;
     r.cmd =
         runCommand({rowprobeBinary().string(), "-i", "pcap;file=" + pcap.string(), "-s", storage,
                     "-o", "json;file=" + flows.string(), "--stats-json", stats.string(), "-Q"});
@@ -60,7 +60,7 @@ std::vector<JsonObject> between(const std::vector<JsonObject>& flows, const std:
 TEST(FragTraces, FlowTestFragmentedUdpIsOneFlowWithItsPorts) {
     const fs::path pcap = testdataDir() / "flowtest/pcap/ipv4-udp-fragmented.pcap";
     ROWPROBE_REQUIRE_FILE(pcap);
-    const Run r = runOn(pcap, "cache;seed=1", "flowtest");
+    const TraceRun r = runOn(pcap, "cache;seed=1", "flowtest");
     ASSERT_EQ(r.cmd.exitCode, 0) << r.cmd.err;
     const auto flows = between(r.flows, "131.179.196.46", "131.179.196.220");
     ASSERT_EQ(flows.size(), 1U);
@@ -76,7 +76,7 @@ TEST(FragTraces, FlowTestFragmentedUdpIsOneFlowWithItsPorts) {
     EXPECT_EQ(num(r.stats, "total.cache.fragments_filled"), 3U);
     EXPECT_EQ(num(r.stats, "total.cache.fragments_no_ports"), 0U);
 
-    const Run off = runOn(pcap, "cache;seed=1;frag-enable=false", "flowtest-off");
+    const TraceRun off = runOn(pcap, "cache;seed=1;frag-enable=false", "flowtest-off");
     ASSERT_EQ(off.cmd.exitCode, 0) << off.cmd.err;
     EXPECT_EQ(between(off.flows, "131.179.196.46", "131.179.196.220").size(),
               2U);  // one without ports
@@ -87,8 +87,8 @@ TEST(FragTraces, ZeekGtpOuterFragmentsJoinTheirTunnelFlow) {
     const fs::path pcap =
         testdataDir() / "zeek/Traces/tunnels/gtp/gtp1_gn_normal_incl_fragmentation.pcap";
     ROWPROBE_REQUIRE_FILE(pcap);
-    const Run on = runOn(pcap, "cache;seed=1", "gtp");
-    const Run off = runOn(pcap, "cache;seed=1;frag-enable=false", "gtp-off");
+    const TraceRun on = runOn(pcap, "cache;seed=1", "gtp");
+    const TraceRun off = runOn(pcap, "cache;seed=1;frag-enable=false", "gtp-off");
     ASSERT_EQ(on.cmd.exitCode, 0) << on.cmd.err;
     ASSERT_EQ(off.cmd.exitCode, 0) << off.cmd.err;
     const std::string a = "239.114.155.111";
@@ -195,7 +195,7 @@ TEST(FragTraces, Ipv6FragmentsGetTheirPortsAndOrphansAreCountedAndKeptWithoutPor
         w.write(t, ipv4Fragment("10.7.0.1", "10.7.0.2", 400, 0, true));  // a whole datagram
         w.write(t + 10, ipv4Fragment("10.7.0.1", "10.7.0.2", 400, 25, false));
     }
-    const Run r = runOn(pcap, "cache;seed=1", "generated");
+    const TraceRun r = runOn(pcap, "cache;seed=1", "generated");
     ASSERT_EQ(r.cmd.exitCode, 0) << r.cmd.err;
     const auto v6 = between(r.flows, "2001:db8::1", "2001:db8::2");
     ASSERT_EQ(v6.size(), 1U);
