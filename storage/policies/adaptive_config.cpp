@@ -277,7 +277,8 @@ AdaptiveConfig loadAdaptiveConfig(const std::string& path, unsigned line) {
         std::size_t n = 0;
         while (std::getline(lines, l)) {
             ++n;
-            const auto w = words(l.substr(0, l.find('#')));
+            const std::string content = l.substr(0, l.find('#'));  // words() views into it
+            const auto w = words(content);
             if (!w.empty() && w[0] == "line") lineNo = n;
         }
         fail(path, lineNo,
