@@ -360,15 +360,16 @@ void IpfixEncoder::flush() {
         if (m_templatesOwed) sendTemplates();
         return;
     }
-    sendTemplatesIfDue();
     // Greedy packing: start a message with the first non-empty set (in place); if others fit
-    // after it, copy everything into m_message instead.
+    // after it, copy everything into m_message instead. A flush can send several messages, so
+    // the template refresh is checked before each one.
     std::size_t i = 0;
     while (i < m_sets.size()) {
         if (m_sets[i].records == 0) {
             ++i;
             continue;
         }
+        sendTemplatesIfDue();
         std::size_t total = kIpfixHeaderSize + (m_sets[i].used - kSetStart);
         std::size_t last = i;
         for (std::size_t j = i + 1; j < m_sets.size(); ++j) {

@@ -7,16 +7,17 @@
 //   h:  [ 63 .. 56 | 55 ............ log2(rows) | log2(rows)-1 .. 0 ]
 //         tag (8 bits)       unused                  row index
 //
-// | name          | algorithm                                   | bits | seed             | file               |
-// |---------------|---------------------------------------------|------|------------------|--------------------|
-// | xxh3 (default)| XXH3_64bits_withSeed                        | 64   | 64-bit           | libxxhash          |
-// | xxh64         | XXH64 (seed 0 = upstream ipfixprobe)        | 64   | 64-bit           | libxxhash          |
-// | xxh3-128      | XXH3_128bits_withSeed, low 64 bits          | 64   | 64-bit           | libxxhash          |
-// | crc32c        | CRC32C, SSE4.2 or table (same values)       | 32   | 32-bit + widening| hash_crc32c.hpp    |
-// | toeplitz      | RSS Toeplitz, symmetric key 0x6d5a…         | 32   | widening only    | hash_toeplitz.hpp  |
-// | murmur3       | MurmurHash3_x64_128, first 64 bits          | 64   | 32-bit (folded)  | hash_murmur3.hpp   |
-// | farmhash      | FarmHash Hash64WithSeed (farmhashna)        | 64   | 64-bit           | hash_farmhash.hpp  |
-// | superfasthash | Paul Hsieh's SuperFastHash                  | 32   | widening only    | hash_superfast.hpp |
+// | name           | algorithm                             | bits | seed            | file      |
+// |----------------|---------------------------------------|------|-----------------|-----------|
+// | xxh3 (default) | XXH3_64bits_withSeed                  | 64   | 64-bit          | libxxhash |
+// | xxh64          | XXH64 (seed 0 = upstream ipfixprobe)  | 64   | 64-bit          | libxxhash |
+// | xxh3-128       | XXH3_128bits_withSeed, low 64 bits    | 64   | 64-bit          | libxxhash |
+// | crc32c         | CRC32C, SSE4.2 or table (same values) | 32   | 32-bit + widen  | crc32c    |
+// | toeplitz       | RSS Toeplitz, symmetric key 0x6d5a... | 32   | widening only   | toeplitz  |
+// | murmur3        | MurmurHash3_x64_128, first 64 bits    | 64   | 32-bit (folded) | murmur3   |
+// | farmhash       | FarmHash Hash64WithSeed (farmhashna)  | 64   | 64-bit          | farmhash  |
+// | superfasthash  | Paul Hsieh's SuperFastHash            | 32   | widening only   | superfast |
+//   (file: hash_<file>.hpp next to this one, or the system's libxxhash)
 //
 // Selection without per-packet dispatch: every hash is a small struct (`Hasher`) with a static
 // `hash(key, seed)`. `hashBatch<H>` instantiates the loop over a batch for one hasher, and the
@@ -113,21 +114,25 @@ constexpr std::uint32_t foldSeed(std::uint64_t seed) noexcept {
 /// CRC32C (hardware when the CPU has SSE4.2, else a table; identical values), 32 bits.
 struct Crc32cHasher {
     static constexpr std::string_view kName = "crc32c";
-    static constexpr std::string_view kSummary = "CRC32C (SSE4.2 or table, same values), 32 bits widened";
+    static constexpr std::string_view kSummary =
+        "CRC32C (SSE4.2 or table, same values), 32 bits widened";
     static constexpr unsigned kBits = 32;
     static std::uint64_t hash(const FlowKey& key, std::uint64_t seed) noexcept {
         return crc32c::compute(&key, sizeof(FlowKey), foldSeed(seed));
     }
-    static void batch(std::span<const ParsedPacket> pkts, std::uint64_t seed, std::uint64_t* out) noexcept;
+    static void batch(std::span<const ParsedPacket> pkts, std::uint64_t seed,
+                      std::uint64_t* out) noexcept;
 };
 
 /// Toeplitz with the symmetric RSS key: the NIC's RSS value, 32 bits.
 struct ToeplitzHasher {
     static constexpr std::string_view kName = "toeplitz";
     static constexpr std::string_view kSummary =
-        "Toeplitz (RSS), symmetric key 0x6d5a = the NIC's value, 32 bits widened, seed in widening";
+        "Toeplitz RSS with the symmetric key 0x6d5a (the NIC's value): 16 bits of entropy, widened";
     static constexpr unsigned kBits = 32;
-    static std::uint64_t hash(const FlowKey& key, std::uint64_t) noexcept { return toeplitz::symmetric(key); }
+    static std::uint64_t hash(const FlowKey& key, std::uint64_t) noexcept {
+        return toeplitz::symmetric(key);
+    }
 };
 
 /// MurmurHash3_x64_128, first 64 bits.
@@ -143,7 +148,8 @@ struct Murmur3Hasher {
 /// FarmHash Hash64WithSeed (farmhashna, platform-independent).
 struct FarmHasher {
     static constexpr std::string_view kName = "farmhash";
-    static constexpr std::string_view kSummary = "FarmHash Hash64WithSeed (Fingerprint64 family), seeded";
+    static constexpr std::string_view kSummary =
+        "FarmHash Hash64WithSeed (Fingerprint64 family), seeded";
     static constexpr unsigned kBits = 64;
     static std::uint64_t hash(const FlowKey& key, std::uint64_t seed) noexcept {
         return farmhash::hash64WithSeed(&key, sizeof(FlowKey), seed);
@@ -153,7 +159,8 @@ struct FarmHasher {
 /// Paul Hsieh's SuperFastHash, 32 bits.
 struct SuperFastHasher {
     static constexpr std::string_view kName = "superfasthash";
-    static constexpr std::string_view kSummary = "Paul Hsieh's SuperFastHash, 32 bits widened, seed in widening";
+    static constexpr std::string_view kSummary =
+        "Paul Hsieh's SuperFastHash, 32 bits widened, seed in widening";
     static constexpr unsigned kBits = 32;
     static std::uint64_t hash(const FlowKey& key, std::uint64_t) noexcept {
         return superfast::hash(reinterpret_cast<const std::uint8_t*>(&key), sizeof(FlowKey));
@@ -166,7 +173,8 @@ concept Hasher = requires(const FlowKey& k, std::uint64_t seed) {
     { H::kName } -> std::convertible_to<std::string_view>;
     { H::kSummary } -> std::convertible_to<std::string_view>;
     { H::kBits } -> std::convertible_to<unsigned>;
-    { H::hash(k, seed) } noexcept -> std::convertible_to<std::uint64_t>;
+    { H::hash(k, seed) }
+    noexcept->std::convertible_to<std::uint64_t>;
 };
 
 /// Spreads a 32-bit hash over 64 bits (murmur3's fmix64 over value | fold(seed) << 32), so the
@@ -186,15 +194,15 @@ std::uint64_t hashKey(const FlowKey& key, std::uint64_t seed) noexcept {
 }
 
 template <Hasher H>
-void hashBatch(std::span<const ParsedPacket> pkts, std::uint64_t seed, std::uint64_t* out) noexcept {
+void hashBatch(std::span<const ParsedPacket> pkts, std::uint64_t seed,
+               std::uint64_t* out) noexcept {
     for (std::size_t i = 0; i < pkts.size(); ++i) out[i] = hashKey<H>(pkts[i].key, seed);
 }
 
 #if ROWPROBE_HAVE_X86_CRC32C
 namespace detail {
-__attribute__((target("sse4.2"))) inline void crc32cBatchHardware(std::span<const ParsedPacket> pkts,
-                                                                  std::uint64_t seed,
-                                                                  std::uint64_t* out) noexcept {
+__attribute__((target("sse4.2"))) inline void crc32cBatchHardware(
+    std::span<const ParsedPacket> pkts, std::uint64_t seed, std::uint64_t* out) noexcept {
     const std::uint32_t s32 = foldSeed(seed);
     for (std::size_t i = 0; i < pkts.size(); ++i) {
         const auto* bytes = reinterpret_cast<const std::uint8_t*>(&pkts[i].key);
@@ -238,14 +246,10 @@ constexpr HashFunction makeHashFunction() noexcept {
 
 /// Every hash the `hash=` option accepts; the first is the default.
 inline constexpr std::array kHashFunctions = {
-    makeHashFunction<Xxh3Hasher>(),
-    makeHashFunction<Xxh64Hasher>(),
-    makeHashFunction<Xxh3x128Hasher>(),
-    makeHashFunction<Crc32cHasher>(),
-    makeHashFunction<ToeplitzHasher>(),
-    makeHashFunction<Murmur3Hasher>(),
-    makeHashFunction<FarmHasher>(),
-    makeHashFunction<SuperFastHasher>(),
+    makeHashFunction<Xxh3Hasher>(),     makeHashFunction<Xxh64Hasher>(),
+    makeHashFunction<Xxh3x128Hasher>(), makeHashFunction<Crc32cHasher>(),
+    makeHashFunction<ToeplitzHasher>(), makeHashFunction<Murmur3Hasher>(),
+    makeHashFunction<FarmHasher>(),     makeHashFunction<SuperFastHasher>(),
 };
 
 /// The names of kHashFunctions, in the same order (the option's choices).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <deque>
+#include <mutex>
 
 #include "cache/table_config.hpp"
 #include "rowprobe/errors.hpp"
@@ -17,7 +18,9 @@ struct OptionUnion {
     static constexpr std::size_t kCapacity = 128;
     std::array<OptionSpec, kCapacity> specs{};
     std::size_t count = 0;
-    std::deque<std::string> help;  ///< "[policy NAME] ..." lines (deque: stable addresses)
+    std::size_t publishedPolicies = 0;  ///< registry size when the union was last built
+    std::deque<std::string> help;       ///< "[policy NAME] ..." lines (deque: stable addresses)
+    std::mutex mutex;                   ///< cacheOptionTable() may be called from any thread
 };
 
 OptionUnion& optionUnion() {
@@ -29,8 +32,16 @@ OptionUnion& optionUnion() {
 /// and points the `cache` plugin's registry entry at it. Runs during static initialisation
 /// (from every policy registration and from the cache plugin's own), so the final table is
 /// complete whatever the initialisation order.
+///
+/// Rebuilding happens only when a policy was added since the last build, so the table a
+/// reader holds is never rewritten under it and the help lines do not accumulate.
 void publishCacheOptions() {
     OptionUnion& u = optionUnion();
+    const std::scoped_lock lock(u.mutex);
+    const std::size_t policies = RowPolicyRegistry::instance().list().size();
+    if (u.count != 0 && u.publishedPolicies == policies) return;
+    u.publishedPolicies = policies;
+    u.help.clear();
     const std::span<const OptionSpec> base = cacheOptionSpecs();
     std::size_t n = 0;
     auto append = [&](const OptionSpec& spec) {

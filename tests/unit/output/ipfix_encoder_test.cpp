@@ -363,6 +363,24 @@ TEST(IpfixEncoder, TemplateRefreshByMessageCount) {
     EXPECT_EQ(msgs[5].sequence, 3U);
 }
 
+// A flush that sends several messages (IPv4 and IPv6 sets too big to share one) still puts the
+// templates back after every `templateRefreshMessages` data messages, not once per flush.
+TEST(IpfixEncoder, TemplateRefreshCountsEveryMessageOfAFlush) {
+    CapturingSink sink;
+    EncoderConfig c = testConfig();
+    c.templateRefreshMessages = 1;
+    c.maxMessageSize = 200;  // one IPv4 set and one IPv6 set do not fit together
+    IpfixEncoder enc(c, ipfixBasicFields(), sink);
+    for (int i = 0; i < 3; ++i) {
+        enc.add(sampleV4());
+        enc.add(sampleV6());
+        enc.flush();
+    }
+    std::string pattern;
+    for (bool t : sink.isTemplate) pattern += t ? 'T' : 'D';
+    EXPECT_EQ(pattern, "TDTDTDTDTDTD");
+}
+
 TEST(IpfixEncoder, TemplateRefreshByTime) {
     CapturingSink sink;
     EncoderConfig c = testConfig();
