@@ -27,12 +27,12 @@ constexpr OptionSpec kOptions[] = {
 
 /// The default object: every core field except the exporter constants, in a reading order.
 constexpr FieldId kDefaultFields[] = {
-    FieldId::SrcIp,     FieldId::DstIp,        FieldId::SrcPort,         FieldId::DstPort,
-    FieldId::Proto,     FieldId::IpVersion,    FieldId::Vlan,            FieldId::SrcMac,
-    FieldId::DstMac,    FieldId::TimeFirst,    FieldId::TimeLast,        FieldId::Packets,
-    FieldId::Bytes,     FieldId::PacketsRev,   FieldId::BytesRev,        FieldId::TcpFlags,
-    FieldId::TcpFlagsRev, FieldId::Ttl,        FieldId::TtlRev,          FieldId::IcmpTypeCode,
-    FieldId::IcmpTypeCodeRev, FieldId::EndReason, FieldId::Queue,
+    FieldId::SrcIp,           FieldId::DstIp,      FieldId::SrcPort,  FieldId::DstPort,
+    FieldId::Proto,           FieldId::IpVersion,  FieldId::Vlan,     FieldId::SrcMac,
+    FieldId::DstMac,          FieldId::TimeFirst,  FieldId::TimeLast, FieldId::Packets,
+    FieldId::Bytes,           FieldId::PacketsRev, FieldId::BytesRev, FieldId::TcpFlags,
+    FieldId::TcpFlagsRev,     FieldId::Ttl,        FieldId::TtlRev,   FieldId::IcmpTypeCode,
+    FieldId::IcmpTypeCodeRev, FieldId::EndReason,  FieldId::Queue,
 };
 
 /// Appends a literal (the field separators and names); the length is a compile-time constant.
@@ -58,8 +58,9 @@ void JsonLayout::add(const FieldSpec& spec) {
     c.spec = &spec;
     c.endReason = &spec == &fieldSpec(FieldId::EndReason);
     c.quoted = !isNumeric(spec.type) || spec.type == FieldType::Timestamp || c.endReason;
-    c.key = std::string(m_columns.empty() ? "{\"" : ",\"") + std::string(spec.name) + "\":" +
-            (c.quoted ? "\"" : "");
+    c.key = std::string(m_columns.empty() ? "{\"" : ",\"") + std::string(spec.name) +
+            "\":" + (c.quoted ? "\"" : "");
+    m_maxLine += c.key.size() + kMaxValue + 1;  // + the closing quote
     m_columns.push_back(std::move(c));
 }
 
@@ -108,21 +109,10 @@ JsonOutput::JsonOutput(const Options& options)
     : m_file(options, "file"), m_layout(JsonLayout::defaults()) {
     if (!options.explicitlySet("fields")) return;
     m_layout = JsonLayout({});
-    const std::string list = options.getString("fields");
-    std::vector<std::string> known;
-    for (const FieldSpec& f : coreFields()) {
-        if (f.origin == FieldOrigin::Record) known.emplace_back(f.name);
-    }
-    std::size_t pos = 0;
-    while (pos <= list.size()) {
-        const std::size_t comma = std::min(list.find(',', pos), list.size());
-        const std::string name = list.substr(pos, comma - pos);
-        const FieldSpec* spec = findField(name);
-        if (spec == nullptr || spec->origin != FieldOrigin::Record) {
-            options.fail("fields", "unknown field '" + name + "'", known, name);
-        }
-        m_layout.add(*spec);
-        pos = comma + 1;
+    for (const FieldSpec* spec : parseRecordFieldList(options, "fields")) m_layout.add(*spec);
+    if (m_layout.maxLine() > kLineLimit) {
+        options.fail("fields", "too many fields: a line could exceed " +
+                                   std::to_string(kLineLimit) + " bytes");
     }
 }
 
@@ -130,11 +120,10 @@ char* JsonOutput::formatRecord(char* out, const FlowRecord& record) noexcept {
     return JsonLayout::defaults().format(out, record);
 }
 
-
-
 void JsonOutput::write(std::span<const FlowRecord> records) {
     const std::uint64_t before = m_file.bytes();
-    for (const FlowRecord& r : records) m_file.commit(m_layout.format(m_file.reserve(kMaxLine), r));
+    for (const FlowRecord& r : records)
+        m_file.commit(m_layout.format(m_file.reserve(m_layout.maxLine()), r));
     m_records.fetch_add(records.size(), std::memory_order_relaxed);
     m_bytes.fetch_add(m_file.bytes() - before, std::memory_order_relaxed);
 }

@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "rowprobe/fields.hpp"
-
 #include "rowprobe/format.hpp"
 #include "rowprobe/options.hpp"
 #include "rowprobe/plugin.hpp"
@@ -34,6 +33,13 @@ public:
     char* format(char* out, const FlowRecord& record) const noexcept;
     /// Every core field of the record, in the documented order.
     static const JsonLayout& defaults();
+    /// Upper bound of one formatted record including its newline (each value at most
+    /// kMaxValue characters), so a caller can reserve room for any field list.
+    std::size_t maxLine() const noexcept { return m_maxLine; }
+
+    /// Longest value text: an IPv6 address with an embedded IPv4 one is 45, an ISO time 30,
+    /// a 64-bit number 20, a MAC 17.
+    static constexpr std::size_t kMaxValue = 48;
 
 private:
     struct Column {
@@ -43,12 +49,15 @@ private:
         bool endReason = false;  ///< written as its name ("inactive", ...)
     };
     std::vector<Column> m_columns;
+    std::size_t m_maxLine = 3;  ///< "{}\n" of an empty object
 };
 
 class JsonOutput final : public OutputPlugin {
 public:
-    /// Upper bound of one formatted record including its newline.
+    /// Upper bound of one record with the default fields, including its newline.
     static constexpr std::size_t kMaxLine = 768;
+    /// Field lists whose lines could be longer are refused at start-up.
+    static constexpr std::size_t kLineLimit = std::size_t{64} << 10;
 
     /// Opens `file` ("-" = stdout). Throws ConfigError when it cannot be opened.
     explicit JsonOutput(const Options& options);

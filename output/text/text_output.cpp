@@ -1,5 +1,7 @@
 #include "text_output.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <string_view>
 
@@ -18,6 +20,13 @@ constexpr OptionSpec kOptions[] = {
      .type = OptionType::String,
      .defaultValue = "-",
      .help = "file to write, truncated at start ('-' = standard output)"},
+    {.name = "fields",
+     .shortName = "F",
+     .type = OptionType::String,
+     .help = "comma-separated field names (as in json), one column each, in this order; "
+             "src_ip,src_port side by side print as one address:port column, likewise dst "
+             "(default: times, proto, src and dst address:port, packets, bytes, packets_rev, "
+             "bytes_rev, tcp_flags, tcp_flags_rev, end_reason)"},
     {.name = "header",
      .type = OptionType::Flag,
      .defaultValue = "true",
@@ -31,126 +40,247 @@ constexpr OptionSpec kOptions[] = {
     {.name = "narrow",
      .shortName = "n",
      .type = OptionType::Flag,
-     .help = "size the address columns for IPv4 (21 wide); longer IPv6 values then shift the "
-             "rest of their line"},
+     .help = "size the address columns for IPv4 (15 wide, 21 with the port); longer IPv6 "
+             "values then push the rest of their line right"},
 };
 
-// Fixed column widths besides the times and addresses. A value wider than its column shifts
-// the rest of its line; the widths cover 10^10 packets and 10^13 bytes.
-constexpr std::size_t kProtoWidth = 5;
-constexpr std::size_t kPacketsWidth = 10;
-constexpr std::size_t kBytesWidth = 13;
-constexpr std::size_t kPacketsRevWidth = 11;
-constexpr std::size_t kBytesRevWidth = 13;
-constexpr std::size_t kFlagsWidth = 9;
-constexpr std::size_t kFlagsRevWidth = 13;
+/// The default columns: times, protocol, the two endpoints, counters and flags per direction,
+/// end reason.
+std::vector<const FieldSpec*> defaultFields() {
+    std::vector<const FieldSpec*> fields;
+    for (FieldId id :
+         {FieldId::TimeFirst, FieldId::TimeLast, FieldId::Proto, FieldId::SrcIp, FieldId::SrcPort,
+          FieldId::DstIp, FieldId::DstPort, FieldId::Packets, FieldId::Bytes, FieldId::PacketsRev,
+          FieldId::BytesRev, FieldId::TcpFlags, FieldId::TcpFlagsRev, FieldId::EndReason}) {
+        fields.push_back(&fieldSpec(id));
+    }
+    return fields;
+}
+
+/// Longest text of one cell: an Endpoint, `[` kIpTextMax `]:65535`.
+constexpr std::size_t kCellMax = kIpTextMax + 8;
+
+// Column widths per field type. A number column covers its type's range except Unsigned64
+// (bytes), sized for 10^13; a wider value pushes the rest of its line right.
+constexpr std::size_t kWidthU8 = 3;
+constexpr std::size_t kWidthU16 = 5;
+constexpr std::size_t kWidthU32 = 10;
+constexpr std::size_t kWidthU64 = 13;
+constexpr std::size_t kWidthIpv6 = 39;       ///< RFC 5952 text of any non-embedded-IPv4 address
+constexpr std::size_t kWidthIpv4 = 15;       ///< 255.255.255.255
+constexpr std::size_t kWidthEndpoint6 = 47;  ///< [39]:65535
+constexpr std::size_t kWidthEndpoint4 = 21;  ///< 255.255.255.255:65535
+constexpr std::size_t kWidthProtocol = 5;    ///< "icmp6"
+constexpr std::size_t kWidthEndReason = 9;   ///< "resources"
+
+std::size_t numberWidth(FieldType type) noexcept {
+    switch (type) {
+        case FieldType::Unsigned8:
+            return kWidthU8;
+        case FieldType::Unsigned16:
+            return kWidthU16;
+        case FieldType::Unsigned32:
+            return kWidthU32;
+        default:
+            return kWidthU64;
+    }
+}
 
 char* put(char* out, std::string_view text) noexcept {
     std::memcpy(out, text.data(), text.size());
     return out + text.size();
 }
 
-char* spaces(char* out, std::size_t n) noexcept {
-    std::memset(out, ' ', n);
-    return out + n;
+/// Copies `text` into the line at `line + column`, or one space after `p` when the line has
+/// already passed that point, padding with spaces; returns the new end of the line.
+char* place(char* line, char* p, std::size_t column, std::string_view text) noexcept {
+    char* at = std::max(line + column, p == line ? p : p + 1);
+    std::memset(p, ' ', static_cast<std::size_t>(at - p));
+    return put(at, text);
 }
 
-/// Pads the text written since `start` with spaces to `width`, then adds the column gap.
-char* padLeftAligned(char* start, char* end, std::size_t width) noexcept {
-    const auto used = static_cast<std::size_t>(end - start);
-    return spaces(end, (used < width ? width - used : 0) + 1);
-}
-
-/// Writes `text` left-aligned in `width`, then the column gap.
-char* leftAligned(char* out, std::string_view text, std::size_t width) noexcept {
-    return padLeftAligned(out, put(out, text), width);
-}
-
-/// Writes `text` right-aligned in `width`, then the column gap.
-char* rightAligned(char* out, std::string_view text, std::size_t width) noexcept {
-    if (text.size() < width) out = spaces(out, width - text.size());
-    out = put(out, text);
-    *out++ = ' ';
-    return out;
-}
-
-char* number(char* out, std::uint64_t v, std::size_t width) noexcept {
-    char digits[kUintTextMax];
-    const char* end = formatUint(digits, v);
-    return rightAligned(out, {digits, static_cast<std::size_t>(end - digits)}, width);
-}
-
-char* endpoint(char* out, const std::array<std::uint8_t, 16>& addr, std::uint16_t port,
-               bool ipv4) noexcept {
-    if (!ipv4) *out++ = '[';
-    out = formatIp(out, addr, ipv4);
-    if (!ipv4) *out++ = ']';
-    *out++ = ':';
-    return formatUint(out, port);
-}
-
-char* flags(char* out, const FlowRecord& r, std::size_t direction) noexcept {
-    if (r.proto != 6) return put(out, "-");
-    return formatTcpFlags(out, r.tcpFlags[direction]);
+/// Where a cell of `length` characters starts in column `c`.
+std::size_t cellStart(const TextColumn& c, std::size_t length) noexcept {
+    if (!c.right) return c.start;
+    return c.start + c.width > length ? c.start + c.width - length : 0;
 }
 
 }  // namespace
 
-TextOutput::TextOutput(const Options& options) : m_file(options, "file") {
-    const std::string precision = options.getString("precision");
-    m_decimals = precision == "s" ? 0 : precision == "ms" ? 3 : precision == "us" ? 6 : 9;
-    m_timeWidth = 20 + (m_decimals == 0 ? 0 : m_decimals + 1);
-    m_addrWidth = options.getFlag("narrow") ? 21 : 47;
-    if (options.getFlag("header")) m_file.commit(formatHeader(m_file.reserve(kMaxLine)));
+TextLayout::TextLayout(Style style, const std::vector<const FieldSpec*>& fields) : m_style(style) {
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+        const FieldSpec* spec = fields[i];
+        const FieldSpec* port = nullptr;
+        if (i + 1 < fields.size()) {
+            if (spec == &fieldSpec(FieldId::SrcIp) &&
+                fields[i + 1] == &fieldSpec(FieldId::SrcPort)) {
+                port = fields[i + 1];
+            } else if (spec == &fieldSpec(FieldId::DstIp) &&
+                       fields[i + 1] == &fieldSpec(FieldId::DstPort)) {
+                port = fields[i + 1];
+            }
+        }
+        add(*spec, port);
+        if (port != nullptr) ++i;
+    }
+    finish();
 }
 
-char* TextOutput::formatHeader(char* p) const noexcept {
-    p = leftAligned(p, "time_first", m_timeWidth);
-    p = leftAligned(p, "time_last", m_timeWidth);
-    p = leftAligned(p, "proto", kProtoWidth);
-    p = leftAligned(p, "src", m_addrWidth);
-    p = leftAligned(p, "dst", m_addrWidth);
-    p = rightAligned(p, "packets", kPacketsWidth);
-    p = rightAligned(p, "bytes", kBytesWidth);
-    p = rightAligned(p, "packets_rev", kPacketsRevWidth);
-    p = rightAligned(p, "bytes_rev", kBytesRevWidth);
-    p = leftAligned(p, "tcp_flags", kFlagsWidth);
-    p = leftAligned(p, "tcp_flags_rev", kFlagsRevWidth);
-    p = put(p, "end_reason");
+void TextLayout::add(const FieldSpec& field, const FieldSpec* port) {
+    TextColumn c;
+    c.field = &field;
+    c.port = port;
+    c.title = std::string(field.name);
+    if (field.type == FieldType::IpAddress) {
+        if (port != nullptr) {
+            c.render = TextRender::Endpoint;
+            c.title += ':';
+            c.title += port->name;
+            c.width = m_style.narrow ? kWidthEndpoint4 : kWidthEndpoint6;
+            c.maxLen = kCellMax;
+        } else {
+            c.render = TextRender::Address;
+            c.width = m_style.narrow ? kWidthIpv4 : kWidthIpv6;
+            c.maxLen = kIpTextMax;
+        }
+    } else if (field.type == FieldType::MacAddress) {
+        c.render = TextRender::Mac;
+        c.width = c.maxLen = kMacTextLen;
+    } else if (field.type == FieldType::Timestamp) {
+        c.render = TextRender::Time;
+        c.width = c.maxLen = 20 + (m_style.decimals == 0 ? 0 : m_style.decimals + 1);
+    } else if (&field == &fieldSpec(FieldId::Proto)) {
+        c.render = TextRender::Protocol;
+        c.width = c.maxLen = kWidthProtocol;
+    } else if (&field == &fieldSpec(FieldId::TcpFlags) ||
+               &field == &fieldSpec(FieldId::TcpFlagsRev)) {
+        c.render = TextRender::TcpFlags;
+        c.width = c.maxLen = kTcpFlagsTextLen;
+    } else if (&field == &fieldSpec(FieldId::EndReason)) {
+        c.render = TextRender::EndReason;
+        c.width = c.maxLen = kWidthEndReason;
+    } else {
+        c.render = TextRender::Number;
+        c.right = true;
+        c.width = numberWidth(field.type);
+        c.maxLen = kUintTextMax;
+    }
+    c.width = std::max(c.width, c.title.size());
+    m_columns.push_back(std::move(c));
+}
+
+void TextLayout::finish() {
+    std::size_t start = 0;
+    m_maxLine = 1;  // the newline
+    for (TextColumn& c : m_columns) {
+        c.start = start;
+        start += c.width + 1;
+        m_maxLine += std::max(c.width, c.maxLen) + 1;
+    }
+}
+
+char* TextLayout::formatHeader(char* out) const noexcept {
+    char* p = out;
+    for (const TextColumn& c : m_columns) p = place(out, p, cellStart(c, c.title.size()), c.title);
     *p++ = '\n';
     return p;
 }
 
-char* TextOutput::formatRecord(char* p, const FlowRecord& r) const noexcept {
+char* TextLayout::formatRecord(char* out, const FlowRecord& r) const noexcept {
+    static const ExportConstants kNoConstants{};
     const bool v4 = r.isIpv4();
-    char* start = p;
-    p = padLeftAligned(start, formatTimeIso(start, r.timeFirst, m_decimals), m_timeWidth);
-    start = p;
-    p = padLeftAligned(start, formatTimeIso(start, r.timeLast, m_decimals), m_timeWidth);
-    start = p;
-    const std::string_view name = protoName(r.proto);
-    p = padLeftAligned(start, name.empty() ? formatUint(start, r.proto) : put(start, name),
-                       kProtoWidth);
-    start = p;
-    p = padLeftAligned(start, endpoint(start, r.srcAddr, r.srcPort, v4), m_addrWidth);
-    start = p;
-    p = padLeftAligned(start, endpoint(start, r.dstAddr, r.dstPort, v4), m_addrWidth);
-    p = number(p, r.packets[kForward], kPacketsWidth);
-    p = number(p, r.bytes[kForward], kBytesWidth);
-    p = number(p, r.packets[kReverse], kPacketsRevWidth);
-    p = number(p, r.bytes[kReverse], kBytesRevWidth);
-    start = p;
-    p = padLeftAligned(start, flags(start, r, kForward), kFlagsWidth);
-    start = p;
-    p = padLeftAligned(start, flags(start, r, kReverse), kFlagsRevWidth);
-    p = put(p, endReasonName(r.endReason));
+    char* p = out;
+    for (const TextColumn& c : m_columns) {
+        char cell[kCellMax];
+        char* e = cell;
+        const FieldSpec& f = *c.field;
+        switch (c.render) {
+            case TextRender::Number:
+                e = formatUint(e, readUnsigned(f, r, kNoConstants));
+                break;
+            case TextRender::Time:
+                e = formatTimeIso(e, readUnsigned(f, r, kNoConstants), m_style.decimals);
+                break;
+            case TextRender::Address:
+            case TextRender::Endpoint: {
+                std::array<std::uint8_t, 16> addr{};
+                std::memcpy(addr.data(), readBytes(f, r, kNoConstants).data(), addr.size());
+                const bool brackets = c.render == TextRender::Endpoint && !v4;
+                if (brackets) *e++ = '[';
+                e = formatIp(e, addr, v4);
+                if (brackets) *e++ = ']';
+                if (c.render == TextRender::Endpoint) {
+                    *e++ = ':';
+                    e = formatUint(e, readUnsigned(*c.port, r, kNoConstants));
+                }
+                break;
+            }
+            case TextRender::Mac: {
+                std::array<std::uint8_t, 6> mac{};
+                std::memcpy(mac.data(), readBytes(f, r, kNoConstants).data(), mac.size());
+                e = formatMac(e, mac);
+                break;
+            }
+            case TextRender::Protocol: {
+                const std::string_view name = protoName(r.proto);
+                e = name.empty() ? formatUint(e, r.proto) : put(e, name);
+                break;
+            }
+            case TextRender::TcpFlags:
+                e = r.proto == 6
+                        ? formatTcpFlags(
+                              e, static_cast<std::uint8_t>(readUnsigned(f, r, kNoConstants)))
+                        : put(e, "-");
+                break;
+            case TextRender::EndReason:
+                e = put(e, endReasonName(r.endReason));
+                break;
+        }
+        const std::string_view text(cell, static_cast<std::size_t>(e - cell));
+        p = place(out, p, cellStart(c, text.size()), text);
+    }
     *p++ = '\n';
     return p;
+}
+
+namespace {
+
+TextLayout::Style styleOf(const Options& options) {
+    const std::string precision = options.getString("precision");
+    return {.decimals = precision == "s"    ? 0U
+                        : precision == "ms" ? 3U
+                        : precision == "us" ? 6U
+                                            : 9U,
+            .narrow = options.getFlag("narrow")};
+}
+
+std::vector<const FieldSpec*> fieldList(const Options& options) {
+    if (!options.explicitlySet("fields")) return defaultFields();
+    return parseRecordFieldList(options, "fields");
+}
+
+/// Lines longer than this are refused at start-up (OutputFile reserves one line at a time).
+constexpr std::size_t kLineLimit = std::size_t{64} << 10;
+
+}  // namespace
+
+TextOutput::TextOutput(const Options& options)
+    : m_layout(styleOf(options), fieldList(options)), m_file(options, "file") {
+    if (m_layout.maxLine() > kLineLimit) {
+        options.fail("fields", "too many columns: a line could exceed " +
+                                   std::to_string(kLineLimit) + " bytes");
+    }
+    if (options.getFlag("header")) {
+        m_file.commit(m_layout.formatHeader(m_file.reserve(m_layout.maxLine())));
+    }
 }
 
 void TextOutput::write(std::span<const FlowRecord> records) {
     const std::uint64_t before = m_file.bytes();
-    for (const FlowRecord& r : records) m_file.commit(formatRecord(m_file.reserve(kMaxLine), r));
+    const std::size_t maxLine = m_layout.maxLine();
+    for (const FlowRecord& r : records) {
+        m_file.commit(m_layout.formatRecord(m_file.reserve(maxLine), r));
+    }
     m_records.fetch_add(records.size(), std::memory_order_relaxed);
     m_bytes.fetch_add(m_file.bytes() - before, std::memory_order_relaxed);
 }

@@ -2,45 +2,115 @@
 // record, for terminals and quick checks (`rowprobe -i 'pcap;file=x.pcap' -o text | less -S`).
 // The layout is documented in README.md.
 //
+// Columns come from the field schema (fields.hpp), like the json output's keys: `fields=` picks
+// them by name; the default shows times, protocol, both endpoints, packets, bytes and TCP flags
+// per direction and the end reason. Each column is built once at start-up:
+//
+// clang-format off
+//   TextColumn "bytes_rev"
+//     field       FieldSpec bytes_rev (u64 at FlowRecord::bytes[kReverse])
+//     render      Number               how the value becomes text
+//     start       195                  where the column starts in the line
+//     width       13                   max(title, value width of the field's type)
+//     right       true                 numbers right-aligned, text left-aligned
+// clang-format on
+//
+// Widths depend only on the field type (and `precision` / `narrow`), never on the records, so
+// lines align without buffering. A value wider than its column pushes the following text
+// right until a later column's padding absorbs it; every cell keeps at least one space before.
+// `src_ip,src_port` (and `dst_ip,dst_port`) next to each other in the list print as one
+// `address:port` column (`[2001:db8::1]:443` for IPv6).
+//
 // * Threads: the export thread calls write / flush; stats() may be called from any thread and
 //   reads atomics updated once per batch.
-// * Costs: hand-formatted into one reused buffer, no allocation per record.
+// * Costs: one pass over the columns per record, each cell hand-formatted into a stack buffer
+//   and copied into OutputFile's reused buffer; no allocation, lookup or virtual call per record.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
+#include <vector>
 
+#include "rowprobe/fields.hpp"
 #include "rowprobe/format.hpp"
 #include "rowprobe/options.hpp"
 #include "rowprobe/plugin.hpp"
 
 namespace rowprobe::output {
 
+/// How a column turns its field into text.
+enum class TextRender : std::uint8_t {
+    Number,     ///< decimal (ports, counters, ttl, vlan, ...)
+    Time,       ///< UTC ISO 8601 with the configured fraction digits
+    Address,    ///< IP address alone: dotted quad or RFC 5952
+    Endpoint,   ///< address and the following port field: `a.b.c.d:p`, `[v6]:p`
+    Mac,        ///< aa:bb:cc:dd:ee:ff
+    Protocol,   ///< short name ("tcp") or the number
+    TcpFlags,   ///< nfdump letters ("...AP.S."), "-" outside TCP
+    EndReason,  ///< "inactive", "active", "end", "forced", "resources"
+};
+
+/// One column of the text layout. Plain data, built at start-up.
+struct TextColumn {
+    const FieldSpec* field = nullptr;
+    const FieldSpec* port = nullptr;  ///< the port field of an Endpoint column
+    TextRender render = TextRender::Number;
+    bool right = false;      ///< right-aligned (numbers)
+    std::size_t start = 0;   ///< first character of the column in the line
+    std::size_t width = 0;   ///< characters the column reserves
+    std::size_t maxLen = 0;  ///< longest text a value can have
+    std::string title;
+};
+
+/// The columns of a text line, built once from field names.
+class TextLayout {
+public:
+    struct Style {
+        unsigned decimals = 6;  ///< fraction digits of the times
+        bool narrow = false;    ///< address columns sized for IPv4
+    };
+
+    /// The columns of `fields` (FieldOrigin::Record), in that order; `src_ip` directly followed
+    /// by `src_port` (and `dst_ip`, `dst_port`) make one `address:port` column.
+    TextLayout(Style style, const std::vector<const FieldSpec*>& fields);
+
+    /// Writes the header line (with '\n') and returns the end.
+    char* formatHeader(char* out) const noexcept;
+    /// Writes one record's line (with '\n', at most maxLine() bytes) and returns the end.
+    char* formatRecord(char* out, const FlowRecord& record) const noexcept;
+
+    /// Upper bound of one line (header or record) including its newline.
+    std::size_t maxLine() const noexcept { return m_maxLine; }
+    std::span<const TextColumn> columns() const noexcept { return m_columns; }
+
+private:
+    void add(const FieldSpec& field, const FieldSpec* port);
+    void finish();
+
+    Style m_style;
+    std::vector<TextColumn> m_columns;
+    std::size_t m_maxLine = 1;
+};
+
 class TextOutput final : public OutputPlugin {
 public:
-    /// Upper bound of one formatted line including its newline.
-    static constexpr std::size_t kMaxLine = 512;
-
-    /// Opens `file` ("-" = stdout) and buffers the header line unless `header=false`. Throws
-    /// ConfigError when the file cannot be opened.
+    /// Opens `file` ("-" = stdout), builds the columns from `fields` (default: README.md)
+    /// and buffers the header line unless `header=false`. Throws ConfigError when the file cannot
+    /// be opened or a field name is unknown.
     explicit TextOutput(const Options& options);
 
     void write(std::span<const FlowRecord> records) override;
     void flush() override;
     OutputStats stats() const override;
 
-    /// Writes the header line (with '\n') and returns the end.
-    char* formatHeader(char* out) const noexcept;
-    /// Writes one record's line (with '\n', at most kMaxLine bytes) and returns the end.
-    char* formatRecord(char* out, const FlowRecord& record) const noexcept;
+    const TextLayout& layout() const noexcept { return m_layout; }
 
 private:
+    TextLayout m_layout;  ///< built first: a bad `fields` must not truncate the file
     OutputFile m_file;
-    unsigned m_decimals = 6;       ///< fraction digits of the times
-    std::size_t m_timeWidth = 27;  ///< width of a time column for m_decimals
-    std::size_t m_addrWidth = 47;  ///< width of an address:port column
     std::atomic<std::uint64_t> m_records{0};
     std::atomic<std::uint64_t> m_bytes{0};
 };

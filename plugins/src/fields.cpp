@@ -1,7 +1,11 @@
 #include "rowprobe/fields.hpp"
 
+#include <algorithm>
 #include <cstddef>
+#include <string>
 #include <type_traits>
+
+#include "rowprobe/options.hpp"
 
 namespace rowprobe {
 
@@ -266,6 +270,28 @@ const FieldSpec* findField(std::string_view name) noexcept {
 }
 
 std::span<const FieldId> ipfixBasicFields() noexcept { return kIpfixBasic; }
+
+std::vector<const FieldSpec*> parseRecordFieldList(const Options& options,
+                                                   std::string_view option) {
+    const std::string list = options.getString(option);
+    std::vector<const FieldSpec*> fields;
+    std::size_t pos = 0;
+    while (pos <= list.size()) {
+        const std::size_t comma = std::min(list.find(',', pos), list.size());
+        const std::string name = list.substr(pos, comma - pos);
+        const FieldSpec* spec = findField(name);
+        if (spec == nullptr || spec->origin != FieldOrigin::Record) {
+            std::vector<std::string> known;
+            for (const FieldSpec& f : kCoreFields) {
+                if (f.origin == FieldOrigin::Record) known.emplace_back(f.name);
+            }
+            options.fail(option, "unknown field '" + name + "'", known, name);
+        }
+        fields.push_back(spec);
+        pos = comma + 1;
+    }
+    return fields;
+}
 
 std::span<const FieldId> unirecBasicFields(bool odid) noexcept {
     return odid ? std::span<const FieldId>(kUnirecBasicOdid)

@@ -35,6 +35,7 @@
 #include <cstring>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "rowprobe/flow_record.hpp"
 
@@ -188,6 +189,14 @@ const FieldSpec& fieldSpec(FieldId id) noexcept;
 
 /// The core field called `name` ("src_ip"), or null.
 const FieldSpec* findField(std::string_view name) noexcept;
+
+class Options;
+
+/// The `fields=` option of the text and json outputs: a comma-separated list of record fields
+/// (FieldOrigin::Record; the exporter's constants such as `odid` are refused), in that order.
+/// An unknown or empty name ends start-up through `options.fail(option, ...)`, naming the
+/// offending part, the known fields and the closest one.
+std::vector<const FieldSpec*> parseRecordFieldList(const Options& options, std::string_view option);
 
 /// ipfixprobe's IPFIX basic template (wire-formats.md §4.3), in template order: 18 elements,
 /// 81-byte records for IPv4 and 105 for IPv6.
