@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 
 #include "rowprobe/errors.hpp"
@@ -236,16 +237,22 @@ void OutputFile::drain() {
     if (n == 0) return;
     m_pos = m_buffer.get();  // drop the data even on failure, so a broken file cannot wedge us
     m_drained += n;
-    if (std::fwrite(m_buffer.get(), 1, n, m_file) != n) {
-        throw RuntimeError(m_component, "writing to '" + m_path + "': " + std::strerror(errno));
+    if (std::fwrite(m_buffer.get(), 1, n, m_file) != n) failed();
+}
+
+void OutputFile::failed() const {
+    // `rowprobe ... | head`: the reader of standard output is gone. End the way every filter
+    // does, by the SIGPIPE the process ignores for its sockets, not with an error message.
+    if (errno == EPIPE && m_file == stdout) {
+        std::signal(SIGPIPE, SIG_DFL);
+        std::raise(SIGPIPE);
     }
+    throw RuntimeError(m_component, "writing to '" + m_path + "': " + std::strerror(errno));
 }
 
 void OutputFile::flush() {
     drain();
-    if (std::fflush(m_file) != 0) {
-        throw RuntimeError(m_component, "writing to '" + m_path + "': " + std::strerror(errno));
-    }
+    if (std::fflush(m_file) != 0) failed();
 }
 
 }  // namespace rowprobe

@@ -110,7 +110,8 @@ public:
     const std::string& path() const noexcept { return m_path; }
 
 private:
-    void drain();  ///< writes the buffer out (no fflush)
+    void drain();                      ///< writes the buffer out (no fflush)
+    [[noreturn]] void failed() const;  ///< reports the failed write (errno) and throws
 
     std::string m_component;
     std::string m_path;

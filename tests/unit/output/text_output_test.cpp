@@ -368,6 +368,20 @@ TEST(TextOutput, NarrowKeepsIpv4LinesAlignedAndShorter) {
     EXPECT_LT(narrow.lines[1].size(), render("", rs)[1].size());
 }
 
+// `rowprobe ... | head`: once the reader of standard output is gone, rowprobe ends like any
+// filter (SIGPIPE, status 141 in the shell) instead of reporting an I/O error.
+TEST(TextOutput, ClosedStdoutPipeEndsQuietlyLikeAFilter) {
+    const fs::path err = scratchFile("pipe.err");
+    const auto r = test::runCommand(
+        {"bash", "-c",
+         "\"$0\" -i 'gen;pattern=netscan;packets=300000' -Q 2>\"$1\" | head -n 2 >/dev/null; "
+         "echo ${PIPESTATUS[0]}",
+         test::rowprobeBinary().string(), err.string()});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(r.out, "141\n");
+    EXPECT_EQ(test::readFile(err), "");
+}
+
 TEST(TextOutput, UnwritablePathIsAConfigErrorNamingTheFileOption) {
     try {
         Registry::instance().createAs<TextOutput>(PluginKind::Output, "text;f=/nonexistent-dir/x",
