@@ -64,7 +64,9 @@ constexpr OptionSpec kOptions[] = {
      .help = "flood detector: least excess of new flows per interval over the forecast",
      .min = 0, .max = 1e12},
     {.name = "flood-warmup", .type = OptionType::Int, .defaultValue = "3",
-     .help = "flood detector intervals that only learn the baseline", .min = 0, .max = 1000},
+     .help = "flood detector intervals that only learn the baseline (the first one, the table "
+             "filling up, is only counted)",
+     .min = 0, .max = 1000},
     {.name = "flood-admission", .type = OptionType::Choice, .defaultValue = "off",
      .help = "while a flood is detected: nothing (off), admit a new flow on its second packet "
              "(second-packet), or evict flows admitted during the flood first (back)",

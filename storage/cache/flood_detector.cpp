@@ -37,8 +37,11 @@ bool FloodDetector::advance(TimeNs now, std::uint64_t newFlows) noexcept {
 
 void FloodDetector::addInterval(double x) noexcept {
     ++m_intervals;
-    if (m_intervals <= m_config.warmup || m_intervals == 1) {  // learn only
-        if (m_intervals == 1) {
+    // The first interval counts every flow that was already running when the capture started
+    // as new: learning it would inflate σ for a dozen intervals and hide a flood meanwhile.
+    if (m_intervals == 1) return;
+    if (m_intervals <= m_config.warmup || m_intervals == 2) {  // learn only
+        if (m_intervals == 2) {
             m_mean = x;
             m_variance = 0;
         } else {

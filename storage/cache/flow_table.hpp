@@ -3,9 +3,12 @@
 //
 //   processBatch(≤64 packets)                      one virtual call per batch
 //   ├ 0  fragment cache: fill ports of non-first fragments (changes keys, so before hashing)
-//   ├ 1  hash every key (one HashBatchFn call), prefetch every packet's row
-//   ├ 2  strictly in arrival order: prefetch the candidate record of packet i+8, update packet i
-//   └ 3  incremental sweep: a few blocks of 64 rows, skipping blocks and rows not yet due
+//   ├ 1  hash every key (one HashBatchFn call)
+//   ├ 2  grouped loads: prefetch every packet's row; then per packet read its row's tags and
+//   │    load both lines of the candidate record (a hint: the tag match, else the slot a miss
+//   │    would take), all 64 packets' loads in flight together (expiry=inline)
+//   ├ 3  strictly in arrival order: update packet i (full lookup again, never the hint)
+//   └ 4  incremental sweep: a few blocks of 64 rows, skipping blocks and rows not yet due
 //
 //   h = hash(canonical key)      row = h & (rows-1)      tag = top 8 bits of h (0 → 1)
 //
@@ -103,12 +106,16 @@
 // The second-packet filter is forgotten when the alarm ends. A flow that
 // continues after a timeout or TCP end always finds a free slot and is never refused.
 //
-// Costs: a hit touches the row line and the record's two adjacent lines, all prefetched a few
-// packets ahead. tools/bench_table (L = 16, lru, xxh3, 2^17 records, random 5-tuples, batches
-// of 64, on the shared 2-core development VM): 10k flows uniform ≈ 46 ns per packet of CPU time
-// (21.5 Mpps per CPU-second; 24 Mpps wall when the host was idle), Zipf ≈ 41 ns; 500k flows
-// (working set beyond L2, 2^21 records) ≈ 130 ns. The hash is ~5% of it, the SWAR rank update
-// ~25 instructions.
+// Costs: a hit touches the row line and the record's two adjacent lines, all loaded in stage 2
+// (expiry=thread: prefetched a few packets ahead, as rows may change under the worker).
+// Grouping matters when the table is beyond the caches: with 2^20 live flows in 2^22 records,
+// uniform random, tools/bench_cache measures ~18 Mpps against ~10 with per-packet prefetches
+// 8 packets ahead (docs/performance.md, "Cache alone with the gen generator"). Before grouping,
+// tools/bench_table (L = 16, lru, xxh3, 2^17 records, random 5-tuples, batches of 64, on the
+// shared 2-core development VM) gave: 10k flows uniform ≈ 46 ns per packet of CPU time (21.5 Mpps
+// per CPU-second; 24 Mpps wall when the host was idle), Zipf ≈ 41 ns; 500k flows (working set
+// beyond L2, 2^21 records) ≈ 130 ns. The hash is ~5% of it, the SWAR rank update ~25
+// instructions.
 #pragma once
 
 #include <sys/mman.h>
@@ -495,18 +502,29 @@ private:
             }
             return;
         }
-        // Stage 2, strictly in arrival order, with a software pipeline: the row of packet
-        // i + 2D and the candidate record of packet i + D are in flight while packet i updates.
-        for (std::size_t i = 0; i < std::min(n, 2 * kLookAhead); ++i) prefetchRow(hashes[i]);
-        for (std::size_t i = 0; i < std::min(n, kLookAhead); ++i) prefetchCandidate(hashes[i]);
+        // Stage 2, grouped: every row of the part in flight at once, then per packet its row's
+        // tags and a demand load of both lines of its candidate record. Issued back to back, the
+        // independent loads overlap in the out-of-order window; software prefetches one packet
+        // at a time did not (docs/performance.md, "What limits it"). A repeated hash (one busy
+        // flow) needs no second load.
+        for (std::size_t i = 0; i < n; ++i) prefetchRow(hashes[i]);
+        std::uint64_t touched = 0;
         for (std::size_t i = 0; i < n; ++i) {
-            if (i + 2 * kLookAhead < n) prefetchRow(hashes[i + 2 * kLookAhead]);
-            if (i + kLookAhead < n) prefetchCandidate(hashes[i + kLookAhead]);
-            update(part[i], hashes[i]);
+            if (i == 0 || hashes[i] != hashes[i - 1]) touched ^= loadCandidate(hashes[i]);
         }
+        keepLoaded(touched);
+        // Stage 3, strictly in arrival order. The candidates of stage 2 were hints: an earlier
+        // packet of the part may have inserted or evicted in the same row since, so update()
+        // looks the flow up from scratch (tag match + key compare).
+        for (std::size_t i = 0; i < n; ++i) update(part[i], hashes[i]);
     }
 
-    void prefetchRow(std::uint64_t h) const noexcept { detail::prefetchRead(&m_rows[h & m_rowMask]); }
+    /// Every cache line of the row: policies with per-slot metadata (fdrc, heap-lru, lirs, lru-2)
+    /// have rows of 2-3 lines, and a hit reads the slot's metadata beyond the tags' line.
+    void prefetchRow(std::uint64_t h) const noexcept {
+        const char* row = reinterpret_cast<const char*>(&m_rows[h & m_rowMask]);
+        for (std::size_t off = 0; off < sizeof(RowType); off += 64) detail::prefetchRead(row + off);
+    }
 
     void prefetchLocked(std::uint64_t h) const noexcept {
         detail::prefetchWrite(&m_locks[h & m_rowMask]);
@@ -539,9 +557,10 @@ private:
         }
     }
 
-    /// Pulls in the record packet `h` will most likely touch: its tag candidate, else the slot a
-    /// miss would take. A hint only: earlier packets of the batch may still change the row.
-    void prefetchCandidate(std::uint64_t h) const noexcept {
+    /// Loads one word of each cache line of the record packet `h` will most likely touch: its
+    /// tag candidate, else the slot a miss would take. A hint only: earlier packets of the batch
+    /// may still change the row. Returns the words, for keepLoaded.
+    std::uint64_t loadCandidate(std::uint64_t h) const noexcept {
         const std::size_t r = h & m_rowMask;
         const RowType& row = m_rows[r];
         Slot s = kNoSlot;
@@ -553,10 +572,12 @@ private:
             s = m_policy.pickFree(constRef(r), ctx);
             if (s == kNoSlot) s = m_policy.victim(constRef(r), ctx);
         }
-        const CachedFlow* f = recordsOf(r) + s;
-        detail::prefetchWrite(f);
-        detail::prefetchWrite(reinterpret_cast<const char*>(f) + 64);
+        const CachedFlow& f = recordsOf(r)[s];
+        return f.timeLast ^ f.bytes[0];  // line 0 and line 1
     }
+
+    /// Makes the loads that produced `v` observable, so the compiler keeps them (no code).
+    static void keepLoaded(std::uint64_t v) noexcept { asm volatile("" : : "r"(v)); }
 
     void update(const ParsedPacket& pkt, std::uint64_t h) noexcept {
         const std::size_t r = h & m_rowMask;

@@ -24,8 +24,8 @@
 //
 // Thread ownership: rows and records belong to the worker that owns the table (single writer).
 //
-// Costs: a lookup touches the row line (prefetched in stage 1 of processBatch) and, per tag
-// candidate, record line 0; an update touches both record lines (prefetched together).
+// Costs: a lookup touches the row line and, per tag candidate, record line 0; an update touches
+// both record lines (processBatch loads all three for the whole batch before the first update).
 // 2^17 records (default) = 16 MiB of records + 256 KiB of rows for L = 16.
 #pragma once
 

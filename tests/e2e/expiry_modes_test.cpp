@@ -1,8 +1,14 @@
 // expiry=inline and expiry=thread export the same flows, end reasons included, and timeouts fire
-// at the right packet time when the export thread does the scanning (the rowprobe binary, so a
+// at the right packet time when the export thread does the scanning; on a live link that goes
+// idle, flows still expire on the wall clock in both modes (the rowprobe binary, so a
 // ThreadSanitizer build checks the real threads).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <csignal>
+#include <thread>
+
+#include "../unit/input/live_traffic.hpp"
 #include "queues_flow_set.hpp"
 
 namespace rowprobe::test {
@@ -111,6 +117,48 @@ TEST(ExpiryModes, TimeoutsFireAtThePacketTimeWhenTheExportThreadScans) {
         if (std::string(mode) == "thread") {
             EXPECT_GE(statValue(r, "total.cache.exported_by_sweep"), 3U);
         }
+    }
+}
+
+TEST(ExpiryModes, AnIdleLiveLinkStillExpiresFlowsOnTheWallClock) {
+    if (!live::packetSocketsAllowed()) GTEST_SKIP() << "AF_PACKET sockets need CAP_NET_RAW";
+    for (const char* mode : {"inline", "thread"}) {
+        const fs::path dir = testDir() / mode;
+        fs::create_directories(dir);
+        const fs::path flows = dir / "flows.json";
+        const fs::path pid = dir / "pid";
+        live::UdpSocket rx;
+        live::UdpSocket tx;
+        ChildProcess probe({rowprobeBinary().string(), "-i", "raw;ifc=lo", "-s",
+                            std::string("cache;seed=1;inactive=1;expiry=") + mode, "-o",
+                            "json;file=" + flows.string(), "--pid-file", pid.string(), "-Q"});
+        const auto start = std::chrono::steady_clock::now();
+        while (!fs::exists(pid) && probe.running() &&
+               std::chrono::steady_clock::now() - start < std::chrono::seconds(15)) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        ASSERT_TRUE(fs::exists(pid)) << mode << ": " << probe.wait(1).err;
+        tx.sendTo(rx.port(), 100);
+        const auto sent = std::chrono::steady_clock::now();
+        // Nothing else of this flow arrives: only the wall clock can end it, after the inactive
+        // timeout (1 s) plus at most one sweep period (1 s) and the block retire timeout.
+        std::string reason;
+        while (reason.empty() &&
+               std::chrono::steady_clock::now() - sent < std::chrono::seconds(8)) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            for (const JsonObject& f : parseJsonLines(readFile(flows))) {
+                if (field(f, "src_port") == std::to_string(tx.port()) &&
+                    field(f, "dst_port") == std::to_string(rx.port())) {
+                    reason = field(f, "end_reason");
+                }
+            }
+        }
+        const auto waited = std::chrono::steady_clock::now() - sent;
+        probe.signal(SIGINT);
+        const CommandResult r = probe.wait(10);
+        ASSERT_EQ(r.exitCode, 0) << mode << ": " << r.err;
+        EXPECT_EQ(reason, "inactive") << mode << ": exported while rowprobe still ran";
+        EXPECT_GE(waited, std::chrono::seconds(1)) << mode << ": not before the timeout";
     }
 }
 

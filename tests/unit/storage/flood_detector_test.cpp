@@ -63,6 +63,19 @@ TEST(FloodDetector, NoAlarmDuringWarmUp) {
     EXPECT_EQ(d.alarms(), 1U);
 }
 
+TEST(FloodDetector, TheStartUpBurstDoesNotHideAnEarlyFlood) {
+    // Capture start: 200 000 flows already running all look new in the first interval; then a
+    // steady 25 000 new flows per interval, and a flood of 500 000 more in the fifth interval.
+    FloodDetector d(defaults());
+    d.addInterval(225000);
+    for (int i = 0; i < 3; ++i) d.addInterval(25000 + 100 * (i % 2));
+    EXPECT_EQ(d.alarms(), 0U);
+    EXPECT_NEAR(d.mean(), 25000, 200);  // the start-up burst is not the baseline
+    d.addInterval(525000);
+    EXPECT_TRUE(d.alarm());
+    EXPECT_EQ(d.alarms(), 1U);
+}
+
 TEST(FloodDetector, TheFloorKeepsSmallAbsoluteBurstsQuiet) {
     for (const double burst : {6900.0, 7100.0}) {
         FloodDetector d(defaults());
@@ -261,20 +274,21 @@ TEST(FloodAdmission, ASecondPacketAdmitsTheFlowDuringAFlood) {
     std::vector<ParsedPacket> pkts;
     for (std::uint16_t i = 0; i < 16; ++i)
         pkts.push_back(packet("10.0.0.1", 1000 + i, "10.9.9.9", 53, at(0), 0, 100, 17));
+    // Intervals: [0, 1) only counted, [1, 2) (empty) learnt, [2, 3) judged: the flood.
     for (int i = 0; i < 200; ++i) {
         pkts.push_back(packet("10.2.0." + std::to_string(i % 250), 7, "10.9.9.9", 80,
-                              at(1 + i * 0.004), kSyn));
+                              at(2 + i * 0.004), kSyn));
     }
-    pkts.push_back(packet("10.0.0.1", 1000, "10.9.9.9", 53, at(2.5), 0, 100, 17));
+    pkts.push_back(packet("10.0.0.1", 1000, "10.9.9.9", 53, at(3.5), 0, 100, 17));
     h.feed(pkts, 1);
     ASSERT_EQ(h.stats().floodActive, 1U);
     const std::uint64_t deferred = h.stats().admissionDeferred;
-    const ParsedPacket first = packet("10.7.7.7", 9999, "10.9.9.9", 443, at(2.6), kSyn);
+    const ParsedPacket first = packet("10.7.7.7", 9999, "10.9.9.9", 443, at(3.6), kSyn);
     h.feed(first);  // full table, a flood: deferred
     EXPECT_EQ(h.stats().admissionDeferred, deferred + 1);
     EXPECT_FALSE(h.find(first.key).has_value());
     ParsedPacket second = first;
-    second.ts = at(2.7);
+    second.ts = at(3.7);
     h.feed(second);  // its second packet: admitted
     ASSERT_TRUE(h.find(first.key).has_value());
     EXPECT_EQ(h.find(first.key)->packets, 1U);  // the deferred first packet is in no record
