@@ -23,7 +23,8 @@ po::options_description describeOptions() {
         ("queues,q", po::value<std::string>(),
             "workers (queues); with one -i, N readers of a shared interface (raw fanout, dpdk "
             "RSS) or one reader spreading flows over N workers by a symmetric flow hash")
-        ("cpus", po::value<std::string>(), "pin worker q to the q-th CPU of LIST, e.g. '0,1' or '2-5'")
+        ("cpus", po::value<std::string>(),
+            "pin worker q to the q-th CPU of LIST, e.g. '0,1' or '2-5'")
         ("storage,s", po::value<std::string>(), "storage plugin string (default 'cache')")
         ("process,p", po::value<std::vector<std::string>>()->composing(),
             "process plugin string (repeatable)")
@@ -34,8 +35,10 @@ po::options_description describeOptions() {
         ("pid-file", po::value<std::string>(), "write the process id to FILE")
         ("quiet,Q", "do not print statistics to stderr at exit")
         ("no-vlan-key", "leave the VLAN id out of the flow key")
-        ("config", po::value<std::string>(), "read options from FILE (same names, one 'name = value' per line)")
-        ("help,h", "show help; '-h input|storage|process|output' lists plugins, '-h NAME' shows a plugin")
+        ("config", po::value<std::string>(),
+            "read options from FILE (same names, one 'name = value' per line)")
+        ("help,h",
+            "show help; '-h input|storage|process|output' lists plugins, '-h NAME' shows a plugin")
         ("version,V", "show the version");
     // clang-format on
     return d;
@@ -66,7 +69,8 @@ std::uint64_t parseCount(const std::string& text) {
         used = 0;
     }
     if (used == 0 || used != text.size()) {
-        throw cliError("-c", text, "must be a whole number of packets (0 = no limit), got '" + text + "'");
+        throw cliError("-c", text,
+                       "must be a whole number of packets (0 = no limit), got '" + text + "'");
     }
     return v;
 }
@@ -89,8 +93,10 @@ unsigned parseQueues(const std::string& text) {
 std::vector<unsigned> parseCpus(const std::string& text) {
     std::vector<unsigned> cpus;
     auto bad = [&] {
-        return cliError("--cpus", text, "must be CPU numbers or ranges separated by commas, e.g. '0,1' or "
-                                        "'2-5', got '" + text + "'");
+        return cliError("--cpus", text,
+                        "must be CPU numbers or ranges separated by commas, e.g. '0,1' or "
+                        "'2-5', got '" +
+                            text + "'");
     };
     std::size_t pos = 0;
     while (pos <= text.size()) {
@@ -127,12 +133,18 @@ double parseSeconds(const std::string& text) {
 
 std::string typeName(OptionType t) {
     switch (t) {
-        case OptionType::Flag: return "flag";
-        case OptionType::Int: return "integer";
-        case OptionType::Double: return "number";
-        case OptionType::Duration: return "duration";
-        case OptionType::String: return "text";
-        case OptionType::Choice: return "choice";
+        case OptionType::Flag:
+            return "flag";
+        case OptionType::Int:
+            return "integer";
+        case OptionType::Double:
+            return "number";
+        case OptionType::Duration:
+            return "duration";
+        case OptionType::String:
+            return "text";
+        case OptionType::Choice:
+            return "choice";
     }
     return "?";
 }
@@ -169,7 +181,9 @@ CliResult parseCommandLine(int argc, const char* const* argv) {
         if (vm.count("config") != 0) {
             const std::string path = vm["config"].as<std::string>();
             std::ifstream file(path);
-            if (!file) throw cliError("--config", path, "cannot read the configuration file '" + path + "'");
+            if (!file)
+                throw cliError("--config", path,
+                               "cannot read the configuration file '" + path + "'");
             po::store(po::parse_config_file(file, desc), vm);
         }
         po::notify(vm);
@@ -193,18 +207,23 @@ CliResult parseCommandLine(int argc, const char* const* argv) {
     if (vm.count("process") != 0) c.process = vm["process"].as<std::vector<std::string>>();
     if (vm.count("output") != 0) c.output = vm["output"].as<std::string>();
     if (vm.count("count") != 0) c.packetLimit = parseCount(vm["count"].as<std::string>());
-    if (vm.count("stats-interval") != 0) c.statsInterval = parseSeconds(vm["stats-interval"].as<std::string>());
+    if (vm.count("stats-interval") != 0)
+        c.statsInterval = parseSeconds(vm["stats-interval"].as<std::string>());
     if (vm.count("stats-json") != 0) c.statsJson = vm["stats-json"].as<std::string>();
     if (vm.count("pid-file") != 0) c.pidFile = vm["pid-file"].as<std::string>();
     c.quiet = vm.count("quiet") != 0;
     c.vlanInKey = vm.count("no-vlan-key") == 0;
     if (c.inputs.empty()) {
-        throw cliError("-i", {}, "an input is required, e.g. -i 'pcap;file=trace.pcap' (see rowprobe -h input)");
+        throw cliError(
+            "-i", {},
+            "an input is required, e.g. -i 'pcap;file=trace.pcap' (see rowprobe -h input)");
     }
-    if (c.inputs.size() > 255) throw cliError("-i", {}, "at most 255 inputs (queues) are supported");
+    if (c.inputs.size() > 255)
+        throw cliError("-i", {}, "at most 255 inputs (queues) are supported");
     if (c.queues > 1 && c.inputs.size() > 1 && c.queues != c.inputs.size()) {
         throw cliError("-q", std::to_string(c.queues),
-                       "-q " + std::to_string(c.queues) + " with " + std::to_string(c.inputs.size()) +
+                       "-q " + std::to_string(c.queues) + " with " +
+                           std::to_string(c.inputs.size()) +
                            " inputs: give one -i to spread over the queues, or one -i per queue");
     }
     return result;
@@ -217,14 +236,18 @@ std::string helpText(const std::string& topic) {
     if (topic.empty()) {
         out << "Usage: rowprobe -i INPUT [-s STORAGE] [-p PROCESS]... [-o OUTPUT] [options]\n\n"
             << "A flow exporter: packets from INPUT become bidirectional flow records in the\n"
-            << "STORAGE flow cache and leave through OUTPUT. Plugin strings: 'name;opt=value;flag'.\n\n"
+            << "STORAGE flow cache and leave through OUTPUT. Plugin strings: "
+               "'name;opt=value;flag'.\n\n"
             << "Example:\n"
-            << "  rowprobe -i 'pcap;file=trace.pcap' -s 'cache;size=17;policy=lru' -o 'json;file=flows.json'\n\n"
+            << "  rowprobe -i 'pcap;file=trace.pcap' -s 'cache;size=17;policy=lru' -o "
+               "'json;file=flows.json'\n\n"
             << describeOptions() << '\n'
-            << "Plugins: rowprobe -h input | storage | process | output; one plugin: rowprobe -h NAME\n";
+            << "Plugins: rowprobe -h input | storage | process | output; one plugin: rowprobe -h "
+               "NAME\n";
         return out.str();
     }
-    for (PluginKind kind : {PluginKind::Input, PluginKind::Storage, PluginKind::Process, PluginKind::Output}) {
+    for (PluginKind kind :
+         {PluginKind::Input, PluginKind::Storage, PluginKind::Process, PluginKind::Output}) {
         if (topic != pluginKindName(kind)) continue;
         const auto entries = reg.list(kind);
         out << topic << " plugins:\n";
@@ -240,7 +263,8 @@ std::string helpText(const std::string& topic) {
     const Registry::Entry* e = reg.findAny(topic);
     if (e == nullptr) {
         std::vector<std::string> topics = {"input", "storage", "process", "output"};
-        for (PluginKind kind : {PluginKind::Input, PluginKind::Storage, PluginKind::Process, PluginKind::Output}) {
+        for (PluginKind kind :
+             {PluginKind::Input, PluginKind::Storage, PluginKind::Process, PluginKind::Output}) {
             for (auto& n : reg.names(kind)) topics.push_back(n);
         }
         throw ConfigError({.component = "help",
@@ -259,11 +283,13 @@ std::string pluginReferenceMarkdown() {
     const Registry& reg = Registry::instance();
     std::ostringstream out;
     out << "# Plugin-string reference\n\n"
-        << "Generated by `rowprobe --help-markdown` from the plugins' option tables (the same tables\n"
+        << "Generated by `rowprobe --help-markdown` from the plugins' option tables (the same "
+           "tables\n"
         << "drive parsing, `rowprobe -h NAME` and the error messages); a test keeps this file in\n"
         << "step with the code. Syntax: `name;option=value;flag;...`, long or short option names.\n"
         << "Durations accept `30`, `1.5s`, `500ms`, `2m`.\n";
-    for (PluginKind kind : {PluginKind::Input, PluginKind::Storage, PluginKind::Process, PluginKind::Output}) {
+    for (PluginKind kind :
+         {PluginKind::Input, PluginKind::Storage, PluginKind::Process, PluginKind::Output}) {
         out << "\n## " << pluginKindName(kind) << " plugins\n";
         const auto entries = reg.list(kind);
         if (entries.empty()) out << "\nNone built in yet.\n";
@@ -285,13 +311,15 @@ std::string pluginReferenceMarkdown() {
                         meaning += " [" + formatNumber(o.min) + ", " + formatNumber(o.max) + "]";
                     }
                     if (o.required) meaning += "; required";
-                    out << "| `" << o.name << "` | " << (o.shortName.empty() ? "" : "`" + std::string(o.shortName) + "`")
+                    out << "| `" << o.name << "` | "
+                        << (o.shortName.empty() ? "" : "`" + std::string(o.shortName) + "`")
                         << " | " << typeName(o.type) << " | "
-                        << (o.defaultValue.empty() ? "" : "`" + std::string(o.defaultValue) + "`") << " | "
-                        << meaning << " |\n";
+                        << (o.defaultValue.empty() ? "" : "`" + std::string(o.defaultValue) + "`")
+                        << " | " << meaning << " |\n";
                 }
             }
-            if (e->info.extraHelp != nullptr) out << "\n```text\n" << e->info.extraHelp() << "```\n";
+            if (e->info.extraHelp != nullptr)
+                out << "\n```text\n" << e->info.extraHelp() << "```\n";
         }
     }
     return out.str();
@@ -301,7 +329,8 @@ std::string versionText() {
     std::string s = "rowprobe " ROWPROBE_VERSION;
     s += " (plugins:";
     const Registry& reg = Registry::instance();
-    for (PluginKind kind : {PluginKind::Input, PluginKind::Storage, PluginKind::Process, PluginKind::Output}) {
+    for (PluginKind kind :
+         {PluginKind::Input, PluginKind::Storage, PluginKind::Process, PluginKind::Output}) {
         for (auto& n : reg.names(kind)) s += " " + n;
     }
     s += ")";

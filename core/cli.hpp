@@ -10,21 +10,21 @@ namespace rowprobe::core {
 
 /// Everything the command line (and an optional --config file) asks for.
 struct Config {
-    std::vector<std::string> inputs;    ///< -i, one per queue (or one for all with -q)
+    std::vector<std::string> inputs;  ///< -i, one per queue (or one for all with -q)
     /// -q: queues (workers). 0 = one per -i. With a single -i and N > 1: N instances of a
     /// plugin that can share an interface (raw fanout, dpdk RSS queues), else one reader and a
     /// software distributor spreading flows over N workers by a symmetric flow hash.
     unsigned queues = 0;
-    std::vector<unsigned> cpus;         ///< --cpus: worker q runs on cpus[q % size]; empty = any
-    std::string storage = "cache";      ///< -s
-    std::vector<std::string> process;   ///< -p, repeatable
-    std::string output = "text";        ///< -o
-    std::uint64_t packetLimit = 0;      ///< -c, per input; 0 = no limit
-    double statsInterval = 0;           ///< -t seconds; 0 = only at exit
-    std::string statsJson;              ///< --stats-json FILE
-    std::string pidFile;                ///< --pid-file FILE
-    bool quiet = false;                 ///< -Q: no statistics on stderr at exit
-    bool vlanInKey = true;              ///< --no-vlan-key clears it
+    std::vector<unsigned> cpus;        ///< --cpus: worker q runs on cpus[q % size]; empty = any
+    std::string storage = "cache";     ///< -s
+    std::vector<std::string> process;  ///< -p, repeatable
+    std::string output = "text";       ///< -o
+    std::uint64_t packetLimit = 0;     ///< -c, per input; 0 = no limit
+    double statsInterval = 0;          ///< -t seconds; 0 = only at exit
+    std::string statsJson;             ///< --stats-json FILE
+    std::string pidFile;               ///< --pid-file FILE
+    bool quiet = false;                ///< -Q: no statistics on stderr at exit
+    bool vlanInKey = true;             ///< --no-vlan-key clears it
 };
 
 /// What main should do after parsing.

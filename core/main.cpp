@@ -1,11 +1,12 @@
 // rowprobe: command-line entry point. Exit codes: 0 success, 1 runtime failure (I/O, output),
 // 2 configuration error (bad option or plugin string), printed as one message.
+#include <unistd.h>
+
 #include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <unistd.h>
 
 #include "cli.hpp"
 #include "pipeline.hpp"
@@ -80,7 +81,8 @@ int main(int argc, char** argv) {
     if (!config.statsJson.empty()) {
         std::ofstream out(config.statsJson);
         if (!out || !(out << formatStatsJson(stats))) {
-            std::cerr << "rowprobe: error: cannot write statistics to '" << config.statsJson << "'\n";
+            std::cerr << "rowprobe: error: cannot write statistics to '" << config.statsJson
+                      << "'\n";
             return 1;
         }
     }

@@ -33,7 +33,8 @@ constexpr TimeNs kTickNs = kNsPerSec;
 constexpr std::uint8_t kTickMarker = 0;
 
 double monotonicSeconds() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 
 TimeNs wallNowNs() {
@@ -108,12 +109,14 @@ std::vector<std::string> shareableInputs(const std::string& input, std::size_t q
         out.assign(queues, text);
     } else if (hasOption(*entry, "queues") && hasOption(*entry, "queue")) {
         if (mentions(ps, "queue", "q")) {
-            throw queuesError(input, "-q " + std::to_string(queues) + " creates one '" + ps.name +
-                                         "' input per queue: leave 'queue=' out of the input string");
+            throw queuesError(input,
+                              "-q " + std::to_string(queues) + " creates one '" + ps.name +
+                                  "' input per queue: leave 'queue=' out of the input string");
         }
         const bool given = mentions(ps, "queues", "Q");
         for (std::size_t q = 0; q < queues; ++q) {
-            out.push_back(input + (given ? "" : ";queues=" + std::to_string(queues)) + ";queue=" + std::to_string(q));
+            out.push_back(input + (given ? "" : ";queues=" + std::to_string(queues)) +
+                          ";queue=" + std::to_string(q));
         }
     }
     return out;
@@ -162,7 +165,8 @@ Pipeline::Pipeline(const Config& config) : m_config(config), m_board(queueCount(
     for (std::size_t i = 0; i < queues; ++i) {
         auto q = std::make_unique<Queue>();
         q->storage = reg.createAs<StoragePlugin>(PluginKind::Storage, config.storage, "-s");
-        if (q->storage->sweepsInExportThread()) q->expiryRing = std::make_unique<ExportRing>(kExpiryRingRecords);
+        if (q->storage->sweepsInExportThread())
+            q->expiryRing = std::make_unique<ExportRing>(kExpiryRingRecords);
         for (std::size_t b = 0; b < kBlocksPerQueue; ++b) {
             q->blocks.push_back(std::make_unique<PacketBlock>());
             q->freeBlocks.tryPush(q->blocks.back().get());
@@ -192,7 +196,8 @@ Pipeline::Pipeline(const Config& config) : m_config(config), m_board(queueCount(
             throw ConfigError({.component = "command line",
                                .option = "--cpus",
                                .value = std::to_string(cpu),
-                               .problem = "CPU " + std::to_string(cpu) + " is not available to this process (" +
+                               .problem = "CPU " + std::to_string(cpu) +
+                                          " is not available to this process (" +
                                           std::to_string(CPU_COUNT(&allowed)) + " CPUs allowed)",
                                .help = "rowprobe -h"});
         }
@@ -249,7 +254,8 @@ void Pipeline::inputLoop(Source& source) {
         while (!m_stopInputs.load(std::memory_order_relaxed)) {
             PacketBlock* block = nullptr;
             if (!q.freeBlocks.tryPop(block)) {
-                if (!waitFor([&] { return q.freeBlocks.size() >= kResumeFreeBlocks; }, m_abandon)) break;
+                if (!waitFor([&] { return q.freeBlocks.size() >= kResumeFreeBlocks; }, m_abandon))
+                    break;
                 q.freeBlocks.tryPop(block);
             }
             block->clear();
@@ -393,7 +399,8 @@ void Pipeline::workerLoop(Queue& q, std::size_t index) {
     auto publish = [&] {
         ws.cache = q.storage->stats();
         // The fragment cache counts orphan fragments; report them with the parser's anomalies.
-        ws.anomalies.count[static_cast<std::size_t>(Anomaly::FragmentNoPorts)] = ws.cache.fragmentsNoPorts;
+        ws.anomalies.count[static_cast<std::size_t>(Anomaly::FragmentNoPorts)] =
+            ws.cache.fragmentsNoPorts;
         if (q.source != nullptr) ws.input = q.source->input->stats();
         m_board.publish(index, ws);
     };
@@ -411,7 +418,8 @@ void Pipeline::workerLoop(Queue& q, std::size_t index) {
             const auto t0 = std::chrono::steady_clock::now();
             std::size_t n = 0;
             for (std::size_t i = 0; i < block->count; ++i) {
-                if (parsePacket(block->packets[i], block->link, parserConfig, parsed[n], ws.anomalies)) {
+                if (parsePacket(block->packets[i], block->link, parserConfig, parsed[n],
+                                ws.anomalies)) {
                     ws.ipBytes += parsed[n].ipLen;
                     ++n;
                 }
@@ -419,8 +427,10 @@ void Pipeline::workerLoop(Queue& q, std::size_t index) {
             ws.packets += block->count;
             ws.parsed += n;
             q.storage->processBatch(std::span<ParsedPacket>(parsed.data(), n));
-            ws.busyNs += static_cast<std::uint64_t>(
-                std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+            ws.busyNs +=
+                static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                               std::chrono::steady_clock::now() - t0)
+                                               .count());
             if (++ws.batches % kPublishEveryBatches == 0) publish();
         }
         q.freeBlocks.tryPush(block);  // the free ring holds the whole pool: never full
@@ -452,7 +462,8 @@ void Pipeline::exportLoop() {
             if (q->expiryRing) {
                 // expiry=thread: this thread is the table's second expirer, and its ring's only
                 // producer and consumer. A finished worker has flushed everything.
-                if (!q->workerDone.load(std::memory_order_acquire)) q->storage->sweepFromExportThread(*q->expiryRing);
+                if (!q->workerDone.load(std::memory_order_acquire))
+                    q->storage->sweepFromExportThread(*q->expiryRing);
                 any = drainRing(*q->expiryRing) || any;
             }
         }
@@ -466,7 +477,8 @@ void Pipeline::exportLoop() {
                 continue;
             }
             bool allDone = true;
-            for (auto& q : m_queues) allDone = allDone && q->workerDone.load(std::memory_order_acquire);
+            for (auto& q : m_queues)
+                allDone = allDone && q->workerDone.load(std::memory_order_acquire);
             if (allDone) {
                 while (drain()) {
                 }
@@ -490,7 +502,8 @@ void Pipeline::exportLoop() {
         // Keep draining so workers finish; records are counted as exported but not written.
         for (;;) {
             bool allDone = true;
-            for (auto& q : m_queues) allDone = allDone && q->workerDone.load(std::memory_order_acquire);
+            for (auto& q : m_queues)
+                allDone = allDone && q->workerDone.load(std::memory_order_acquire);
             const bool any = drain();
             if (allDone && !any) break;
             if (!any) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -508,7 +521,8 @@ void Pipeline::logFloods(const StatsSnapshot& now) {
     for (std::size_t q = 0; q < now.queues.size() && q < m_floodAlarmsLogged.size(); ++q) {
         const CacheStats& c = now.queues[q].cache;
         if (c.floodAlarms > m_floodAlarmsLogged[q]) {
-            std::cerr << "rowprobe: flood detected on queue " << q << " at " << formatTimeIso(c.floodLastAlarm, 0)
+            std::cerr << "rowprobe: flood detected on queue " << q << " at "
+                      << formatTimeIso(c.floodLastAlarm, 0)
                       << " (packet time): " << c.floodLastCount << " new flows in one interval, "
                       << c.floodBaseline << " expected\n"
                       << std::flush;
@@ -528,7 +542,8 @@ int Pipeline::run(const std::atomic<bool>& stopRequested) {
     for (std::size_t i = 0; i < m_queues.size(); ++i) {
         Queue& q = *m_queues[i];
         q.workerThread = std::thread([this, &q, i] { workerLoop(q, i); });
-        if (!m_config.cpus.empty() && !pinToCpu(q.workerThread, m_config.cpus[i % m_config.cpus.size()])) {
+        if (!m_config.cpus.empty() &&
+            !pinToCpu(q.workerThread, m_config.cpus[i % m_config.cpus.size()])) {
             std::cerr << "rowprobe: warning: cannot pin worker " << i << " to CPU "
                       << m_config.cpus[i % m_config.cpus.size()] << '\n';
         }
@@ -543,7 +558,8 @@ int Pipeline::run(const std::atomic<bool>& stopRequested) {
     while (!m_exportDone.load(std::memory_order_acquire)) {
         {
             std::unique_lock lock(m_doneMutex);
-            m_doneCv.wait_for(lock, std::chrono::milliseconds(20), [this] { return m_exportDone.load(); });
+            m_doneCv.wait_for(lock, std::chrono::milliseconds(20),
+                              [this] { return m_exportDone.load(); });
         }
         if (!stopped && stopRequested.load()) {
             stopInputs();
@@ -571,6 +587,8 @@ int Pipeline::run(const std::atomic<bool>& stopRequested) {
     return m_error.empty() ? 0 : 1;
 }
 
-StatsSnapshot Pipeline::stats() const { return m_board.snapshot(monotonicSeconds() - m_startSeconds); }
+StatsSnapshot Pipeline::stats() const {
+    return m_board.snapshot(monotonicSeconds() - m_startSeconds);
+}
 
 }  // namespace rowprobe::core

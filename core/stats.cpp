@@ -28,7 +28,7 @@ void addInto(CacheStats& a, const CacheStats& b) {
     a.fragmentsNoPorts += b.fragmentsNoPorts;
     a.floodIntervals = std::max(a.floodIntervals, b.floodIntervals);
     a.floodAlarms += b.floodAlarms;
-    a.floodActive += b.floodActive;  // queues in a flood
+    a.floodActive += b.floodActive;             // queues in a flood
     if (b.floodLastAlarm > a.floodLastAlarm) {  // the latest alarm of any queue
         a.floodLastAlarm = b.floodLastAlarm;
         a.floodLastCount = b.floodLastCount;
@@ -49,24 +49,30 @@ void writeWorker(std::ostringstream& o, const WorkerStats& w) {
     o << "\"packets\":" << w.packets << ",\"parsed\":" << w.parsed << ",\"ip_bytes\":" << w.ipBytes
       << ",\"skipped\":" << (w.packets - w.parsed) << ",\"anomalies\":{";
     for (std::size_t i = 0; i < kAnomalyCount; ++i) {
-        o << (i ? "," : "") << '"' << anomalyName(static_cast<Anomaly>(i)) << "\":" << w.anomalies.count[i];
+        o << (i ? "," : "") << '"' << anomalyName(static_cast<Anomaly>(i))
+          << "\":" << w.anomalies.count[i];
     }
-    o << "},\"input\":{\"received\":" << w.input.received << ",\"kernel_drops\":" << w.input.kernelDrops
+    o << "},\"input\":{\"received\":" << w.input.received
+      << ",\"kernel_drops\":" << w.input.kernelDrops
       << ",\"interface_drops\":" << w.input.ifaceDrops << "}"
       << ",\"cache\":{\"hits\":" << c.hits << ",\"miss_free\":" << c.missFree
       << ",\"miss_evict\":" << c.missEvict << ",\"miss_reclaim\":" << c.missReclaim
       << ",\"flows_created\":" << c.flowsCreated << ",\"exported\":{";
     for (std::size_t r = 1; r < kEndReasonSlots; ++r) {
-        o << (r > 1 ? "," : "") << '"' << endReasonName(static_cast<EndReason>(r)) << "\":" << c.exported[r];
+        o << (r > 1 ? "," : "") << '"' << endReasonName(static_cast<EndReason>(r))
+          << "\":" << c.exported[r];
     }
-    o << "},\"exported_total\":" << c.exportedTotal() << ",\"exported_by_sweep\":" << c.exportedBySweep
+    o << "},\"exported_total\":" << c.exportedTotal()
+      << ",\"exported_by_sweep\":" << c.exportedBySweep
       << ",\"exported_at_end\":" << c.exportedAtEnd
       << ",\"hit_position_mean\":" << number(c.hitPositionMean())
       << ",\"hit_position_variance\":" << number(c.hitPositionVariance())
       << ",\"flows_in_cache\":" << c.flowsInCache << ",\"capacity\":" << c.capacity
-      << ",\"load_factor\":" << number(c.loadFactor()) << ",\"fragments_filled\":" << c.fragmentsFilled
-      << ",\"fragments_no_ports\":" << c.fragmentsNoPorts << ",\"flood\":{\"intervals\":" << c.floodIntervals
-      << ",\"alarms\":" << c.floodAlarms << ",\"active\":" << c.floodActive << ",\"last_alarm\":\""
+      << ",\"load_factor\":" << number(c.loadFactor())
+      << ",\"fragments_filled\":" << c.fragmentsFilled
+      << ",\"fragments_no_ports\":" << c.fragmentsNoPorts
+      << ",\"flood\":{\"intervals\":" << c.floodIntervals << ",\"alarms\":" << c.floodAlarms
+      << ",\"active\":" << c.floodActive << ",\"last_alarm\":\""
       << (c.floodLastAlarm != 0 ? formatTimeIso(c.floodLastAlarm, 0) : std::string())
       << "\",\"last_alarm_ns\":" << c.floodLastAlarm << ",\"last_count\":" << c.floodLastCount
       << ",\"baseline\":" << c.floodBaseline << "},\"admission_deferred\":" << c.admissionDeferred
@@ -83,7 +89,8 @@ WorkerStats StatsSnapshot::total() const {
         t.packets += w.packets;
         t.parsed += w.parsed;
         t.ipBytes += w.ipBytes;
-        for (std::size_t i = 0; i < kAnomalyCount; ++i) t.anomalies.count[i] += w.anomalies.count[i];
+        for (std::size_t i = 0; i < kAnomalyCount; ++i)
+            t.anomalies.count[i] += w.anomalies.count[i];
         t.batches += w.batches;
         t.busyNs += w.busyNs;
         addInto(t.cache, w.cache);
@@ -120,8 +127,9 @@ std::string formatStatsJson(const StatsSnapshot& s) {
         writeWorker(o, s.queues[q]);
         o << '}';
     }
-    o << "],\"export\":{\"records\":" << s.exportedRecords << "},\"output\":{\"records\":" << s.output.records
-      << ",\"dropped\":" << s.output.dropped << ",\"bytes\":" << s.output.bytes << "}}\n";
+    o << "],\"export\":{\"records\":" << s.exportedRecords
+      << "},\"output\":{\"records\":" << s.output.records << ",\"dropped\":" << s.output.dropped
+      << ",\"bytes\":" << s.output.bytes << "}}\n";
     return o.str();
 }
 
@@ -129,22 +137,27 @@ std::string formatStatsText(const StatsSnapshot& s, const StatsSnapshot* previou
     std::ostringstream o;
     char line[512];
     const double span = previous ? s.wallSeconds - previous->wallSeconds : s.wallSeconds;
-    std::snprintf(line, sizeof line, "%-6s %12s %12s %10s %12s %12s %12s %12s %10s %8s %8s\n", "queue",
-                  "packets", "parsed", "Mpps", "hits", "miss-free", "miss-evict", "exported",
-                  "in-cache", "load", "ns/pkt");
+    std::snprintf(line, sizeof line, "%-6s %12s %12s %10s %12s %12s %12s %12s %10s %8s %8s\n",
+                  "queue", "packets", "parsed", "Mpps", "hits", "miss-free", "miss-evict",
+                  "exported", "in-cache", "load", "ns/pkt");
     o << line;
     auto row = [&](const std::string& name, const WorkerStats& w, const WorkerStats* p) {
         const std::uint64_t pk = w.packets - (p ? p->packets : 0);
         const double mpps = span > 0 ? static_cast<double>(pk) / span / 1e6 : 0.0;
-        const double nsPerPkt = w.packets ? static_cast<double>(w.busyNs) / static_cast<double>(w.packets) : 0.0;
-        std::snprintf(line, sizeof line, "%-6s %12llu %12llu %10.3f %12llu %12llu %12llu %12llu %10llu %7.1f%% %8.1f\n",
-                      name.c_str(), static_cast<unsigned long long>(pk),
-                      static_cast<unsigned long long>(w.parsed - (p ? p->parsed : 0)), mpps,
-                      static_cast<unsigned long long>(w.cache.hits - (p ? p->cache.hits : 0)),
-                      static_cast<unsigned long long>(w.cache.missFree - (p ? p->cache.missFree : 0)),
-                      static_cast<unsigned long long>(w.cache.missEvict - (p ? p->cache.missEvict : 0)),
-                      static_cast<unsigned long long>(w.cache.exportedTotal() - (p ? p->cache.exportedTotal() : 0)),
-                      static_cast<unsigned long long>(w.cache.flowsInCache), 100.0 * w.cache.loadFactor(), nsPerPkt);
+        const double nsPerPkt =
+            w.packets ? static_cast<double>(w.busyNs) / static_cast<double>(w.packets) : 0.0;
+        std::snprintf(
+            line, sizeof line,
+            "%-6s %12llu %12llu %10.3f %12llu %12llu %12llu %12llu %10llu %7.1f%% %8.1f\n",
+            name.c_str(), static_cast<unsigned long long>(pk),
+            static_cast<unsigned long long>(w.parsed - (p ? p->parsed : 0)), mpps,
+            static_cast<unsigned long long>(w.cache.hits - (p ? p->cache.hits : 0)),
+            static_cast<unsigned long long>(w.cache.missFree - (p ? p->cache.missFree : 0)),
+            static_cast<unsigned long long>(w.cache.missEvict - (p ? p->cache.missEvict : 0)),
+            static_cast<unsigned long long>(w.cache.exportedTotal() -
+                                            (p ? p->cache.exportedTotal() : 0)),
+            static_cast<unsigned long long>(w.cache.flowsInCache), 100.0 * w.cache.loadFactor(),
+            nsPerPkt);
         o << line;
     };
     for (std::size_t q = 0; q < s.queues.size(); ++q) {
@@ -166,13 +179,14 @@ std::string formatStatsText(const StatsSnapshot& s, const StatsSnapshot* previou
         bool any = false;
         for (std::size_t i = 0; i < kAnomalyCount; ++i) {
             if (t.anomalies.count[i] == 0) continue;
-            o << (any ? " " : "skipped/anomalies:") << ' ' << anomalyName(static_cast<Anomaly>(i)) << '='
-              << t.anomalies.count[i];
+            o << (any ? " " : "skipped/anomalies:") << ' ' << anomalyName(static_cast<Anomaly>(i))
+              << '=' << t.anomalies.count[i];
             any = true;
         }
         if (any) o << '\n';
         if (t.input.kernelDrops || t.input.ifaceDrops) {
-            o << "input drops: kernel=" << t.input.kernelDrops << " interface=" << t.input.ifaceDrops << '\n';
+            o << "input drops: kernel=" << t.input.kernelDrops
+              << " interface=" << t.input.ifaceDrops << '\n';
         }
         if (t.cache.floodAlarms != 0) {
             o << "flood: " << t.cache.floodAlarms << " alarm(s), the latest at "
@@ -184,7 +198,8 @@ std::string formatStatsText(const StatsSnapshot& s, const StatsSnapshot* previou
             }
             o << '\n';
         }
-        o << "output: " << s.output.records << " records written, " << s.output.dropped << " dropped\n";
+        o << "output: " << s.output.records << " records written, " << s.output.dropped
+          << " dropped\n";
     }
     return o.str();
 }

@@ -74,8 +74,8 @@ MappedPcap::Result MappedPcap::next(RawPacket& out, std::uint32_t snaplen) noexc
     const std::uint32_t capLen = load32(m_pos + 8);
     const std::uint32_t wireLen = load32(m_pos + 12);
     if (capLen > kMaxCapLen) {
-        m_error = "bogus savefile header: captured length " + std::to_string(capLen) +
-                  " at byte " + std::to_string(m_pos) + " exceeds " + std::to_string(kMaxCapLen);
+        m_error = "bogus savefile header: captured length " + std::to_string(capLen) + " at byte " +
+                  std::to_string(m_pos) + " exceeds " + std::to_string(kMaxCapLen);
         m_pos = m_size;
         return Result::Error;
     }

@@ -59,8 +59,8 @@ private:
 
     pcap_t* m_handle = nullptr;
     std::unique_ptr<MappedPcap> m_mapped;  ///< set for plain pcap files read without a filter
-    std::string m_source;  ///< file name or interface, for error messages
-    std::string m_error;   ///< a read error, thrown once the packets before it are delivered
+    std::string m_source;                  ///< file name or interface, for error messages
+    std::string m_error;  ///< a read error, thrown once the packets before it are delivered
     LinkType m_link = LinkType::Ethernet;
     bool m_live = false;
     bool m_nanoTs = true;  ///< libpcap delivers tv_usec in nanoseconds

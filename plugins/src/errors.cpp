@@ -36,8 +36,8 @@ std::string ConfigError::render() const {
         out << prefix << d.source << "\"\n";
         if (d.column != std::string::npos && d.column <= d.source.size()) {
             const std::size_t width = std::max<std::size_t>(1, d.value.size());
-            out << std::string(prefix.size() + d.column, ' ') << '^'
-                << std::string(width - 1, '~') << '\n';
+            out << std::string(prefix.size() + d.column, ' ') << '^' << std::string(width - 1, '~')
+                << '\n';
         }
     }
     if (!d.choices.empty()) {
@@ -62,8 +62,8 @@ std::size_t editDistance(std::string_view a, std::string_view b) {
     for (std::size_t i = 1; i <= a.size(); ++i) {
         for (std::size_t j = 1; j <= b.size(); ++j) {
             const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-            std::size_t best = std::min({d[(i - 1) * w + j] + 1, d[i * w + j - 1] + 1,
-                                         d[(i - 1) * w + j - 1] + cost});
+            std::size_t best = std::min(
+                {d[(i - 1) * w + j] + 1, d[i * w + j - 1] + 1, d[(i - 1) * w + j - 1] + cost});
             if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
                 best = std::min(best, d[(i - 2) * w + j - 2] + 1);
             }

@@ -4,11 +4,16 @@ namespace rowprobe {
 
 std::string_view endReasonName(EndReason r) noexcept {
     switch (r) {
-        case EndReason::InactiveTimeout: return "inactive";
-        case EndReason::ActiveTimeout: return "active";
-        case EndReason::EndOfFlow: return "end";
-        case EndReason::ForcedEnd: return "forced";
-        case EndReason::LackOfResources: return "resources";
+        case EndReason::InactiveTimeout:
+            return "inactive";
+        case EndReason::ActiveTimeout:
+            return "active";
+        case EndReason::EndOfFlow:
+            return "end";
+        case EndReason::ForcedEnd:
+            return "forced";
+        case EndReason::LackOfResources:
+            return "resources";
     }
     return "unknown";
 }

@@ -9,9 +9,7 @@
 
 namespace rowprobe {
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 std::string formatNumber(double v) {
     if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
@@ -59,12 +57,18 @@ std::vector<std::string> optionNames(std::span<const OptionSpec> specs) {
 
 std::string typeName(OptionType t) {
     switch (t) {
-        case OptionType::Flag: return "flag";
-        case OptionType::Int: return "integer";
-        case OptionType::Double: return "number";
-        case OptionType::Duration: return "duration";
-        case OptionType::String: return "text";
-        case OptionType::Choice: return "choice";
+        case OptionType::Flag:
+            return "flag";
+        case OptionType::Int:
+            return "integer";
+        case OptionType::Double:
+            return "number";
+        case OptionType::Duration:
+            return "duration";
+        case OptionType::String:
+            return "text";
+        case OptionType::Choice:
+            return "choice";
     }
     return "?";
 }
@@ -75,7 +79,8 @@ bool parseDuration(std::string_view text, std::uint64_t& ns) {
     double scale = 1e9;
     std::string_view number = text;
     auto endsWith = [&](std::string_view suffix) {
-        return number.size() > suffix.size() && number.substr(number.size() - suffix.size()) == suffix;
+        return number.size() > suffix.size() &&
+               number.substr(number.size() - suffix.size()) == suffix;
     };
     if (endsWith("ns")) {
         scale = 1;
@@ -170,8 +175,9 @@ Options parseOptions(std::string_view component, const PluginString& ps,
         if (spec == nullptr) {
             std::vector<std::string> names = optionNames(specs);
             if (names.empty()) {
-                throw error(item, {}, "unknown option '" + item.key + "' (this plugin has no options)",
-                            {}, true);
+                throw error(item, {},
+                            "unknown option '" + item.key + "' (this plugin has no options)", {},
+                            true);
             }
             throw error(item, {}, "unknown option '" + item.key + "'", names, true);
         }
@@ -184,8 +190,10 @@ Options parseOptions(std::string_view component, const PluginString& ps,
             case OptionType::Flag: {
                 bool b = true;
                 if (item.hasValue && !parseFlagValue(item.value, b)) {
-                    throw error(item, name, "is a flag: give it alone or as true/false, got '" + item.value + "'",
-                                {}, false);
+                    throw error(
+                        item, name,
+                        "is a flag: give it alone or as true/false, got '" + item.value + "'", {},
+                        false);
                 }
                 value = b ? "true" : "false";
                 break;
@@ -193,15 +201,18 @@ Options parseOptions(std::string_view component, const PluginString& ps,
             case OptionType::Int: {
                 std::int64_t v = 0;
                 if (!parseInt(item.value, v)) {
-                    throw error(item, name, "must be an integer" +
+                    throw error(item, name,
+                                "must be an integer" +
                                     (hasRange(*spec) ? " in [" + formatNumber(spec->min) + ", " +
                                                            formatNumber(spec->max) + "]"
                                                      : std::string()) +
                                     ", got '" + item.value + "'",
                                 {}, false);
                 }
-                if (hasRange(*spec) && (static_cast<double>(v) < spec->min || static_cast<double>(v) > spec->max)) {
-                    throw error(item, name, "must be in [" + formatNumber(spec->min) + ", " +
+                if (hasRange(*spec) &&
+                    (static_cast<double>(v) < spec->min || static_cast<double>(v) > spec->max)) {
+                    throw error(item, name,
+                                "must be in [" + formatNumber(spec->min) + ", " +
                                     formatNumber(spec->max) + "] (" + std::string(spec->help) +
                                     "), got " + item.value,
                                 {}, false);
@@ -211,10 +222,12 @@ Options parseOptions(std::string_view component, const PluginString& ps,
             case OptionType::Double: {
                 double v = 0;
                 if (!parseDouble(item.value, v)) {
-                    throw error(item, name, "must be a number, got '" + item.value + "'", {}, false);
+                    throw error(item, name, "must be a number, got '" + item.value + "'", {},
+                                false);
                 }
                 if (hasRange(*spec) && (v < spec->min || v > spec->max)) {
-                    throw error(item, name, "must be in [" + formatNumber(spec->min) + ", " +
+                    throw error(item, name,
+                                "must be in [" + formatNumber(spec->min) + ", " +
                                     formatNumber(spec->max) + "], got " + item.value,
                                 {}, false);
                 }
@@ -224,19 +237,22 @@ Options parseOptions(std::string_view component, const PluginString& ps,
                 std::uint64_t ns = 0;
                 if (!parseDuration(item.value, ns)) {
                     throw error(item, name,
-                                "must be a duration such as 30, 1.5s, 500ms or 2m, got '" + item.value + "'",
+                                "must be a duration such as 30, 1.5s, 500ms or 2m, got '" +
+                                    item.value + "'",
                                 {}, false);
                 }
                 const double sec = static_cast<double>(ns) / 1e9;
                 if (hasRange(*spec) && (sec < spec->min || sec > spec->max)) {
-                    throw error(item, name, "must be between " + formatNumber(spec->min) + " s and " +
+                    throw error(item, name,
+                                "must be between " + formatNumber(spec->min) + " s and " +
                                     formatNumber(spec->max) + " s, got " + item.value,
                                 {}, false);
                 }
                 break;
             }
             case OptionType::String:
-                if (!item.hasValue) throw error(item, name, "needs a value: " + name + "=...", {}, true);
+                if (!item.hasValue)
+                    throw error(item, name, "needs a value: " + name + "=...", {}, true);
                 break;
             case OptionType::Choice: {
                 bool ok = false;
@@ -268,7 +284,9 @@ Options parseOptions(std::string_view component, const PluginString& ps,
 
 Options::Options(std::string component, std::span<const OptionSpec> specs,
                  std::map<std::string, std::string> values, std::string source)
-    : m_component(std::move(component)), m_specs(specs), m_values(std::move(values)),
+    : m_component(std::move(component)),
+      m_specs(specs),
+      m_values(std::move(values)),
       m_source(std::move(source)) {}
 
 const OptionSpec* Options::spec(std::string_view name) const {
@@ -298,13 +316,15 @@ std::string Options::getString(std::string_view name) const {
 
 std::int64_t Options::getInt(std::string_view name) const {
     std::int64_t v = 0;
-    if (!parseInt(getString(name), v)) throw std::logic_error("option '" + std::string(name) + "' has no integer value");
+    if (!parseInt(getString(name), v))
+        throw std::logic_error("option '" + std::string(name) + "' has no integer value");
     return v;
 }
 
 double Options::getDouble(std::string_view name) const {
     double v = 0;
-    if (!parseDouble(getString(name), v)) throw std::logic_error("option '" + std::string(name) + "' has no numeric value");
+    if (!parseDouble(getString(name), v))
+        throw std::logic_error("option '" + std::string(name) + "' has no numeric value");
     return v;
 }
 
@@ -316,14 +336,17 @@ bool Options::getFlag(std::string_view name) const {
 
 std::uint64_t Options::getDurationNs(std::string_view name) const {
     std::uint64_t ns = 0;
-    if (!parseDuration(getString(name), ns)) throw std::logic_error("option '" + std::string(name) + "' has no duration value");
+    if (!parseDuration(getString(name), ns))
+        throw std::logic_error("option '" + std::string(name) + "' has no duration value");
     return ns;
 }
 
 void Options::fail(std::string_view name, std::string problem, std::vector<std::string> choices,
                    std::string_view part) const {
-    ConfigError::Details d{.component = m_component, .option = std::string(name),
-                           .problem = std::move(problem), .choices = std::move(choices),
+    ConfigError::Details d{.component = m_component,
+                           .option = std::string(name),
+                           .problem = std::move(problem),
+                           .choices = std::move(choices),
                            .source = m_source};
     auto it = m_values.find(std::string(name));
     if (it != m_values.end()) {
@@ -365,13 +388,16 @@ std::string formatOptionHelp(std::span<const OptionSpec> specs) {
         out << "  " << heads[i] << std::string(width - heads[i].size() + 2, ' ') << s.help;
         if (s.type == OptionType::Choice && !s.choices.empty()) {
             out << " (";
-            for (std::size_t c = 0; c < s.choices.size(); ++c) out << (c ? ", " : "") << s.choices[c];
+            for (std::size_t c = 0; c < s.choices.size(); ++c)
+                out << (c ? ", " : "") << s.choices[c];
             out << ")";
         } else if (hasRange(s) && s.type != OptionType::String) {
             out << " [" << formatNumber(s.min) << ", " << formatNumber(s.max) << "]";
         }
-        if (s.required) out << " (required)";
-        else if (!s.defaultValue.empty()) out << " (default " << s.defaultValue << ")";
+        if (s.required)
+            out << " (required)";
+        else if (!s.defaultValue.empty())
+            out << " (default " << s.defaultValue << ")";
         out << '\n';
     }
     return out.str();

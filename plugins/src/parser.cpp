@@ -226,8 +226,8 @@ Anomaly parseIpv6(const std::uint8_t* d, std::uint32_t cap, std::uint32_t l3, Pa
                 if (n >= kMaxIpv6ExtHeaders) return Anomaly::TooManyHeaders;
                 if (!has(pos, 2, declaredEnd)) return Anomaly::BadIpHeader;
                 if (!has(pos, 2, cap)) return Anomaly::TruncatedL3;
-                const std::uint32_t len = next == kProtoAh ? (d[pos + 1] + 2u) * 4u
-                                                           : (d[pos + 1] + 1u) * 8u;
+                const std::uint32_t len =
+                    next == kProtoAh ? (d[pos + 1] + 2u) * 4u : (d[pos + 1] + 1u) * 8u;
                 if (!has(pos, len, declaredEnd)) return Anomaly::BadIpHeader;
                 next = d[pos];
                 pos += len;
@@ -382,8 +382,8 @@ const char* anomalyName(Anomaly a) noexcept {
     return "unknown";
 }
 
-bool parsePacket(const RawPacket& raw, LinkType link, const ParserConfig& config,
-                 ParsedPacket& out, AnomalyCounters& anomalies) noexcept {
+bool parsePacket(const RawPacket& raw, LinkType link, const ParserConfig& config, ParsedPacket& out,
+                 AnomalyCounters& anomalies) noexcept {
     const std::uint8_t* d = raw.data;
     const std::uint32_t cap = d != nullptr ? raw.capLen : 0;
     // `out = ParsedPacket{}` without the temporary, whose copy stalled on store forwarding and
@@ -457,8 +457,8 @@ bool parsePacket(const RawPacket& raw, LinkType link, const ParserConfig& config
     }
 
     L3Result r;
-    const Anomaly a = type == kEtherIpv4 ? parseIpv4(d, cap, off, out, r)
-                                         : parseIpv6(d, cap, off, out, r);
+    const Anomaly a =
+        type == kEtherIpv4 ? parseIpv4(d, cap, off, out, r) : parseIpv6(d, cap, off, out, r);
     if (a != kOk) return fail(anomalies, a);
     out.l3Offset = static_cast<std::uint16_t>(off);
     out.key.vlan = config.vlanInKey ? vlan : std::uint16_t{0};

@@ -8,10 +8,14 @@ namespace rowprobe {
 
 std::string_view pluginKindName(PluginKind kind) noexcept {
     switch (kind) {
-        case PluginKind::Input: return "input";
-        case PluginKind::Storage: return "storage";
-        case PluginKind::Process: return "process";
-        case PluginKind::Output: return "output";
+        case PluginKind::Input:
+            return "input";
+        case PluginKind::Storage:
+            return "storage";
+        case PluginKind::Process:
+            return "process";
+        case PluginKind::Output:
+            return "output";
     }
     return "plugin";
 }
@@ -87,7 +91,8 @@ std::unique_ptr<Plugin> Registry::create(PluginKind kind, std::string_view text,
                            .flag = std::string(flag)});
     }
     const std::string component = kindName + " '" + ps.name + "'";
-    Options options = parseOptions(component, ps, entry->info.options, "rowprobe -h " + ps.name, flag);
+    Options options =
+        parseOptions(component, ps, entry->info.options, "rowprobe -h " + ps.name, flag);
     try {
         return entry->factory(options);
     } catch (ConfigError& e) {

@@ -21,53 +21,116 @@ constexpr std::string_view kExpiryModes[] = {"inline", "thread"};
 constexpr std::string_view kAdmissionModes[] = {"off", "second-packet", "back"};
 
 constexpr OptionSpec kOptions[] = {
-    {.name = "size", .shortName = "s", .type = OptionType::Int, .defaultValue = "17",
-     .help = "2^size records, an exponent as in ipfixprobe", .min = 4, .max = 30},
-    {.name = "line", .shortName = "l", .type = OptionType::Int, .defaultValue = "16",
+    {.name = "size",
+     .shortName = "s",
+     .type = OptionType::Int,
+     .defaultValue = "17",
+     .help = "2^size records, an exponent as in ipfixprobe",
+     .min = 4,
+     .max = 30},
+    {.name = "line",
+     .shortName = "l",
+     .type = OptionType::Int,
+     .defaultValue = "16",
      .help = "slots per row: 4, 8, 16 or 32. A slot COUNT, not ipfixprobe's exponent "
              "(ipfixprobe line=4 is line=16 here)"},
-    {.name = "active", .shortName = "a", .type = OptionType::Duration, .defaultValue = "300",
+    {.name = "active",
+     .shortName = "a",
+     .type = OptionType::Duration,
+     .defaultValue = "300",
      .help = "active timeout: a flow whose first packet is older is exported and continues as a "
              "new flow",
-     .min = 0, .max = 31536000},
-    {.name = "inactive", .shortName = "i", .type = OptionType::Duration, .defaultValue = "30",
-     .help = "inactive timeout: a flow idle this long is exported", .min = 0, .max = 31536000},
-    {.name = "hash", .shortName = "h", .type = OptionType::Choice, .defaultValue = "xxh3",
-     .help = "hash function of the flow key", .choices = kHashNames},
-    {.name = "seed", .type = OptionType::Int,
+     .min = 0,
+     .max = 31536000},
+    {.name = "inactive",
+     .shortName = "i",
+     .type = OptionType::Duration,
+     .defaultValue = "30",
+     .help = "inactive timeout: a flow idle this long is exported",
+     .min = 0,
+     .max = 31536000},
+    {.name = "hash",
+     .shortName = "h",
+     .type = OptionType::Choice,
+     .defaultValue = "xxh3",
+     .help = "hash function of the flow key",
+     .choices = kHashNames},
+    {.name = "seed",
+     .type = OptionType::Int,
      .help = "hash seed (default: random at start-up; set it for reproducible runs)"},
-    {.name = "policy", .shortName = "p", .type = OptionType::String, .defaultValue = "lru",
+    {.name = "policy",
+     .shortName = "p",
+     .type = OptionType::String,
+     .defaultValue = "lru",
      .help = "row replacement policy (listed below), or the path of a policy library (.so)"},
-    {.name = "policy-dir", .type = OptionType::String,
+    {.name = "policy-dir",
+     .type = OptionType::String,
      .help = "directories (colon-separated) searched for policy libraries named "
              "librowprobe-policy-NAME.so or NAME.so, before $ROWPROBE_POLICY_PATH"},
-    {.name = "frag-enable", .shortName = "fe", .type = OptionType::Flag, .defaultValue = "true",
+    {.name = "frag-enable",
+     .shortName = "fe",
+     .type = OptionType::Flag,
+     .defaultValue = "true",
      .help = "fill the ports of non-first IP fragments from the first fragment"},
-    {.name = "frag-size", .shortName = "fs", .type = OptionType::Int, .defaultValue = "10007",
-     .help = "fragment cache entries", .min = 1, .max = 100000000},
-    {.name = "frag-timeout", .shortName = "ft", .type = OptionType::Duration, .defaultValue = "3",
-     .help = "how long a first fragment's ports are used for later fragments", .min = 0,
+    {.name = "frag-size",
+     .shortName = "fs",
+     .type = OptionType::Int,
+     .defaultValue = "10007",
+     .help = "fragment cache entries",
+     .min = 1,
+     .max = 100000000},
+    {.name = "frag-timeout",
+     .shortName = "ft",
+     .type = OptionType::Duration,
+     .defaultValue = "3",
+     .help = "how long a first fragment's ports are used for later fragments",
+     .min = 0,
      .max = 3600},
-    {.name = "expiry", .shortName = "e", .type = OptionType::Choice, .defaultValue = "inline",
+    {.name = "expiry",
+     .shortName = "e",
+     .type = OptionType::Choice,
+     .defaultValue = "inline",
      .help = "who finds expired flows: the worker, a few rows per batch (inline), or the export "
              "thread under per-row try-locks (thread)",
      .choices = kExpiryModes},
-    {.name = "flood", .type = OptionType::Flag, .defaultValue = "true",
+    {.name = "flood",
+     .type = OptionType::Flag,
+     .defaultValue = "true",
      .help = "flood detector: EWMA + CUSUM over new flows per interval of packet time"},
-    {.name = "flood-interval", .type = OptionType::Duration, .defaultValue = "5",
-     .help = "flood detector interval (packet time)", .min = 0.001, .max = 3600},
-    {.name = "flood-alpha", .type = OptionType::Double, .defaultValue = "0.3",
-     .help = "flood detector EWMA weight of the newest interval", .min = 0.001, .max = 1},
-    {.name = "flood-k", .type = OptionType::Double, .defaultValue = "5",
-     .help = "flood detector threshold and alarm level in standard deviations", .min = 0, .max = 1000},
-    {.name = "flood-floor", .type = OptionType::Double, .defaultValue = "7000",
+    {.name = "flood-interval",
+     .type = OptionType::Duration,
+     .defaultValue = "5",
+     .help = "flood detector interval (packet time)",
+     .min = 0.001,
+     .max = 3600},
+    {.name = "flood-alpha",
+     .type = OptionType::Double,
+     .defaultValue = "0.3",
+     .help = "flood detector EWMA weight of the newest interval",
+     .min = 0.001,
+     .max = 1},
+    {.name = "flood-k",
+     .type = OptionType::Double,
+     .defaultValue = "5",
+     .help = "flood detector threshold and alarm level in standard deviations",
+     .min = 0,
+     .max = 1000},
+    {.name = "flood-floor",
+     .type = OptionType::Double,
+     .defaultValue = "7000",
      .help = "flood detector: least excess of new flows per interval over the forecast",
-     .min = 0, .max = 1e12},
-    {.name = "flood-warmup", .type = OptionType::Int, .defaultValue = "3",
+     .min = 0,
+     .max = 1e12},
+    {.name = "flood-warmup",
+     .type = OptionType::Int,
+     .defaultValue = "3",
      .help = "flood detector intervals that only learn the baseline (the first one, the table "
              "filling up, is only counted)",
-     .min = 0, .max = 1000},
-    {.name = "flood-admission", .type = OptionType::Choice, .defaultValue = "off",
+     .min = 0,
+     .max = 1000},
+    {.name = "flood-admission",
+     .type = OptionType::Choice,
+     .defaultValue = "off",
      .help = "while a flood is detected: nothing (off), admit a new flow on its second packet "
              "(second-packet), or evict flows admitted during the flood first (back)",
      .choices = kAdmissionModes},
@@ -93,13 +156,16 @@ std::size_t osaDistance(std::string_view a, std::string_view b) {
 std::string extraHelp() {
     std::string out = "row policies (policy=NAME):\n";
     std::size_t width = 0;
-    for (const auto* p : RowPolicyRegistry::instance().list()) width = std::max(width, p->name.size());
+    for (const auto* p : RowPolicyRegistry::instance().list())
+        width = std::max(width, p->name.size());
     for (const auto* p : RowPolicyRegistry::instance().list()) {
         out += "  " + std::string(p->name) + std::string(width - p->name.size() + 2, ' ') +
                std::string(p->summary) + "\n";
     }
-    out += "  (policy=/path/lib.so, or a NAME found in policy-dir or $ROWPROBE_POLICY_PATH, loads a\n"
-           "   policy library built against the installed SDK headers; see docs/writing-a-row-policy.md)\n";
+    out +=
+        "  (policy=/path/lib.so, or a NAME found in policy-dir or $ROWPROBE_POLICY_PATH, loads a\n"
+        "   policy library built against the installed SDK headers; see "
+        "docs/writing-a-row-policy.md)\n";
     out += "hash functions (hash=NAME):\n";
     width = 0;
     for (const auto& h : kHashFunctions) width = std::max(width, h.name.size());
@@ -107,8 +173,9 @@ std::string extraHelp() {
         out += "  " + std::string(h.name) + std::string(width - h.name.size() + 2, ' ') +
                std::string(h.summary) + "\n";
     }
-    out += "note: size is an exponent as in ipfixprobe, but line is a slot count here (ipfixprobe's "
-           "line is an exponent: its line=4 is line=16)\n";
+    out +=
+        "note: size is an exponent as in ipfixprobe, but line is a slot count here (ipfixprobe's "
+        "line is an exponent: its line=4 is line=16)\n";
     return out;
 }
 
@@ -119,8 +186,10 @@ std::span<const OptionSpec> cacheOptionSpecs() noexcept { return kOptions; }
 unsigned parseLine(const Options& options) {
     const std::int64_t line = options.getInt("line");
     if (line < 0 || !isSupportedLine(static_cast<unsigned>(line))) {
-        options.fail("line", "must be 4, 8, 16 or 32 (slots per row; ipfixprobe's line=4 is line=16 "
-                             "here), got " + std::to_string(line));
+        options.fail("line",
+                     "must be 4, 8, 16 or 32 (slots per row; ipfixprobe's line=4 is line=16 "
+                     "here), got " +
+                         std::to_string(line));
     }
     return static_cast<unsigned>(line);
 }
@@ -131,8 +200,9 @@ TableConfig parseTableConfig(const Options& options) {
     c.sizeLog2 = static_cast<unsigned>(options.getInt("size"));
     const auto minSize = static_cast<unsigned>(std::countr_zero(c.line));
     if (c.sizeLog2 < minSize) {
-        options.fail("size", "must be at least " + std::to_string(minSize) + " with line=" +
-                                 std::to_string(c.line) + " (2^size records must fill one row), got " +
+        options.fail("size", "must be at least " + std::to_string(minSize) +
+                                 " with line=" + std::to_string(c.line) +
+                                 " (2^size records must fill one row), got " +
                                  std::to_string(c.sizeLog2));
     }
     c.active = options.getDurationNs("active");
@@ -164,8 +234,10 @@ TableConfig parseTableConfig(const Options& options) {
                         : admission == "back"        ? FloodAdmission::Back
                                                      : FloodAdmission::Off;
     if (c.flood.admission != FloodAdmission::Off && !c.flood.enabled) {
-        options.fail("flood-admission", "needs the flood detector (flood=false turns it off), got "
-                                        "flood-admission=" + admission);
+        options.fail("flood-admission",
+                     "needs the flood detector (flood=false turns it off), got "
+                     "flood-admission=" +
+                         admission);
     }
     return c;
 }
@@ -174,11 +246,13 @@ namespace {
 
 /// The policy library `name` refers to: the name itself when it looks like a path, else a file
 /// found in `policy-dir` or $ROWPROBE_POLICY_PATH; empty when there is none.
-std::string policyLibraryFor(const std::string& name, const Options& options, std::vector<std::string>& searched) {
+std::string policyLibraryFor(const std::string& name, const Options& options,
+                             std::vector<std::string>& searched) {
     if (name.find('/') != std::string::npos || name.ends_with(".so")) return name;
     if (name.empty()) return {};
     std::vector<std::string> dirs;
-    if (options.explicitlySet("policy-dir")) dirs = splitSearchPath(options.getString("policy-dir"));
+    if (options.explicitlySet("policy-dir"))
+        dirs = splitSearchPath(options.getString("policy-dir"));
     if (const char* env = std::getenv("ROWPROBE_POLICY_PATH")) {
         for (auto& d : splitSearchPath(env)) dirs.push_back(std::move(d));
     }
@@ -204,7 +278,8 @@ std::unique_ptr<StoragePlugin> createCacheTable(const Options& options) {
         std::string problem = "unknown row policy '" + name + "'";
         if (names.empty()) problem += " (no row policies are built in)";
         if (!searched.empty()) {
-            problem += " (no policy library librowprobe-policy-" + name + ".so or " + name + ".so in";
+            problem +=
+                " (no policy library librowprobe-policy-" + name + ".so or " + name + ".so in";
             for (const auto& d : searched) problem += " " + d;
             problem += ")";
         }
@@ -225,8 +300,9 @@ std::unique_ptr<StoragePlugin> createCacheTable(const Options& options) {
     for (const OptionSpec& spec : cacheOptionTable()) {
         const RowPolicyInfo* owner = RowPolicyRegistry::instance().ownerOf(spec.name);
         if (owner != nullptr && owner->name != policy->name && options.explicitlySet(spec.name)) {
-            options.fail(std::string(spec.name), "option '" + std::string(spec.name) + "' belongs to policy '" +
-                                                     std::string(owner->name) + "' (policy=" + name + ")");
+            options.fail(std::string(spec.name),
+                         "option '" + std::string(spec.name) + "' belongs to policy '" +
+                             std::string(owner->name) + "' (policy=" + name + ")");
         }
     }
     return policy->factory(options, parseLine(options));

@@ -38,8 +38,8 @@
 // tls.pcap, mix 2015 and 2020 sessions): one packet with a bogus future timestamp then costs one
 // early sweep instead of poisoning the clock for the rest of the run, and a capture replayed in
 // pieces keeps its flows together as ipfixprobe does (it sweeps on the current packet's time).
-// Every batch the sweep visits max(sweepMinBlocks, blocks × Δt / sweepPeriod) blocks of 64 rows, Δt being the
-// packet time since the previous batch. A block whose deadline is in the future costs one
+// Every batch the sweep visits max(sweepMinBlocks, blocks × Δt / sweepPeriod) blocks of 64 rows,
+// Δt being the packet time since the previous batch. A block whose deadline is in the future costs one
 // compare; a row whose deadline is in the future costs one compare; only due rows touch
 // records. Hence a full pass over the table completes within
 //     min( ⌈blocks / sweepMinBlocks⌉ batches,  sweepPeriod of packet time + one batch )
@@ -95,8 +95,8 @@
 // Flood detector (flood_detector.hpp): after every batch the worker hands its clock and its
 // count of new-flow attempts (flows created + first packets refused by admission) to the
 // detector; at each interval boundary the alarm state lands in CacheStats. While an alarm is on,
-// `flood-admission` protects established flows: both act only where a new flow would evict a live one
-// (full row, nothing expired): `second-packet` evicts for a flow only when a second packet of
+// `flood-admission` protects established flows: both act only where a new flow would evict a
+// live one (full row, nothing expired): `second-packet` evicts for a flow only when a second packet of
 // it arrives (a 64 Ki-entry filter of hash fingerprints remembers the first; that first packet
 // is counted in admissionDeferred and in no record), `back` evicts a flow that has had no hit
 // yet (the one furthest back in the policy's order) before asking the policy for its victim:
@@ -189,8 +189,9 @@ public:
     TableArray() = default;
     explicit TableArray(std::size_t count) : m_count(count) {
         const std::size_t bytes = count * sizeof(T);
-        const std::size_t align = bytes >= (std::size_t{4} << 20) ? (std::size_t{2} << 20)
-                                                                  : std::max<std::size_t>(64, alignof(T));
+        const std::size_t align = bytes >= (std::size_t{4} << 20)
+                                      ? (std::size_t{2} << 20)
+                                      : std::max<std::size_t>(64, alignof(T));
         const std::size_t rounded = (bytes + align - 1) / align * align;
         void* p = std::aligned_alloc(align, rounded);
         if (p == nullptr) throw std::bad_alloc();
@@ -258,18 +259,23 @@ public:
             // table that does not fit fails at start-up rather than mid-capture.
             std::memset(static_cast<void*>(m_records.data()), 0, records * sizeof(CachedFlow));
             m_blockDeadline = std::make_unique<std::atomic<TimeNs>[]>(m_blockCount);
-            for (std::size_t b = 0; b < m_blockCount; ++b) m_blockDeadline[b].store(kNever, std::memory_order_relaxed);
-            if (config.expiryThread) m_locks = std::make_unique<std::atomic<std::uint8_t>[]>(m_rowCount);
-            if (config.flood.admission == FloodAdmission::SecondPacket) m_seenOnce.assign(kSeenOnceSize, 0);
+            for (std::size_t b = 0; b < m_blockCount; ++b)
+                m_blockDeadline[b].store(kNever, std::memory_order_relaxed);
+            if (config.expiryThread)
+                m_locks = std::make_unique<std::atomic<std::uint8_t>[]>(m_rowCount);
+            if (config.flood.admission == FloodAdmission::SecondPacket)
+                m_seenOnce.assign(kSeenOnceSize, 0);
             if (config.flood.admission == FloodAdmission::Back) m_probation.assign(m_rowCount, 0);
         } catch (const std::bad_alloc&) {
             throw ConfigError(
                 {.component = "storage 'cache'",
                  .option = "size",
                  .value = std::to_string(config.sizeLog2),
-                 .problem = "cannot allocate " +
-                            std::to_string((records * sizeof(CachedFlow) + m_rowCount * sizeof(RowType)) >> 20) +
-                            " MiB for 2^" + std::to_string(config.sizeLog2) + " records"});
+                 .problem =
+                     "cannot allocate " +
+                     std::to_string((records * sizeof(CachedFlow) + m_rowCount * sizeof(RowType)) >>
+                                    20) +
+                     " MiB for 2^" + std::to_string(config.sizeLog2) + " records"});
         }
         m_hashBatch = config.hash->batch;
         m_seed = config.seed;
@@ -326,7 +332,8 @@ public:
             }
             row.deadline = kNever;
         }
-        for (std::size_t b = 0; b < m_blockCount; ++b) m_blockDeadline[b].store(kNever, std::memory_order_relaxed);
+        for (std::size_t b = 0; b < m_blockCount; ++b)
+            m_blockDeadline[b].store(kNever, std::memory_order_relaxed);
     }
 
     CacheStats stats() const noexcept override {
@@ -351,7 +358,7 @@ public:
         const TimeNs now = m_clock.load(std::memory_order_acquire);
         Sweeper& sw = m_sweeper;
         if (now == 0) return 0;  // no packet yet
-        if (!sw.started) {  // the first call makes a full pass
+        if (!sw.started) {       // the first call makes a full pass
             sw.started = true;
             sw.lastClock = now;
             sw.owed = m_blockCount;
@@ -407,7 +414,8 @@ public:
             v.slot = s;
             v.occupied = row.occupied(s);
             v.position = m_policy.position(row, s);
-            if constexpr (requires { m_policy.segmentOf(row, s); }) v.segment = m_policy.segmentOf(row, s);
+            if constexpr (requires { m_policy.segmentOf(row, s); })
+                v.segment = m_policy.segmentOf(row, s);
             if (v.occupied) {
                 const CachedFlow& f = row.rec(s);
                 v.key = f.key;
@@ -430,7 +438,8 @@ public:
             }
             if constexpr (requires { m_policy.checkRow(constRef(r)); }) {
                 const std::string broken = m_policy.checkRow(constRef(r));
-                if (!broken.empty()) return where + ": policy '" + std::string(P::kName) + "': " + broken;
+                if (!broken.empty())
+                    return where + ": policy '" + std::string(P::kName) + "': " + broken;
             }
             TimeNs earliest = kNever;
             for (Slot s = 0; s < L; ++s) {
@@ -471,7 +480,9 @@ private:
 
     CachedFlow* recordsOf(std::size_t r) noexcept { return &m_records[r * L]; }
     const CachedFlow* recordsOf(std::size_t r) const noexcept { return &m_records[r * L]; }
-    RowRef<P, L> rowRef(std::size_t r) noexcept { return RowRef<P, L>(m_rows[r], recordsOf(r), *this, r); }
+    RowRef<P, L> rowRef(std::size_t r) noexcept {
+        return RowRef<P, L>(m_rows[r], recordsOf(r), *this, r);
+    }
     ConstRowRef<P, L> constRef(std::size_t r) const noexcept {
         return ConstRowRef<P, L>(m_rows[r], recordsOf(r));
     }
@@ -549,11 +560,13 @@ private:
     void unlockRow(std::size_t r) noexcept { m_locks[r].store(0, std::memory_order_release); }
     bool tryLockRow(std::size_t r) noexcept {
         std::atomic<std::uint8_t>& lock = m_locks[r];
-        return lock.load(std::memory_order_relaxed) == 0 && lock.exchange(1, std::memory_order_acquire) == 0;
+        return lock.load(std::memory_order_relaxed) == 0 &&
+               lock.exchange(1, std::memory_order_acquire) == 0;
     }
     static void lowerDeadline(std::atomic<TimeNs>& deadline, TimeNs due) noexcept {
         TimeNs current = deadline.load(std::memory_order_relaxed);
-        while (due < current && !deadline.compare_exchange_weak(current, due, std::memory_order_relaxed)) {
+        while (due < current &&
+               !deadline.compare_exchange_weak(current, due, std::memory_order_relaxed)) {
         }
     }
 
@@ -587,7 +600,8 @@ private:
         m_batchNewest = std::max(m_batchNewest, pkt.ts);
 
         Slot s = kNoSlot;
-        for (std::uint32_t m = TagMatch::template match<L>(row.tags.data(), tag); m != 0; m &= m - 1) {
+        for (std::uint32_t m = TagMatch::template match<L>(row.tags.data(), tag); m != 0;
+             m &= m - 1) {
             const auto c = static_cast<Slot>(std::countr_zero(m));
             if (recs[c].key == pkt.key) {  // never trust the tag alone
                 s = c;
@@ -595,7 +609,11 @@ private:
             }
         }
 
-        PacketContext ctx{.hash = h, .ts = pkt.ts, .cls = 0, .tcpFlags = pkt.tcpFlags, .forward = true,
+        PacketContext ctx{.hash = h,
+                          .ts = pkt.ts,
+                          .cls = 0,
+                          .tcpFlags = pkt.tcpFlags,
+                          .forward = true,
                           .packet = &pkt};
         m_policy.classify(ctx);
         if (s != kNoSlot) {
@@ -648,7 +666,8 @@ private:
     // --- flood detector and admission -------------------------------------------------------
 
     void observeFlood() noexcept {
-        if (!m_flood || !m_flood->observe(m_now, m_stats.flowsCreated + m_stats.admissionDeferred)) return;
+        if (!m_flood || !m_flood->observe(m_now, m_stats.flowsCreated + m_stats.admissionDeferred))
+            return;
         const FloodDetector& d = *m_flood;
         m_stats.floodIntervals = d.intervals();
         m_stats.floodAlarms = d.alarms();
@@ -677,7 +696,9 @@ private:
         return false;
     }
 
-    void offProbation(std::size_t r, Slot s) noexcept { m_probation[r] &= ~(std::uint32_t{1} << s); }
+    void offProbation(std::size_t r, Slot s) noexcept {
+        m_probation[r] &= ~(std::uint32_t{1} << s);
+    }
 
     /// `back` admission: the flow without a hit yet that is furthest back in the policy's
     /// order, or kNoSlot.
@@ -714,8 +735,9 @@ private:
         const bool idleDue = now >= idle;
         const bool oldDue = now >= old;
         if (idleDue && (!oldDue || idle <= old)) {
-            return ((f.tcpFlags[0] | f.tcpFlags[1]) & (kFin | kRst)) != 0 ? EndReason::EndOfFlow
-                                                                           : EndReason::InactiveTimeout;
+            return ((f.tcpFlags[0] | f.tcpFlags[1]) & (kFin | kRst)) != 0
+                       ? EndReason::EndOfFlow
+                       : EndReason::InactiveTimeout;
         }
         return oldDue ? EndReason::ActiveTimeout : kAlive;
     }
@@ -864,7 +886,8 @@ private:
         for (std::size_t i = 0; i < n; ++i) {  // after unlocking; the caller made room for L
             const FlowRecord& rec = m_sweeper.detached[i];
             ring.tryPush(rec);
-            m_sweeper.exported[static_cast<std::size_t>(rec.endReason)].fetch_add(1, std::memory_order_relaxed);
+            m_sweeper.exported[static_cast<std::size_t>(rec.endReason)].fetch_add(
+                1, std::memory_order_relaxed);
         }
         if (n != 0) {
             m_sweeper.bySweep.fetch_add(n, std::memory_order_relaxed);
@@ -888,7 +911,8 @@ private:
             row.deadline = kNever;
             unlockRow(r);
         }
-        for (std::size_t b = 0; b < m_blockCount; ++b) m_blockDeadline[b].store(kNever, std::memory_order_relaxed);
+        for (std::size_t b = 0; b < m_blockCount; ++b)
+            m_blockDeadline[b].store(kNever, std::memory_order_relaxed);
     }
 
     // --- sweep ------------------------------------------------------------------------------
@@ -946,21 +970,21 @@ private:
     std::optional<FragCache> m_frag;
     ExportTarget m_target;
     CacheStats m_stats;
-    TimeNs m_now = 0;           ///< the sweep's clock: newest timestamp of the last batch
-    TimeNs m_batchNewest = 0;   ///< newest timestamp of the batch being processed
+    TimeNs m_now = 0;          ///< the sweep's clock: newest timestamp of the last batch
+    TimeNs m_batchNewest = 0;  ///< newest timestamp of the batch being processed
     TimeNs m_lastSweep = 0;
-    TimeNs m_sweepCredit = 0;   ///< ns × blocks owed to the sweep, below one block's worth
+    TimeNs m_sweepCredit = 0;  ///< ns × blocks owed to the sweep, below one block's worth
     std::size_t m_sweepCursor = 0;
     bool m_sweepStarted = false;
     // Flood detector and admission (worker only).
     std::optional<FloodDetector> m_flood;
-    bool m_admission = false;                 ///< an admission mode is active (flood detected)
-    std::vector<std::uint32_t> m_seenOnce;    ///< second-packet filter: hash fingerprints
-    std::vector<std::uint32_t> m_probation;   ///< `back`: per row, flows without a hit yet
+    bool m_admission = false;                ///< an admission mode is active (flood detected)
+    std::vector<std::uint32_t> m_seenOnce;   ///< second-packet filter: hash fingerprints
+    std::vector<std::uint32_t> m_probation;  ///< `back`: per row, flows without a hit yet
     // expiry=thread.
     bool m_threaded = false;
     std::unique_ptr<std::atomic<std::uint8_t>[]> m_locks;  ///< one per row, 0 = free
-    std::atomic<TimeNs> m_clock{0};           ///< the worker's m_now, for the export thread
+    std::atomic<TimeNs> m_clock{0};  ///< the worker's m_now, for the export thread
     /// State of the export thread's scan: plain fields are the export thread's own; the atomic
     /// counters are read by the worker in stats().
     struct Sweeper {

@@ -51,7 +51,8 @@ inline constexpr std::array<std::uint32_t, 256> kTable = [] {
 }();
 
 /// Table implementation: CRC32C of data[0, len) continuing from `seed` (0 = plain CRC32C).
-constexpr std::uint32_t software(const std::uint8_t* data, std::size_t len, std::uint32_t seed) noexcept {
+constexpr std::uint32_t software(const std::uint8_t* data, std::size_t len,
+                                 std::uint32_t seed) noexcept {
     std::uint32_t crc = ~seed;
     for (std::size_t i = 0; i < len; ++i) crc = kTable[(crc ^ data[i]) & 0xFFU] ^ (crc >> 8);
     return ~crc;
@@ -59,8 +60,9 @@ constexpr std::uint32_t software(const std::uint8_t* data, std::size_t len, std:
 
 #if ROWPROBE_HAVE_X86_CRC32C
 /// SSE4.2 implementation; the caller must have checked hardwareAvailable().
-__attribute__((target("sse4.2"))) inline std::uint32_t hardware(const std::uint8_t* data, std::size_t len,
-                                                               std::uint32_t seed) noexcept {
+__attribute__((target("sse4.2"))) inline std::uint32_t hardware(const std::uint8_t* data,
+                                                                std::size_t len,
+                                                                std::uint32_t seed) noexcept {
     std::uint64_t crc = ~seed;
     std::size_t i = 0;
     for (; i + 8 <= len; i += 8) {

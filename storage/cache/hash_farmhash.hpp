@@ -76,8 +76,10 @@ inline std::uint64_t hashLen0to16(const std::uint8_t* s, std::size_t len) noexce
         const std::uint8_t a = s[0];
         const std::uint8_t b = s[len >> 1];
         const std::uint8_t c = s[len - 1];
-        const std::uint32_t y = static_cast<std::uint32_t>(a) + (static_cast<std::uint32_t>(b) << 8);
-        const std::uint32_t z = static_cast<std::uint32_t>(len) + (static_cast<std::uint32_t>(c) << 2);
+        const std::uint32_t y =
+            static_cast<std::uint32_t>(a) + (static_cast<std::uint32_t>(b) << 8);
+        const std::uint32_t z =
+            static_cast<std::uint32_t>(len) + (static_cast<std::uint32_t>(c) << 2);
         return shiftMix(y * k2 ^ z * k0) * k2;
     }
     return k2;
@@ -108,7 +110,8 @@ inline std::uint64_t hashLen33to64(const std::uint8_t* s, std::size_t len) noexc
 }
 
 /// A 16-byte hash of 32 bytes and two seeds (farmhash's WeakHashLen32WithSeeds).
-inline std::pair<std::uint64_t, std::uint64_t> weakHashLen32WithSeeds(const std::uint8_t* s, std::uint64_t a,
+inline std::pair<std::uint64_t, std::uint64_t> weakHashLen32WithSeeds(const std::uint8_t* s,
+                                                                      std::uint64_t a,
                                                                       std::uint64_t b) noexcept {
     const std::uint64_t w = fetch64(s);
     const std::uint64_t x = fetch64(s + 8);
@@ -173,7 +176,8 @@ inline std::uint64_t fingerprint64(const void* data, std::size_t len) noexcept {
 }
 
 /// farmhash::Hash64WithSeed (= farmhashna::Hash64WithSeed).
-inline std::uint64_t hash64WithSeed(const void* data, std::size_t len, std::uint64_t seed) noexcept {
+inline std::uint64_t hash64WithSeed(const void* data, std::size_t len,
+                                    std::uint64_t seed) noexcept {
     return detail::hashLen16(fingerprint64(data, len) - k2, seed);
 }
 

@@ -33,7 +33,8 @@ constexpr std::uint64_t fmix64(std::uint64_t k) noexcept {
 }
 
 /// MurmurHash3_x64_128(data, len, seed) as {h1, h2} (the reference's out[0], out[1]).
-inline std::array<std::uint64_t, 2> x64_128(const void* data, std::size_t len, std::uint32_t seed) noexcept {
+inline std::array<std::uint64_t, 2> x64_128(const void* data, std::size_t len,
+                                            std::uint32_t seed) noexcept {
     const auto* bytes = static_cast<const std::uint8_t*>(data);
     const std::size_t nblocks = len / 16;
     std::uint64_t h1 = seed;
@@ -73,7 +74,8 @@ inline std::array<std::uint64_t, 2> x64_128(const void* data, std::size_t len, s
         k2 *= c1;
         h2 ^= k2;
     }
-    for (std::size_t i = rest < 8 ? rest : 8; i > 0; --i) k1 ^= std::uint64_t{tail[i - 1]} << (8 * (i - 1));
+    for (std::size_t i = rest < 8 ? rest : 8; i > 0; --i)
+        k1 ^= std::uint64_t{tail[i - 1]} << (8 * (i - 1));
     if (rest > 0) {
         k1 *= c1;
         k1 = std::rotl(k1, 31);

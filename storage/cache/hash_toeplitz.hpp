@@ -47,7 +47,8 @@ inline constexpr std::array<std::uint8_t, 40> kSymmetricKey = [] {
 }();
 
 /// Bit-serial Toeplitz hash of `input` under `key` (key.size() >= input.size() + 4).
-constexpr std::uint32_t generic(std::span<const std::uint8_t> key, std::span<const std::uint8_t> input) noexcept {
+constexpr std::uint32_t generic(std::span<const std::uint8_t> key,
+                                std::span<const std::uint8_t> input) noexcept {
     std::uint32_t window = (std::uint32_t{key[0]} << 24) | (std::uint32_t{key[1]} << 16) |
                            (std::uint32_t{key[2]} << 8) | std::uint32_t{key[3]};
     std::uint32_t result = 0;
@@ -62,7 +63,9 @@ constexpr std::uint32_t generic(std::span<const std::uint8_t> key, std::span<con
 }
 
 /// True for the protocols whose ports RSS hashes (TCP, UDP, SCTP).
-constexpr bool hashesPorts(std::uint8_t proto) noexcept { return proto == 6 || proto == 17 || proto == 132; }
+constexpr bool hashesPorts(std::uint8_t proto) noexcept {
+    return proto == 6 || proto == 17 || proto == 132;
+}
 
 /// The bytes a NIC hashes for `key`, side A as the source. Returns the length (8, 12, 32 or 36).
 inline std::size_t nicInput(const FlowKey& key, std::array<std::uint8_t, 36>& out) noexcept {
@@ -115,7 +118,8 @@ inline std::uint32_t symmetric(const FlowKey& key) noexcept {
     std::uint64_t x = key.ipVersion == 4 ? (a[1] ^ b[1]) >> 32 : a[0] ^ a[1] ^ b[0] ^ b[1];
     x ^= x >> 32;
     x ^= x >> 16;
-    auto fold = static_cast<std::uint32_t>(((x & 0xFFU) << 8) | ((x >> 8) & 0xFFU));  // to big-endian
+    auto fold =
+        static_cast<std::uint32_t>(((x & 0xFFU) << 8) | ((x >> 8) & 0xFFU));  // to big-endian
     if (hashesPorts(key.proto)) fold ^= std::uint32_t{key.portA} ^ std::uint32_t{key.portB};
     return detail::kFold[0][(fold >> 8) & 0xFFU] ^ detail::kFold[1][fold & 0xFFU];
 }

@@ -40,11 +40,11 @@ namespace rowprobe::storage {
 
 /// Ranks packed as nibbles in one 64-bit word. L <= 16.
 template <unsigned L>
-    requires(L >= 1 && L <= 16)
-class NibbleRankOrder {
+requires(L >= 1 && L <= 16) class NibbleRankOrder {
 public:
     constexpr NibbleRankOrder() noexcept {
-        for (unsigned i = 0; i < L; ++i) m_ranks |= std::uint64_t{i} << (4 * i);  // slot i at rank i
+        for (unsigned i = 0; i < L; ++i)
+            m_ranks |= std::uint64_t{i} << (4 * i);  // slot i at rank i
     }
     /// The rank of slot `s`.
     constexpr unsigned rankOf(Slot s) const noexcept {
@@ -64,14 +64,17 @@ public:
     /// a bound ((x | 0x80) - c keeps bit 7 iff x >= c, and never borrows across bytes since
     /// x, c <= 16). Ranks in [lo, hi) move by one: +1 when s moves forward, -1 when it moves
     /// back. Equivalent to this loop, one slot at a time:
-    ///     r = rankOf(i);  r += to < from && r >= to && r < from;  r -= to > from && r > from && r <= to;
+    ///     r = rankOf(i);
+    ///     r += to < from && r >= to && r < from;
+    ///     r -= to > from && r > from && r <= to;
     constexpr void moveTo(Slot s, unsigned to) noexcept {
         const unsigned from = rankOf(s);
         const bool forward = to < from;
         const std::uint64_t lo = kBytes * (forward ? to : from + 1);
         const std::uint64_t hi = kBytes * (forward ? from : to + 1);
         auto shift = [&](std::uint64_t x) {  // x: one rank per byte, each <= 15
-            const std::uint64_t inRange = ((x | kByteHigh) - lo) & ~((x | kByteHigh) - hi) & kByteHigh;
+            const std::uint64_t inRange =
+                ((x | kByteHigh) - lo) & ~((x | kByteHigh) - hi) & kByteHigh;
             const std::uint64_t ones = inRange >> 7;
             return forward ? x + ones : x - ones;
         };
@@ -103,20 +106,20 @@ public:
     }
 
 private:
-    static constexpr std::uint64_t kOnes = 0x1111'1111'1111'1111ULL;       // 1 in every nibble
-    static constexpr std::uint64_t kHighBits = 0x8888'8888'8888'8888ULL;   // bit 3 of every nibble
-    static constexpr std::uint64_t kBytes = 0x0101'0101'0101'0101ULL;      // 1 in every byte
-    static constexpr std::uint64_t kByteHigh = 0x8080'8080'8080'8080ULL;   // bit 7 of every byte
+    static constexpr std::uint64_t kOnes = 0x1111'1111'1111'1111ULL;      // 1 in every nibble
+    static constexpr std::uint64_t kHighBits = 0x8888'8888'8888'8888ULL;  // bit 3 of every nibble
+    static constexpr std::uint64_t kBytes = 0x0101'0101'0101'0101ULL;     // 1 in every byte
+    static constexpr std::uint64_t kByteHigh = 0x8080'8080'8080'8080ULL;  // bit 7 of every byte
     static constexpr std::uint64_t kLowNibbles = 0x0F0F'0F0F'0F0F'0F0FULL;
-    static constexpr std::uint64_t kUsed = L == 16 ? ~std::uint64_t{0} : (std::uint64_t{1} << (4 * L)) - 1;
+    static constexpr std::uint64_t kUsed =
+        L == 16 ? ~std::uint64_t{0} : (std::uint64_t{1} << (4 * L)) - 1;
 
     std::uint64_t m_ranks = 0;
 };
 
 /// Ranks as one byte per slot. Used for L = 32 (and testable for any L <= 32).
 template <unsigned L>
-    requires(L >= 1 && L <= kMaxLine)
-class ByteRankOrder {
+requires(L >= 1 && L <= kMaxLine) class ByteRankOrder {
 public:
     constexpr ByteRankOrder() noexcept {
         for (unsigned i = 0; i < L; ++i) m_ranks[i] = static_cast<std::uint8_t>(i);
@@ -168,11 +171,13 @@ concept NibbleRankableLine = RankableLine<L> && L <= 16;
 
 /// The order helper policies use: nibbles for L <= 16, one byte per slot for L = 32.
 template <unsigned L>
-    requires RankableLine<L>
-class RankOrder : public ByteRankOrder<L> {};
+requires RankableLine<L>
+class RankOrder : public ByteRankOrder<L> {
+};
 
 template <unsigned L>
-    requires NibbleRankableLine<L>
-class RankOrder<L> : public NibbleRankOrder<L> {};
+requires NibbleRankableLine<L>
+class RankOrder<L> : public NibbleRankOrder<L> {
+};
 
 }  // namespace rowprobe::storage

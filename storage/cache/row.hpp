@@ -54,19 +54,19 @@ constexpr TimeNs saturatingAdd(TimeNs a, TimeNs b) noexcept {
 /// the pool needs no initialisation.
 struct alignas(64) CachedFlow {
     // Cache line 0: everything the lookup and the per-packet update read first.
-    FlowKey key;                               ///< canonical key (40 bytes)
-    TimeNs timeLast = 0;                       ///< newest packet time seen
-    std::array<std::uint32_t, 2> packets{};    ///< [0] initiator → responder, [1] reverse
-    TimeNs timeFirst = 0;                      ///< first packet time
+    FlowKey key;                             ///< canonical key (40 bytes)
+    TimeNs timeLast = 0;                     ///< newest packet time seen
+    std::array<std::uint32_t, 2> packets{};  ///< [0] initiator → responder, [1] reverse
+    TimeNs timeFirst = 0;                    ///< first packet time
     // Cache line 1.
-    std::array<std::uint64_t, 2> bytes{};      ///< IP total length summed, per direction
-    std::uint64_t hash = 0;                    ///< the table's hash of `key`
+    std::array<std::uint64_t, 2> bytes{};         ///< IP total length summed, per direction
+    std::uint64_t hash = 0;                       ///< the table's hash of `key`
     std::array<std::uint16_t, 2> icmpTypeCode{};  ///< of the first packet per direction
-    std::array<std::uint8_t, 2> tcpFlags{};    ///< OR of TCP flags per direction
-    std::array<std::uint8_t, 2> ttl{};         ///< of the first packet per direction
-    std::array<std::uint8_t, 6> srcMac{};      ///< of the first packet (the initiator's)
+    std::array<std::uint8_t, 2> tcpFlags{};       ///< OR of TCP flags per direction
+    std::array<std::uint8_t, 2> ttl{};            ///< of the first packet per direction
+    std::array<std::uint8_t, 6> srcMac{};         ///< of the first packet (the initiator's)
     std::array<std::uint8_t, 6> dstMac{};
-    bool initiatorIsA = true;                  ///< the first packet was sent by key side A
+    bool initiatorIsA = true;  ///< the first packet was sent by key side A
 
     /// The earliest time this record expires (inactive or active timeout).
     TimeNs deadline(TimeNs inactive, TimeNs active) const noexcept {
@@ -96,9 +96,9 @@ struct SlotMetaArray<Meta, L, true> {
 
 template <class P, unsigned L>
 struct RowFields {
-    std::array<Tag, L> tags{};                 ///< 0 = empty slot
-    typename P::RowState state{};              ///< the policy's order / counters
-    TimeNs deadline = kNever;                  ///< lower bound of the row's earliest expiry
+    std::array<Tag, L> tags{};     ///< 0 = empty slot
+    typename P::RowState state{};  ///< the policy's order / counters
+    TimeNs deadline = kNever;      ///< lower bound of the row's earliest expiry
     [[no_unique_address]] SlotMetaArray<typename P::SlotMeta, L> meta{};
 };
 
@@ -110,6 +110,7 @@ constexpr std::size_t rowAlignment(std::size_t size) noexcept {
 
 /// One row of L slots for policy P (see the layout above).
 template <class P, unsigned L>
-struct alignas(detail::rowAlignment(sizeof(detail::RowFields<P, L>))) Row : detail::RowFields<P, L> {};
+struct alignas(detail::rowAlignment(sizeof(detail::RowFields<P, L>))) Row
+    : detail::RowFields<P, L> {};
 
 }  // namespace rowprobe::storage

@@ -52,11 +52,11 @@ enum class Vacancy : std::uint8_t {
 
 /// Built once per packet by the table and handed to every hook.
 struct PacketContext {
-    std::uint64_t hash = 0;      ///< seeded hash of the canonical key
-    TimeNs ts = 0;               ///< packet time
-    std::uint8_t cls = 0;        ///< packet class (set by classify), else 0
+    std::uint64_t hash = 0;  ///< seeded hash of the canonical key
+    TimeNs ts = 0;           ///< packet time
+    std::uint8_t cls = 0;    ///< packet class (set by classify), else 0
     std::uint8_t tcpFlags = 0;
-    bool forward = true;         ///< direction relative to the stored flow (true for new flows)
+    bool forward = true;  ///< direction relative to the stored flow (true for new flows)
     /// The packet itself (header fields for classify); null where no packet exists (prefetch
     /// hints). Valid only during the hook call.
     const ParsedPacket* packet = nullptr;
@@ -130,20 +130,27 @@ private:
 ///   std::string checkRow(ConstRowRef) const      empty, or the policy invariant that is broken
 ///   char segmentOf(ConstRowRef, Slot) const      a one-letter segment name ('A' Am, 'L' LIR ...)
 template <class P, unsigned L>
-concept RowPolicy =
-    std::is_trivially_copyable_v<typename P::RowState> && sizeof(typename P::RowState) <= 64 &&
-    std::is_trivially_copyable_v<typename P::SlotMeta> &&
-    requires(P& p, const P& cp, RowRef<P, L> row, ConstRowRef<P, L> crow, Slot s,
-             PacketContext& mctx, const PacketContext& ctx, Vacancy v, EndReason why) {
-        { P::kName } -> std::convertible_to<std::string_view>;
-        { p.onHit(row, s, ctx) } noexcept;        // s holds the flow just found
-        { p.onInsert(row, s, ctx, v) } noexcept;  // new flow created in s: place it in the order
-        { p.onErase(row, s, why) } noexcept;      // s vacated: timeout, TCP end, flush, eviction
-        { cp.victim(crow, ctx) } noexcept -> std::same_as<Slot>;     // called on a full row
-        { cp.pickFree(crow, ctx) } noexcept -> std::same_as<Slot>;   // a hole, or kNoSlot
-        { cp.classify(mctx) } noexcept;
-        { cp.position(crow, s) } noexcept -> std::convertible_to<unsigned>;
-    };
+concept RowPolicy = std::is_trivially_copyable_v<typename P::RowState> &&
+                        sizeof(typename P::RowState) <= 64 &&
+                    std::is_trivially_copyable_v<typename P::SlotMeta>&& requires(
+                        P& p, const P& cp, RowRef<P, L> row, ConstRowRef<P, L> crow, Slot s,
+                        PacketContext& mctx, const PacketContext& ctx, Vacancy v, EndReason why) {
+    { P::kName } -> std::convertible_to<std::string_view>;
+    { p.onHit(row, s, ctx) }
+    noexcept;  // s holds the flow just found
+    { p.onInsert(row, s, ctx, v) }
+    noexcept;  // new flow created in s: place it in the order
+    { p.onErase(row, s, why) }
+    noexcept;  // s vacated: timeout, TCP end, flush, eviction
+    { cp.victim(crow, ctx) }
+    noexcept->std::same_as<Slot>;  // called on a full row
+    { cp.pickFree(crow, ctx) }
+    noexcept->std::same_as<Slot>;  // a hole, or kNoSlot
+    { cp.classify(mctx) }
+    noexcept;
+    { cp.position(crow, s) }
+    noexcept->std::convertible_to<unsigned>;
+};
 
 /// Defaults for the optional hooks. Derive as `class MyPolicy : public PolicyBase<MyPolicy<L>>`.
 template <class Derived>

@@ -14,15 +14,15 @@
 namespace rowprobe::storage {
 
 struct TableConfig {
-    unsigned sizeLog2 = 17;                  ///< 2^sizeLog2 records
-    unsigned line = 16;                      ///< slots per row (4, 8, 16, 32)
-    TimeNs active = 300 * kNsPerSec;         ///< first packet older than this: split the flow
-    TimeNs inactive = 30 * kNsPerSec;        ///< last packet older than this: the flow ended
+    unsigned sizeLog2 = 17;            ///< 2^sizeLog2 records
+    unsigned line = 16;                ///< slots per row (4, 8, 16, 32)
+    TimeNs active = 300 * kNsPerSec;   ///< first packet older than this: split the flow
+    TimeNs inactive = 30 * kNsPerSec;  ///< last packet older than this: the flow ended
     const HashFunction* hash = &kHashFunctions[0];
     std::uint64_t seed = 0;
-    bool fragEnabled = true;                 ///< fill ports of non-first fragments
-    std::size_t fragSize = 10007;            ///< fragment cache entries
-    TimeNs fragTimeout = 3 * kNsPerSec;      ///< how long a first fragment's ports stay usable
+    bool fragEnabled = true;             ///< fill ports of non-first fragments
+    std::size_t fragSize = 10007;        ///< fragment cache entries
+    TimeNs fragTimeout = 3 * kNsPerSec;  ///< how long a first fragment's ports stay usable
     /// The incremental sweep visits every row at least once per this much packet time ...
     TimeNs sweepPeriod = kNsPerSec;
     /// ... and at least this many blocks of 64 rows per batch, so a full pass also takes at

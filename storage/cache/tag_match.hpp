@@ -2,7 +2,8 @@
 //
 //   row tags (L bytes)   [ 00 | 9c | 17 | 9c | 00 | ... ]      tag of the packet: 9c
 //   match<L>(tags, 9c)   0b...01010  → candidate slots 1 and 3, each confirmed by a full
-//                                       FlowKey compare (a tag is 8 bits: it narrows, never decides)
+//                                       FlowKey compare (a tag is 8 bits: it narrows, never
+//                                       decides)
 //   match<L>(tags, 0)    0b...10001  → the free slots
 //
 // Variants live in separate headers: tag_match_portable.hpp (reference), tag_match_sse2.hpp,

@@ -44,8 +44,10 @@ struct Sse2TagMatch {
         } else {
             const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tags));
             const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tags + 16));
-            const auto mlo = static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(lo, needle)));
-            const auto mhi = static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(hi, needle)));
+            const auto mlo =
+                static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(lo, needle)));
+            const auto mhi =
+                static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(hi, needle)));
             return mlo | (mhi << 16);
         }
     }

@@ -54,8 +54,9 @@ std::uint64_t num(const LabRow& r, const std::string& column) {
 
 /// Runs the lab with `args` + --csv and returns the rows (asserting exit 0).
 std::vector<LabRow> runLab(std::vector<std::string> args, std::string* out = nullptr) {
-    const fs::path csv = scratch() / ("lab-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-                                      "-" + std::to_string(std::rand()) + ".csv");
+    const fs::path csv =
+        scratch() / ("lab-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+                     "-" + std::to_string(std::rand()) + ".csv");
     args.insert(args.begin(), labBinary().string());
     args.push_back("--csv");
     args.push_back(csv.string());
@@ -68,7 +69,9 @@ std::vector<LabRow> runLab(std::vector<std::string> args, std::string* out = nul
 /// Belady's line must be at least as good as every policy line of the same configuration.
 void expectBoundHolds(const std::vector<LabRow>& rows) {
     std::map<std::string, LabRow> bounds;
-    auto combo = [](const LabRow& r) { return r.at("hash") + "/" + r.at("size") + "/" + r.at("line"); };
+    auto combo = [](const LabRow& r) {
+        return r.at("hash") + "/" + r.at("size") + "/" + r.at("line");
+    };
     for (const auto& r : rows) {
         if (r.at("bound") == "1") bounds[combo(r)] = r;
     }
@@ -91,7 +94,8 @@ fs::path cyclicTrace() {
     std::uint64_t ts = 1'700'000'000ULL * 1'000'000'000ULL;
     for (int round = 0; round < 2; ++round) {
         for (int f = 0; f < 17; ++f) {
-            w.write(ts, ethIpv4Udp("10.0.0.1", static_cast<std::uint16_t>(1000 + f), "10.0.0.2", 53, 20));
+            w.write(ts, ethIpv4Udp("10.0.0.1", static_cast<std::uint16_t>(1000 + f), "10.0.0.2", 53,
+                                   20));
             ts += 1'000'000;
         }
     }
@@ -133,7 +137,8 @@ TEST(PolicyLab, SmallTableOnSynthTraceCoversEveryPolicyAndBeladyBoundsThemAll) {
     // Every registered policy, on every configuration.
     std::set<std::string> seen;
     for (const auto& r : rows) seen.insert(r.at("policy"));
-    for (const auto& name : storage::rowPolicyNames()) EXPECT_EQ(seen.count(name), 1U) << name << "\n" << out;
+    for (const auto& name : storage::rowPolicyNames())
+        EXPECT_EQ(seen.count(name), 1U) << name << "\n" << out;
     EXPECT_EQ(rows.size(), 4 * (storage::rowPolicyNames().size() + 1));
     expectBoundHolds(rows);
     // The table is small enough that policies make different choices.
@@ -149,7 +154,8 @@ TEST(PolicyLab, SmallTableOnSynthTraceCoversEveryPolicyAndBeladyBoundsThemAll) {
     // Conservation: every packet is a hit or a miss; every flow created is exported by the end.
     for (const auto& r : rows) {
         if (r.at("bound") == "1") continue;
-        EXPECT_EQ(num(r, "hits") + num(r, "empty") + num(r, "not_empty") + num(r, "reclaim"), num(r, "packets"))
+        EXPECT_EQ(num(r, "hits") + num(r, "empty") + num(r, "not_empty") + num(r, "reclaim"),
+                  num(r, "packets"))
             << r.at("policy");
         EXPECT_EQ(num(r, "packets"), 187604U);
     }
@@ -158,18 +164,22 @@ TEST(PolicyLab, SmallTableOnSynthTraceCoversEveryPolicyAndBeladyBoundsThemAll) {
 /// rowprobe's own cache statistics for `pcap` with the `-s` string `storage`.
 JsonObject rowprobeStats(const fs::path& pcap, const std::string& storage) {
     const fs::path json = scratch() / "lab-stats.json";
-    const CommandResult r = runCommand({rowprobeBinary().string(), "-i", "pcap;file=" + pcap.string(), "-s", storage,
-                                        "-o", "text;file=/dev/null", "--stats-json", json.string(), "-Q"},
-                                       300);
+    const CommandResult r =
+        runCommand({rowprobeBinary().string(), "-i", "pcap;file=" + pcap.string(), "-s", storage,
+                    "-o", "text;file=/dev/null", "--stats-json", json.string(), "-Q"},
+                   300);
     EXPECT_EQ(r.exitCode, 0) << r.err;
     return parseJsonFlat(readFile(json));
 }
 
-void expectLabEqualsRowprobe(const fs::path& pcap, const std::string& policy, const std::string& size) {
-    const auto rows = runLab({pcap.string(), "-p", policy, "-s", size, "--seed", "11", "--no-belady", "-q"});
+void expectLabEqualsRowprobe(const fs::path& pcap, const std::string& policy,
+                             const std::string& size) {
+    const auto rows =
+        runLab({pcap.string(), "-p", policy, "-s", size, "--seed", "11", "--no-belady", "-q"});
     ASSERT_EQ(rows.size(), 1U);
     const LabRow& lab = rows[0];
-    const JsonObject st = rowprobeStats(pcap, "cache;policy=" + policy + ";size=" + size + ";line=16;hash=xxh3;seed=11");
+    const JsonObject st = rowprobeStats(
+        pcap, "cache;policy=" + policy + ";size=" + size + ";line=16;hash=xxh3;seed=11");
     EXPECT_EQ(lab.at("hits"), st.at("total.cache.hits"));
     EXPECT_EQ(lab.at("empty"), st.at("total.cache.miss_free"));
     EXPECT_EQ(lab.at("not_empty"), st.at("total.cache.miss_evict"));
@@ -178,7 +188,8 @@ void expectLabEqualsRowprobe(const fs::path& pcap, const std::string& policy, co
     EXPECT_EQ(lab.at("evicted"), st.at("total.cache.exported.resources"));
     EXPECT_EQ(lab.at("sweep"), st.at("total.cache.exported_by_sweep"));
     EXPECT_EQ(lab.at("end"), st.at("total.cache.exported_at_end"));
-    EXPECT_NEAR(std::stod(lab.at("pos_avg")), std::stod(st.at("total.cache.hit_position_mean")), 1e-3);
+    EXPECT_NEAR(std::stod(lab.at("pos_avg")), std::stod(st.at("total.cache.hit_position_mean")),
+                1e-3);
     EXPECT_EQ(lab.at("packets"), st.at("total.parsed"));
 }
 
@@ -191,7 +202,8 @@ TEST(PolicyLab, LruLineEqualsRowprobesOwnStatisticsOnTheSameTrace) {
 }
 
 TEST(PolicyLab, WritesAPngPlot) {
-    if (runShell("command -v gnuplot").exitCode != 0) GTEST_SKIP() << "gnuplot not installed (gnuplot-nox)";
+    if (runShell("command -v gnuplot").exitCode != 0)
+        GTEST_SKIP() << "gnuplot not installed (gnuplot-nox)";
     const fs::path png = scratch() / "lab.png";
     runLab({cyclicTrace().string(), "-s", "4", "-l", "8,16", "--plot", png.string(), "-q"});
     const std::string data = readFile(png);

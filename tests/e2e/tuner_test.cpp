@@ -78,8 +78,9 @@ fs::path skewedTrace() {
         for (int f = 0; f < 40; ++f) {
             const bool heavy = f < 4;
             if (!heavy && (ms + 10 * static_cast<std::uint64_t>(f)) % 200 != 0) continue;
-            w.write(t0 + ms * 1'000'000 + static_cast<std::uint64_t>(f) * 1000,
-                    ethIpv4Udp("10.0.0.1", static_cast<std::uint16_t>(2000 + f), "10.0.0.9", 53, 30));
+            w.write(
+                t0 + ms * 1'000'000 + static_cast<std::uint64_t>(f) * 1000,
+                ethIpv4Udp("10.0.0.1", static_cast<std::uint16_t>(2000 + f), "10.0.0.9", 53, 30));
         }
     }
     return path;
@@ -89,10 +90,12 @@ TEST(Tuner, SameSeedGivesTheSameConfigurationWhateverTheThreadCount) {
     const fs::path a = scratch() / "tuned-a.cfg";
     const fs::path b = scratch() / "tuned-b.cfg";
     for (const char* algorithm : {"ga", "es", "sa"}) {
-        const CommandResult r1 = tune({skewedTrace().string(), "-s", "4", "-l", "16", "-a", algorithm, "-g", "6",
-                                       "--seed", "7", "-j", "1", "-o", a.string(), "-q"});
-        const CommandResult r2 = tune({skewedTrace().string(), "-s", "4", "-l", "16", "-a", algorithm, "-g", "6",
-                                       "--seed", "7", "-j", "2", "-o", b.string(), "-q"});
+        const CommandResult r1 =
+            tune({skewedTrace().string(), "-s", "4", "-l", "16", "-a", algorithm, "-g", "6",
+                  "--seed", "7", "-j", "1", "-o", a.string(), "-q"});
+        const CommandResult r2 =
+            tune({skewedTrace().string(), "-s", "4", "-l", "16", "-a", algorithm, "-g", "6",
+                  "--seed", "7", "-j", "2", "-o", b.string(), "-q"});
         ASSERT_EQ(r1.exitCode, 0) << r1.err;
         ASSERT_EQ(r2.exitCode, 0) << r2.err;
         EXPECT_EQ(readFile(a), readFile(b)) << algorithm;
@@ -103,22 +106,24 @@ TEST(Tuner, SameSeedGivesTheSameConfigurationWhateverTheThreadCount) {
 
 TEST(Tuner, TunedFileLoadsInRowprobeAndTheModelMatchesTheRealTable) {
     const fs::path cfg = scratch() / "tuned-verify.cfg";
-    const CommandResult r = tune({skewedTrace().string(), "-s", "4", "-l", "8", "-g", "8", "--seed", "3", "-o",
-                                  cfg.string(), "--verify", "-q"});
+    const CommandResult r = tune({skewedTrace().string(), "-s", "4", "-l", "8", "-g", "8", "--seed",
+                                  "3", "-o", cfg.string(), "--verify", "-q"});
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("verify lru-equivalent: table"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("verify tuned: table"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("!= model"), std::string::npos) << r.out;
-    const CommandResult run = runCommand({rowprobeBinary().string(), "-i", "pcap;file=" + skewedTrace().string(), "-s",
-                                          "cache;size=4;line=8;seed=1;policy=adaptive;adaptive-config=" + cfg.string(),
-                                          "-o", "text;file=/dev/null", "-Q"},
-                                         120);
+    const CommandResult run =
+        runCommand({rowprobeBinary().string(), "-i", "pcap;file=" + skewedTrace().string(), "-s",
+                    "cache;size=4;line=8;seed=1;policy=adaptive;adaptive-config=" + cfg.string(),
+                    "-o", "text;file=/dev/null", "-Q"},
+                   120);
     EXPECT_EQ(run.exitCode, 0) << run.err;
     // The same file for the wrong row length is refused, naming the file.
-    const CommandResult wrong = runCommand({rowprobeBinary().string(), "-i", "pcap;file=" + skewedTrace().string(), "-s",
-                                            "cache;size=4;line=16;policy=adaptive;adaptive-config=" + cfg.string(), "-o",
-                                            "text;file=/dev/null", "-Q"},
-                                           120);
+    const CommandResult wrong =
+        runCommand({rowprobeBinary().string(), "-i", "pcap;file=" + skewedTrace().string(), "-s",
+                    "cache;size=4;line=16;policy=adaptive;adaptive-config=" + cfg.string(), "-o",
+                    "text;file=/dev/null", "-Q"},
+                   120);
     EXPECT_EQ(wrong.exitCode, 2);
     EXPECT_NE(wrong.err.find(cfg.filename().string()), std::string::npos) << wrong.err;
 }
@@ -136,22 +141,24 @@ TEST(Tuner, OnTheSynthTraceItBeatsLruAndTheLabMeasuresWhatItWrote) {
     const fs::path pcap = synth10kPcap();
     if (pcap.empty()) GTEST_SKIP() << "synth_10k_flows.pcap.gz not available";
     const fs::path cfg = scratch() / "tuned-synth.cfg";
-    const CommandResult r = tune({pcap.string(), "-s", "10", "-g", "8", "--seed", "1", "-o", cfg.string(), "--verify"});
+    const CommandResult r =
+        tune({pcap.string(), "-s", "10", "-g", "8", "--seed", "1", "-o", cfg.string(), "--verify"});
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     EXPECT_EQ(r.out.find("!= model"), std::string::npos) << r.out;
     const std::string fitness = valueOf(cfg, "fitness");
     ASSERT_FALSE(fitness.empty()) << readFile(cfg);
 
     const fs::path csv = scratch() / "tuned-synth.csv";
-    const CommandResult lab = runCommand({labBinary().string(), pcap.string(), "-p", "lru", "-s", "10", "--variant",
-                                          "tuned=adaptive;adaptive-config=" + cfg.string(), "--csv", csv.string(), "-q"},
-                                         300);
+    const CommandResult lab =
+        runCommand({labBinary().string(), pcap.string(), "-p", "lru", "-s", "10", "--variant",
+                    "tuned=adaptive;adaptive-config=" + cfg.string(), "--csv", csv.string(), "-q"},
+                   300);
     ASSERT_EQ(lab.exitCode, 0) << lab.err;
     std::uint64_t lruEvicted = 0, tunedEvicted = 0;
     const auto table = parseCsv(readFile(csv));
     ASSERT_GE(table.size(), 3U);
     for (std::size_t i = 1; i < table.size(); ++i) {
-        if (table[i][0] == "lru") lruEvicted = std::stoull(table[i][8]);    // not_empty
+        if (table[i][0] == "lru") lruEvicted = std::stoull(table[i][8]);  // not_empty
         if (table[i][0] == "tuned") tunedEvicted = std::stoull(table[i][8]);
     }
     EXPECT_EQ(std::to_string(tunedEvicted), fitness);
@@ -166,8 +173,10 @@ TEST(Tuner, CompactTraceGivesTheSameResultAsItsCapture) {
     EXPECT_EQ((packets - 64) % 16, 0U);  // 64-byte header, 16 bytes per packet
     const fs::path a = scratch() / "from-capture.cfg";
     const fs::path b = scratch() / "from-compact.cfg";
-    const CommandResult r1 = tune({skewedTrace().string(), "-s", "4", "-l", "8", "-g", "5", "-o", a.string(), "-q"});
-    const CommandResult r2 = tune({trace.string(), "-s", "4", "-l", "8", "-g", "5", "-o", b.string(), "-q"});
+    const CommandResult r1 =
+        tune({skewedTrace().string(), "-s", "4", "-l", "8", "-g", "5", "-o", a.string(), "-q"});
+    const CommandResult r2 =
+        tune({trace.string(), "-s", "4", "-l", "8", "-g", "5", "-o", b.string(), "-q"});
     ASSERT_EQ(r1.exitCode, 0) << r1.err;
     ASSERT_EQ(r2.exitCode, 0) << r2.err;
     EXPECT_EQ(configBody(a), configBody(b));

@@ -17,9 +17,12 @@ TEST(Capgen, RegeneratesCommittedCapturesByteForByte) {
     std::size_t compared = 0;
     for (const auto& entry : std::filesystem::directory_iterator(out)) {
         const auto committed = sourceDir() / "pcaps" / entry.path().filename();
-        ASSERT_TRUE(std::filesystem::exists(committed)) << committed << " is generated but not committed";
+        ASSERT_TRUE(std::filesystem::exists(committed))
+            << committed << " is generated but not committed";
         EXPECT_TRUE(readFile(entry.path()) == readFile(committed))
-            << committed << " differs from the generator's output; run: python3 tools/capgen/capgen.py --out pcaps/";
+            << committed
+            << " differs from the generator's output; run: python3 tools/capgen/capgen.py --out "
+               "pcaps/";
         ++compared;
     }
     EXPECT_GE(compared, 8U) << "4 captures + 4 truth files expected";
@@ -27,7 +30,8 @@ TEST(Capgen, RegeneratesCommittedCapturesByteForByte) {
 
 TEST(Capgen, TruthFilesUseTheSharedSchema) {
     const std::string header =
-        "source,case,pcap,src_ip,src_port,dst_ip,dst_port,proto,packets,packets_rev,bytes,bytes_rev,bytes_unit,"
+        "source,case,pcap,src_ip,src_port,dst_ip,dst_port,proto,packets,packets_rev,bytes,bytes_"
+        "rev,bytes_unit,"
         "first_ts,last_ts,duration_s,tcp_flags,tcp_flags_rev,label,extra";
     for (const char* name : {"mixed", "timeouts", "malformed", "demo"}) {
         const auto path = sourceDir() / "pcaps" / (std::string(name) + ".truth.csv");

@@ -14,8 +14,9 @@ std::size_t count(const std::string& text, const std::string& what) {
 }
 
 CommandResult runWith(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {rowprobeBinary().string(), "-i",
-                                     "pcap;file=" + (sourceDir() / "pcaps" / "mixed.pcap").string()};
+    std::vector<std::string> argv = {
+        rowprobeBinary().string(), "-i",
+        "pcap;file=" + (sourceDir() / "pcaps" / "mixed.pcap").string()};
     argv.insert(argv.end(), args.begin(), args.end());
     return runCommand(argv, 60);
 }

@@ -2,16 +2,14 @@
 // when the process is stopped by SIGINT or SIGTERM while its input is still open, the sum of
 // the exported packets (both directions of every record) equals the packets the statistics
 // report as parsed (they reached the flow table).
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
-
-#include <csignal>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <thread>
 
@@ -121,8 +119,9 @@ TEST_P(StopOnSignal, FlushesEveryCachedFlowWhileInputStillOpen) {
     const auto dir = tempDir();
     const auto fifo = dir / "input.pcap";
     ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
-    ChildProcess child({rowprobeBinary().string(), "-i", "pcap;file=" + fifo.string(), "-s", "cache;seed=1", "-o",
-                        "json;file=" + (dir / "flows.json").string(), "--stats-json", (dir / "stats.json").string()});
+    ChildProcess child({rowprobeBinary().string(), "-i", "pcap;file=" + fifo.string(), "-s",
+                        "cache;seed=1", "-o", "json;file=" + (dir / "flows.json").string(),
+                        "--stats-json", (dir / "stats.json").string()});
 
     // Open the writing end once rowprobe has opened the reading end (ENXIO until then).
     int fd = -1;
@@ -141,15 +140,19 @@ TEST_P(StopOnSignal, FlushesEveryCachedFlowWhileInputStillOpen) {
         ++fed;
     }
     EXPECT_EQ(fed, pcap.records.size()) << "rowprobe stopped reading early";
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));  // let it process; input stays open
-    ASSERT_TRUE(child.running()) << "rowprobe exited although its input is still open:\n" << child.wait(1).err;
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(700));  // let it process; input stays open
+    ASSERT_TRUE(child.running()) << "rowprobe exited although its input is still open:\n"
+                                 << child.wait(1).err;
 
     child.signal(c.sig);
     CommandResult r = child.wait(10);
     const bool stoppedBySignal = r.exitCode != -1;
-    close(fd);  // unblock it if it ignored the signal, so the rest of the test can look at the output
-    EXPECT_TRUE(stoppedBySignal) << "rowprobe did not stop within 10 s of " << c.name
-                                 << " while its input was open (the rest is checked after closing the input)";
+    close(
+        fd);  // unblock it if it ignored the signal, so the rest of the test can look at the output
+    EXPECT_TRUE(stoppedBySignal)
+        << "rowprobe did not stop within 10 s of " << c.name
+        << " while its input was open (the rest is checked after closing the input)";
     if (!stoppedBySignal) r = child.wait(10);
     ASSERT_NE(r.exitCode, -1) << "rowprobe did not stop even after its input was closed";
     EXPECT_EQ(r.exitCode, 0) << c.name << "\n" << r.err;
@@ -171,10 +174,13 @@ TEST_P(StopOnSignal, FlushesEveryCachedFlowWhileInputStillOpen) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Signals, StopOnSignal,
-                         ::testing::Values(SignalCase{SIGINT, "SIGINT", "demo"}, SignalCase{SIGTERM, "SIGTERM", "demo"},
+                         ::testing::Values(SignalCase{SIGINT, "SIGINT", "demo"},
+                                           SignalCase{SIGTERM, "SIGTERM", "demo"},
                                            SignalCase{SIGINT, "SIGINT", "synth"},
                                            SignalCase{SIGTERM, "SIGTERM", "synth"}),
-                         [](const auto& p) { return std::string(p.param.name) + "_" + p.param.source; });
+                         [](const auto& p) {
+                             return std::string(p.param.name) + "_" + p.param.source;
+                         });
 
 }  // namespace
 }  // namespace rowprobe::test

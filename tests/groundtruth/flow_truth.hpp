@@ -54,7 +54,7 @@ inline std::optional<std::uint64_t> parseUint(const std::string& s) {
 
 struct TruthRow {
     std::map<std::string, std::string> field;  ///< CSV columns by header name
-    JsonObject extra;                           ///< the `extra` JSON, flattened
+    JsonObject extra;                          ///< the `extra` JSON, flattened
     int line = 0;
     bool optional() const { return extra.count("optional") != 0 && extra.at("optional") == "true"; }
     const std::string& get(const std::string& name) const {
@@ -64,8 +64,9 @@ struct TruthRow {
     }
     std::string describe() const {
         std::ostringstream o;
-        o << "truth line " << line << " [" << get("label") << "] " << get("src_ip") << ':' << get("src_port") << " -> "
-          << get("dst_ip") << ':' << get("dst_port") << " proto " << get("proto");
+        o << "truth line " << line << " [" << get("label") << "] " << get("src_ip") << ':'
+          << get("src_port") << " -> " << get("dst_ip") << ':' << get("dst_port") << " proto "
+          << get("proto");
         if (extra.count("vlan") != 0 && extra.at("vlan") != "0") o << " vlan " << extra.at("vlan");
         if (!get("first_ts").empty()) o << " first " << get("first_ts");
         return o.str();
@@ -73,7 +74,8 @@ struct TruthRow {
 };
 
 /// Loads a truth CSV; `caseName` (when not empty) keeps only rows of that case.
-inline std::vector<TruthRow> loadTruth(const std::filesystem::path& csv, const std::string& caseName = {}) {
+inline std::vector<TruthRow> loadTruth(const std::filesystem::path& csv,
+                                       const std::string& caseName = {}) {
     const auto rows = parseCsv(readFile(csv));
     std::vector<TruthRow> out;
     if (rows.empty()) return out;
@@ -81,7 +83,8 @@ inline std::vector<TruthRow> loadTruth(const std::filesystem::path& csv, const s
     for (std::size_t r = 1; r < rows.size(); ++r) {
         TruthRow t;
         t.line = static_cast<int>(r + 1);
-        for (std::size_t c = 0; c < header.size() && c < rows[r].size(); ++c) t.field[header[c]] = rows[r][c];
+        for (std::size_t c = 0; c < header.size() && c < rows[r].size(); ++c)
+            t.field[header[c]] = rows[r][c];
         if (!caseName.empty() && t.get("case") != caseName) continue;
         if (!t.get("extra").empty()) {
             try {
@@ -101,11 +104,12 @@ inline std::string flowValue(const JsonObject& f, const std::string& k) {
 
 inline std::string describeFlow(const JsonObject& f) {
     std::ostringstream o;
-    o << flowValue(f, "src_ip") << ':' << flowValue(f, "src_port") << " -> " << flowValue(f, "dst_ip") << ':'
-      << flowValue(f, "dst_port") << " proto " << flowValue(f, "proto") << " vlan " << flowValue(f, "vlan")
-      << " first " << flowValue(f, "time_first") << " pkts " << flowValue(f, "packets") << '/'
-      << flowValue(f, "packets_rev") << " bytes " << flowValue(f, "bytes") << '/' << flowValue(f, "bytes_rev")
-      << " end " << flowValue(f, "end_reason");
+    o << flowValue(f, "src_ip") << ':' << flowValue(f, "src_port") << " -> "
+      << flowValue(f, "dst_ip") << ':' << flowValue(f, "dst_port") << " proto "
+      << flowValue(f, "proto") << " vlan " << flowValue(f, "vlan") << " first "
+      << flowValue(f, "time_first") << " pkts " << flowValue(f, "packets") << '/'
+      << flowValue(f, "packets_rev") << " bytes " << flowValue(f, "bytes") << '/'
+      << flowValue(f, "bytes_rev") << " end " << flowValue(f, "end_reason");
     return o.str();
 }
 
@@ -126,19 +130,23 @@ struct TruthReport {
 
     std::string summary(std::size_t maxLines = 40) const {
         std::ostringstream o;
-        o << matched << '/' << required << " truth rows matched; " << missing << " missing, " << fieldMismatches
-          << " field mismatches, " << extraFlows << " unexpected flows\n";
-        for (std::size_t i = 0; i < problems.size() && i < maxLines; ++i) o << "  " << problems[i] << '\n';
-        if (problems.size() > maxLines) o << "  ... and " << problems.size() - maxLines << " more\n";
+        o << matched << '/' << required << " truth rows matched; " << missing << " missing, "
+          << fieldMismatches << " field mismatches, " << extraFlows << " unexpected flows\n";
+        for (std::size_t i = 0; i < problems.size() && i < maxLines; ++i)
+            o << "  " << problems[i] << '\n';
+        if (problems.size() > maxLines)
+            o << "  ... and " << problems.size() - maxLines << " more\n";
         return o.str();
     }
 };
 
 namespace detail {
 
-inline std::string orientedKey(const std::string& sip, const std::string& sport, const std::string& dip,
-                               const std::string& dport, const std::string& proto, const std::string& vlan) {
-    return canonicalIp(sip) + '|' + sport + '|' + canonicalIp(dip) + '|' + dport + '|' + proto + '|' + vlan;
+inline std::string orientedKey(const std::string& sip, const std::string& sport,
+                               const std::string& dip, const std::string& dport,
+                               const std::string& proto, const std::string& vlan) {
+    return canonicalIp(sip) + '|' + sport + '|' + canonicalIp(dip) + '|' + dport + '|' + proto +
+           '|' + vlan;
 }
 
 inline bool sameNumber(const std::string& a, const std::string& b) {
@@ -151,7 +159,8 @@ inline bool anyOf(const std::string& alternatives, const std::string& v) {
     std::size_t start = 0;
     while (start <= alternatives.size()) {
         const std::size_t bar = alternatives.find('|', start);
-        const std::string alt = alternatives.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
+        const std::string alt =
+            alternatives.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
         if (alt == v) return true;
         if (bar == std::string::npos) break;
         start = bar + 1;
@@ -161,15 +170,16 @@ inline bool anyOf(const std::string& alternatives, const std::string& v) {
 
 }  // namespace detail
 
-inline TruthReport compareWithTruth(const std::vector<JsonObject>& flows, const std::vector<TruthRow>& rows,
+inline TruthReport compareWithTruth(const std::vector<JsonObject>& flows,
+                                    const std::vector<TruthRow>& rows,
                                     const TruthOptions& opt = {}) {
     TruthReport rep;
     std::unordered_map<std::string, std::vector<std::size_t>> byKey;
     for (std::size_t i = 0; i < flows.size(); ++i) {
         const JsonObject& f = flows[i];
-        byKey[detail::orientedKey(flowValue(f, "src_ip"), flowValue(f, "src_port"), flowValue(f, "dst_ip"),
-                                  flowValue(f, "dst_port"), flowValue(f, "proto"),
-                                  opt.useVlan ? flowValue(f, "vlan") : "-")]
+        byKey[detail::orientedKey(flowValue(f, "src_ip"), flowValue(f, "src_port"),
+                                  flowValue(f, "dst_ip"), flowValue(f, "dst_port"),
+                                  flowValue(f, "proto"), opt.useVlan ? flowValue(f, "vlan") : "-")]
             .push_back(i);
     }
     std::vector<bool> used(flows.size(), false);
@@ -181,15 +191,17 @@ inline TruthReport compareWithTruth(const std::vector<JsonObject>& flows, const 
     for (const TruthRow& r : rows) {
         if (r.optional()) continue;
         ++rep.required;
-        const std::string key = detail::orientedKey(r.get("src_ip"), r.get("src_port"), r.get("dst_ip"),
-                                                    r.get("dst_port"), r.get("proto"), vlanOf(r));
+        const std::string key =
+            detail::orientedKey(r.get("src_ip"), r.get("src_port"), r.get("dst_ip"),
+                                r.get("dst_port"), r.get("proto"), vlanOf(r));
         std::optional<std::size_t> pick;
         const auto it = byKey.find(key);
         if (it != byKey.end()) {
             const auto wantFirst = parseTimeNs(r.get("first_ts"));
             for (const std::size_t i : it->second) {
                 if (used[i]) continue;
-                if (wantFirst && it->second.size() > 1 && parseTimeNs(flowValue(flows[i], "time_first")) != wantFirst) {
+                if (wantFirst && it->second.size() > 1 &&
+                    parseTimeNs(flowValue(flows[i], "time_first")) != wantFirst) {
                     continue;
                 }
                 pick = i;
@@ -206,11 +218,14 @@ inline TruthReport compareWithTruth(const std::vector<JsonObject>& flows, const 
         }
         if (!pick) {
             ++rep.missing;
-            const std::string reversed = detail::orientedKey(r.get("dst_ip"), r.get("dst_port"), r.get("src_ip"),
-                                                             r.get("src_port"), r.get("proto"), vlanOf(r));
+            const std::string reversed =
+                detail::orientedKey(r.get("dst_ip"), r.get("dst_port"), r.get("src_ip"),
+                                    r.get("src_port"), r.get("proto"), vlanOf(r));
             const auto rev = byKey.find(reversed);
             std::string hint;
-            if (rev != byKey.end()) hint = " (a flow with the reversed orientation exists: " + describeFlow(flows[rev->second[0]]) + ")";
+            if (rev != byKey.end())
+                hint = " (a flow with the reversed orientation exists: " +
+                       describeFlow(flows[rev->second[0]]) + ")";
             rep.problems.push_back("missing: " + r.describe() + hint);
             continue;
         }
@@ -231,16 +246,20 @@ inline TruthReport compareWithTruth(const std::vector<JsonObject>& flows, const 
         num("tcp_flags", "tcp_flags");
         num("tcp_flags_rev", "tcp_flags_rev");
         if (opt.compareTimes) {
-            for (const auto& [truthName, flowName] : {std::pair{"first_ts", "time_first"}, std::pair{"last_ts", "time_last"}}) {
+            for (const auto& [truthName, flowName] :
+                 {std::pair{"first_ts", "time_first"}, std::pair{"last_ts", "time_last"}}) {
                 const std::string& want = r.get(truthName);
                 if (want.empty()) continue;
                 const auto w = parseTimeNs(want);
                 const auto g = parseTimeNs(flowValue(f, flowName));
-                if (!w || !g || *w != *g) diffs.push_back(std::string(flowName) + " " + flowValue(f, flowName) + " != " + want);
+                if (!w || !g || *w != *g)
+                    diffs.push_back(std::string(flowName) + " " + flowValue(f, flowName) +
+                                    " != " + want);
             }
         }
         if (opt.compareExtras) {
-            for (const char* k : {"vlan", "ip_version", "ttl", "ttl_rev", "icmp_type_code", "icmp_type_code_rev"}) {
+            for (const char* k :
+                 {"vlan", "ip_version", "ttl", "ttl_rev", "icmp_type_code", "icmp_type_code_rev"}) {
                 const auto e = r.extra.find(k);
                 if (e != r.extra.end() && !detail::sameNumber(e->second, flowValue(f, k))) {
                     diffs.push_back(std::string(k) + " " + flowValue(f, k) + " != " + e->second);
@@ -254,7 +273,8 @@ inline TruthReport compareWithTruth(const std::vector<JsonObject>& flows, const 
             }
             const auto e = r.extra.find("end_reason");
             if (e != r.extra.end() && !detail::anyOf(e->second, flowValue(f, "end_reason"))) {
-                diffs.push_back("end_reason " + flowValue(f, "end_reason") + " not in " + e->second);
+                diffs.push_back("end_reason " + flowValue(f, "end_reason") + " not in " +
+                                e->second);
             }
         }
         if (diffs.empty()) {
@@ -290,7 +310,8 @@ inline TruthReport compareWithTruth(const std::vector<JsonObject>& flows, const 
 }
 
 /// Reads rowprobe's json output file; adds a gtest failure and returns {} on a parse error.
-inline std::vector<JsonObject> readFlows(const std::filesystem::path& jsonFile, std::string* error = nullptr) {
+inline std::vector<JsonObject> readFlows(const std::filesystem::path& jsonFile,
+                                         std::string* error = nullptr) {
     try {
         return parseJsonLines(readFile(jsonFile));
     } catch (const std::exception& e) {
@@ -303,7 +324,8 @@ inline std::vector<JsonObject> readFlows(const std::filesystem::path& jsonFile, 
 inline std::uint64_t packetSum(const std::vector<JsonObject>& flows) {
     std::uint64_t n = 0;
     for (const auto& f : flows) {
-        n += parseUint(flowValue(f, "packets")).value_or(0) + parseUint(flowValue(f, "packets_rev")).value_or(0);
+        n += parseUint(flowValue(f, "packets")).value_or(0) +
+             parseUint(flowValue(f, "packets_rev")).value_or(0);
     }
     return n;
 }
@@ -312,9 +334,9 @@ inline std::uint64_t packetSum(const std::vector<JsonObject>& flows) {
 struct ProbeRun {
     CommandResult result;
     std::vector<JsonObject> flows;
-    JsonObject stats;            ///< --stats-json, flattened ("total.parsed", "queues.0.packets")
-    std::string error;           ///< json / stats parse problems
-    std::filesystem::path dir;   ///< where flows.json and stats.json are
+    JsonObject stats;           ///< --stats-json, flattened ("total.parsed", "queues.0.packets")
+    std::string error;          ///< json / stats parse problems
+    std::filesystem::path dir;  ///< where flows.json and stats.json are
     std::string commandLine;
 
     std::uint64_t stat(const std::string& key) const {
@@ -326,15 +348,23 @@ struct ProbeRun {
 
 /// Runs `rowprobe -i 'pcap;file=PCAP' -s STORAGE -o 'json;file=DIR/flows.json'
 /// --stats-json DIR/stats.json EXTRA...`.
-inline ProbeRun runProbe(const std::filesystem::path& pcap, const std::vector<std::string>& extra = {},
+inline ProbeRun runProbe(const std::filesystem::path& pcap,
+                         const std::vector<std::string>& extra = {},
                          const std::string& storage = "cache;seed=1", int timeoutSec = 300) {
     ProbeRun run;
     run.dir = tempDir();
-    std::vector<std::string> argv = {rowprobeBinary().string(), "-i", "pcap;file=" + pcap.string(), "-s", storage,
-                                     "-o", "json;file=" + (run.dir / "flows.json").string(), "--stats-json",
+    std::vector<std::string> argv = {rowprobeBinary().string(),
+                                     "-i",
+                                     "pcap;file=" + pcap.string(),
+                                     "-s",
+                                     storage,
+                                     "-o",
+                                     "json;file=" + (run.dir / "flows.json").string(),
+                                     "--stats-json",
                                      (run.dir / "stats.json").string()};
     argv.insert(argv.end(), extra.begin(), extra.end());
-    for (const auto& a : argv) run.commandLine += (run.commandLine.empty() ? "" : " ") + ("'" + a + "'");
+    for (const auto& a : argv)
+        run.commandLine += (run.commandLine.empty() ? "" : " ") + ("'" + a + "'");
     run.result = runCommand(argv, timeoutSec);
     run.flows = readFlows(run.dir / "flows.json", &run.error);
     try {
@@ -347,10 +377,10 @@ inline ProbeRun runProbe(const std::filesystem::path& pcap, const std::vector<st
 }
 
 /// Skips the test when the binary has not been built.
-#define ROWPROBE_REQUIRE_BINARY()                                                                   \
-    do {                                                                                            \
-        if (!std::filesystem::exists(::rowprobe::test::rowprobeBinary()))                           \
-            GTEST_SKIP() << "rowprobe binary not built: " << ::rowprobe::test::rowprobeBinary();    \
+#define ROWPROBE_REQUIRE_BINARY()                                                                \
+    do {                                                                                         \
+        if (!std::filesystem::exists(::rowprobe::test::rowprobeBinary()))                        \
+            GTEST_SKIP() << "rowprobe binary not built: " << ::rowprobe::test::rowprobeBinary(); \
     } while (0)
 
 }  // namespace rowprobe::test

@@ -27,11 +27,24 @@ namespace fs = std::filesystem;
 
 std::string ourField(const std::string& name) {
     static const std::map<std::string, std::string> kMap = {
-        {"src_ip", "src_ip"}, {"dst_ip", "dst_ip"}, {"src_port", "src_port"}, {"dst_port", "dst_port"},
-        {"protocol", "proto"}, {"ip_version", "ip_version"}, {"packets", "packets"}, {"packets@rev", "packets_rev"},
-        {"bytes", "bytes"}, {"bytes@rev", "bytes_rev"}, {"tcp_flags", "tcp_flags"}, {"tcp_flags@rev", "tcp_flags_rev"},
-        {"ttl", "ttl"}, {"ttl@rev", "ttl_rev"}, {"icmp_type_code", "icmp_type_code"},
-        {"icmp_type_code@rev", "icmp_type_code_rev"}, {"src_mac", "src_mac"}, {"dst_mac", "dst_mac"},
+        {"src_ip", "src_ip"},
+        {"dst_ip", "dst_ip"},
+        {"src_port", "src_port"},
+        {"dst_port", "dst_port"},
+        {"protocol", "proto"},
+        {"ip_version", "ip_version"},
+        {"packets", "packets"},
+        {"packets@rev", "packets_rev"},
+        {"bytes", "bytes"},
+        {"bytes@rev", "bytes_rev"},
+        {"tcp_flags", "tcp_flags"},
+        {"tcp_flags@rev", "tcp_flags_rev"},
+        {"ttl", "ttl"},
+        {"ttl@rev", "ttl_rev"},
+        {"icmp_type_code", "icmp_type_code"},
+        {"icmp_type_code@rev", "icmp_type_code_rev"},
+        {"src_mac", "src_mac"},
+        {"dst_mac", "dst_mac"},
         {"vlan_id", "vlan"}};
     const auto it = kMap.find(name);
     return it == kMap.end() ? std::string() : it->second;
@@ -80,18 +93,19 @@ TEST_P(FlowTestCase, AnnotatedFieldsMatch) {
                 bool ok = true;
                 for (const char* k : {"src_ip", "dst_ip", "src_port", "dst_port", "protocol"}) {
                     const YamlNode* v = a.find(k);
-                    if (v != nullptr && !sameValue(k, v->scalar, flowValue(f, ourField(k)))) ok = false;
+                    if (v != nullptr && !sameValue(k, v->scalar, flowValue(f, ourField(k))))
+                        ok = false;
                 }
                 if (ok) match = &f;
             }
-            ASSERT_NE(match, nullptr) << "no flow " << a.find("src_ip")->scalar << " -> " << a.find("dst_ip")->scalar
-                                      << ours;
+            ASSERT_NE(match, nullptr) << "no flow " << a.find("src_ip")->scalar << " -> "
+                                      << a.find("dst_ip")->scalar << ours;
             for (const auto& [k, v] : a.map) {
                 const std::string ourName = ourField(k);
                 if (ourName.empty() || v.kind != YamlNode::Kind::Scalar) continue;
                 EXPECT_TRUE(sameValue(k, v.scalar, flowValue(*match, ourName)))
-                    << k << ": FlowTest " << v.scalar << ", rowprobe " << flowValue(*match, ourName) << " in "
-                    << describeFlow(*match);
+                    << k << ": FlowTest " << v.scalar << ", rowprobe " << flowValue(*match, ourName)
+                    << " in " << describeFlow(*match);
             }
         }
         return;
@@ -102,7 +116,8 @@ TEST_P(FlowTestCase, AnnotatedFieldsMatch) {
     for (const auto& a : annotated->list) {
         const std::string s = canonicalIp(a.find("src_ip")->scalar);
         const std::string d = canonicalIp(a.find("dst_ip")->scalar);
-        groups[(s < d ? s + ' ' + d : d + ' ' + s) + ' ' + a.find("protocol")->scalar].push_back(&a);
+        groups[(s < d ? s + ' ' + d : d + ' ' + s) + ' ' + a.find("protocol")->scalar].push_back(
+            &a);
     }
     for (const auto& [pair, items] : groups) {
         const JsonObject* f = nullptr;
@@ -123,14 +138,18 @@ TEST_P(FlowTestCase, AnnotatedFieldsMatch) {
             for (int side = 0; side < 2; ++side) {
                 const std::string suffix = side == 0 ? "" : "@rev";
                 const int dir = side == 0 ? d : 1 - d;
-                if (const YamlNode* p = a->find("packets" + suffix)) sums[dir][0] += parseUint(p->scalar).value_or(0);
-                if (const YamlNode* b = a->find("bytes" + suffix)) sums[dir][1] += parseUint(b->scalar).value_or(0);
-                if (const YamlNode* t = a->find("icmp_type_code" + suffix)) typeCodes[dir].insert(t->scalar);
+                if (const YamlNode* p = a->find("packets" + suffix))
+                    sums[dir][0] += parseUint(p->scalar).value_or(0);
+                if (const YamlNode* b = a->find("bytes" + suffix))
+                    sums[dir][1] += parseUint(b->scalar).value_or(0);
+                if (const YamlNode* t = a->find("icmp_type_code" + suffix))
+                    typeCodes[dir].insert(t->scalar);
             }
             for (const auto& [k, v] : a->map) {  // direction-free fields
                 if (k == "ip_version" || k == "vlan_id" || k == "protocol") {
                     EXPECT_TRUE(sameValue(k, v.scalar, flowValue(*f, ourField(k))))
-                        << k << ": FlowTest " << v.scalar << ", rowprobe " << flowValue(*f, ourField(k));
+                        << k << ": FlowTest " << v.scalar << ", rowprobe "
+                        << flowValue(*f, ourField(k));
                 }
             }
         }
@@ -140,17 +159,20 @@ TEST_P(FlowTestCase, AnnotatedFieldsMatch) {
         EXPECT_EQ(flowValue(*f, "bytes_rev"), std::to_string(sums[1][1])) << describeFlow(*f);
         if (!typeCodes[0].empty()) {
             EXPECT_TRUE(typeCodes[0].count(flowValue(*f, "icmp_type_code")) != 0)
-                << "icmp_type_code " << flowValue(*f, "icmp_type_code") << " is none of the annotated ones";
+                << "icmp_type_code " << flowValue(*f, "icmp_type_code")
+                << " is none of the annotated ones";
         }
         if (!typeCodes[1].empty() && flowValue(*f, "packets_rev") != "0") {
             EXPECT_TRUE(typeCodes[1].count(flowValue(*f, "icmp_type_code_rev")) != 0)
-                << "icmp_type_code_rev " << flowValue(*f, "icmp_type_code_rev") << " is none of the annotated ones";
+                << "icmp_type_code_rev " << flowValue(*f, "icmp_type_code_rev")
+                << " is none of the annotated ones";
         }
     }
 }
 
 INSTANTIATE_TEST_SUITE_P(Basic, FlowTestCase,
-                         ::testing::Values("tcp", "ipv4", "ipv6", "icmp", "icmpv6", "vlan", "ipv4_fragmented", "mac"));
+                         ::testing::Values("tcp", "ipv4", "ipv6", "icmp", "icmpv6", "vlan",
+                                           "ipv4_fragmented", "mac"));
 
 }  // namespace
 }  // namespace rowprobe::test

@@ -18,7 +18,8 @@ std::vector<std::string> scenarioNames() {
     std::vector<std::string> names;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(sourceDir() / "tests" / "golden", ec)) {
-        if (e.is_directory() && fs::exists(e.path() / "cmd") && fs::exists(e.path() / "expect.yaml")) {
+        if (e.is_directory() && fs::exists(e.path() / "cmd") &&
+            fs::exists(e.path() / "expect.yaml")) {
             names.push_back(e.path().filename().string());
         }
     }
@@ -31,7 +32,8 @@ bool isTimeField(const std::string& f) { return f == "time_first" || f == "time_
 
 bool equalValue(const std::string& field, const std::string& want, const std::string& got) {
     if (isIpField(field)) return canonicalIp(want) == canonicalIp(got);
-    if (isTimeField(field) && want.find('T') != std::string::npos) return want == got;  // exact text format
+    if (isTimeField(field) && want.find('T') != std::string::npos)
+        return want == got;  // exact text format
     if (isTimeField(field)) {
         const auto w = parseTimeNs(want);
         return w && w == parseTimeNs(got);
@@ -56,7 +58,8 @@ bool matchValue(const std::string& field, const std::string& want, const std::st
         const std::string rhs = want.substr(std::strlen(op));
         const auto r = parseUint(rhs.substr(rhs.find_first_not_of(' ')));
         const auto g = parseUint(got);
-        if (std::string(op) == "!=") return !equalValue(field, rhs.substr(rhs.find_first_not_of(' ')), got);
+        if (std::string(op) == "!=")
+            return !equalValue(field, rhs.substr(rhs.find_first_not_of(' ')), got);
         if (!r || !g) return false;
         const std::string o = op;
         return o == ">=" ? *g >= *r : o == "<=" ? *g <= *r : o == ">" ? *g > *r : *g < *r;
@@ -65,7 +68,9 @@ bool matchValue(const std::string& field, const std::string& want, const std::st
         std::size_t start = 0;
         while (true) {
             const std::size_t bar = want.find('|', start);
-            if (equalValue(field, want.substr(start, bar == std::string::npos ? bar : bar - start), got)) return true;
+            if (equalValue(field, want.substr(start, bar == std::string::npos ? bar : bar - start),
+                           got))
+                return true;
             if (bar == std::string::npos) return false;
             start = bar + 1;
         }
@@ -96,7 +101,8 @@ std::optional<std::uint64_t> statValue(const JsonObject& stats, const std::strin
         const auto have = segments(k);
         if (have.size() != want.size()) continue;
         bool ok = true;
-        for (std::size_t i = 0; i < want.size() && ok; ++i) ok = want[i] == "*" || want[i] == have[i];
+        for (std::size_t i = 0; i < want.size() && ok; ++i)
+            ok = want[i] == "*" || want[i] == have[i];
         if (ok) sum = sum.value_or(0) + parseUint(v).value_or(0);
     }
     return sum;
@@ -124,17 +130,18 @@ TEST_P(Golden, Scenario) {
     ASSERT_EQ(expect.kind, YamlNode::Kind::Map) << "expect.yaml must be a mapping";
     if (const YamlNode* requires_ = expect.find("requires")) {
         for (const auto& f : requires_->list) {
-            const fs::path p = f.scalar.rfind("testdata/", 0) == 0 ? testdataDir() / f.scalar.substr(9)
-                                                                  : sourceDir() / f.scalar;
+            const fs::path p = f.scalar.rfind("testdata/", 0) == 0
+                                   ? testdataDir() / f.scalar.substr(9)
+                                   : sourceDir() / f.scalar;
             ROWPROBE_REQUIRE_FILE(p);
         }
     }
 
     const fs::path out = tempDir();
     const std::string cmd = readCmd(dir / "cmd");
-    const std::string shell = "PCAPS='" + (sourceDir() / "pcaps").string() + "' OUT='" + out.string() +
-                              "' TESTDATA='" + testdataDir().string() + "'; exec '" + rowprobeBinary().string() +
-                              "' " + cmd;
+    const std::string shell = "PCAPS='" + (sourceDir() / "pcaps").string() + "' OUT='" +
+                              out.string() + "' TESTDATA='" + testdataDir().string() + "'; exec '" +
+                              rowprobeBinary().string() + "' " + cmd;
     const CommandResult r = runShell(shell, 300);
     SCOPED_TRACE("rowprobe " + cmd);
 
@@ -142,7 +149,8 @@ TEST_P(Golden, Scenario) {
     const int wantExit = exitNode != nullptr ? std::stoi(exitNode->scalar) : 0;
     ASSERT_EQ(r.exitCode, wantExit) << r.err;
     if (const YamlNode* s = expect.find("stderr_contains")) {
-        for (const auto& item : s->list) EXPECT_NE(r.err.find(item.scalar), std::string::npos) << item.scalar << "\n" << r.err;
+        for (const auto& item : s->list)
+            EXPECT_NE(r.err.find(item.scalar), std::string::npos) << item.scalar << "\n" << r.err;
     }
 
     std::vector<JsonObject> flows;
@@ -166,7 +174,8 @@ TEST_P(Golden, Scenario) {
         for (const auto& [field, want] : totals->map) {
             std::uint64_t sum = 0;
             for (const auto& f : flows) {
-                sum += parseUint(flowValue(f, field)).value_or(0) + parseUint(flowValue(f, field + "_rev")).value_or(0);
+                sum += parseUint(flowValue(f, field)).value_or(0) +
+                       parseUint(flowValue(f, field + "_rev")).value_or(0);
             }
             EXPECT_TRUE(matchValue(field, want.scalar, std::to_string(sum)))
                 << "total " << field << " over all flows: " << sum << ", expected " << want.scalar;
@@ -203,7 +212,8 @@ TEST_P(Golden, Scenario) {
                     }
                 }
                 if (ok) ++n;
-                if (!ok && match != nullptr && hits + 2 >= match->map.size() && hits >= 2) near += "\n    near: " + describeFlow(f);
+                if (!ok && match != nullptr && hits + 2 >= match->map.size() && hits >= 2)
+                    near += "\n    near: " + describeFlow(f);
             }
             std::string label = "checks[" + std::to_string(i) + "]";
             if (const YamlNode* name = filter->find("name")) label += " (" + name->scalar + ")";
@@ -214,12 +224,14 @@ TEST_P(Golden, Scenario) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Scenarios, Golden, ::testing::ValuesIn(scenarioNames()),
-                         [](const auto& p) {
-                             std::string n = p.param;
-                             std::replace_if(n.begin(), n.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) == 0; }, '_');
-                             return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Scenarios, Golden, ::testing::ValuesIn(scenarioNames()), [](const auto& p) {
+        std::string n = p.param;
+        std::replace_if(
+            n.begin(), n.end(),
+            [](char c) { return std::isalnum(static_cast<unsigned char>(c)) == 0; }, '_');
+        return n;
+    });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Golden);
 
 }  // namespace

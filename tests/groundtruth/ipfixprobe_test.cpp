@@ -27,9 +27,10 @@ std::string usText(const std::string& t) {
     return ns ? std::to_string(*ns / 1000) : "bad-time(" + t + ")";
 }
 
-Rec makeRec(const std::string& sip, const std::string& dip, const std::string& sp, const std::string& dp,
-            const std::string& proto, const std::string& pk, const std::string& pkr, const std::string& by,
-            const std::string& byr, const std::string& tf, const std::string& tl, const std::string& fl,
+Rec makeRec(const std::string& sip, const std::string& dip, const std::string& sp,
+            const std::string& dp, const std::string& proto, const std::string& pk,
+            const std::string& pkr, const std::string& by, const std::string& byr,
+            const std::string& tf, const std::string& tl, const std::string& fl,
             const std::string& flr, const std::string& smac, const std::string& dmac) {
     Rec r;
     const std::string s = canonicalIp(sip);
@@ -38,8 +39,9 @@ Rec makeRec(const std::string& sip, const std::string& dip, const std::string& s
     const std::string a = s + ':' + sp;
     const std::string b = d + ':' + dp;
     r.pair = (a < b ? a + ' ' + b : b + ' ' + a) + " p" + proto;
-    r.values = r.key + " pkts " + pk + '/' + pkr + " bytes " + by + '/' + byr + " first " + usText(tf) + " last " +
-               usText(tl) + " flags " + fl + '/' + flr + " mac " + smac + " > " + dmac;
+    r.values = r.key + " pkts " + pk + '/' + pkr + " bytes " + by + '/' + byr + " first " +
+               usText(tf) + " last " + usText(tl) + " flags " + fl + '/' + flr + " mac " + smac +
+               " > " + dmac;
     return r;
 }
 
@@ -58,16 +60,18 @@ TEST(IpfixprobeReference, BasicOutputOfMixedPcapReproducedRecordForRecord) {
         col[h.substr(h.find(' ') + 1)] = i;
     }
     lines.pop_back();
-    for (const char* need : {"SRC_IP", "DST_IP", "SRC_PORT", "DST_PORT", "PROTOCOL", "PACKETS", "PACKETS_REV", "BYTES",
-                             "BYTES_REV", "TIME_FIRST", "TIME_LAST", "TCP_FLAGS", "TCP_FLAGS_REV", "SRC_MAC", "DST_MAC"}) {
+    for (const char* need : {"SRC_IP", "DST_IP", "SRC_PORT", "DST_PORT", "PROTOCOL", "PACKETS",
+                             "PACKETS_REV", "BYTES", "BYTES_REV", "TIME_FIRST", "TIME_LAST",
+                             "TCP_FLAGS", "TCP_FLAGS_REV", "SRC_MAC", "DST_MAC"}) {
         ASSERT_TRUE(col.count(need)) << "reference header lacks " << need;
     }
     std::vector<Rec> ref;
     for (const auto& l : lines) {
         auto v = [&](const char* name) { return l.at(col.at(name)); };
-        ref.push_back(makeRec(v("SRC_IP"), v("DST_IP"), v("SRC_PORT"), v("DST_PORT"), v("PROTOCOL"), v("PACKETS"),
-                              v("PACKETS_REV"), v("BYTES"), v("BYTES_REV"), v("TIME_FIRST"), v("TIME_LAST"),
-                              v("TCP_FLAGS"), v("TCP_FLAGS_REV"), v("SRC_MAC"), v("DST_MAC")));
+        ref.push_back(makeRec(v("SRC_IP"), v("DST_IP"), v("SRC_PORT"), v("DST_PORT"), v("PROTOCOL"),
+                              v("PACKETS"), v("PACKETS_REV"), v("BYTES"), v("BYTES_REV"),
+                              v("TIME_FIRST"), v("TIME_LAST"), v("TCP_FLAGS"), v("TCP_FLAGS_REV"),
+                              v("SRC_MAC"), v("DST_MAC")));
     }
     ASSERT_EQ(ref.size(), 48U);
 
@@ -77,9 +81,10 @@ TEST(IpfixprobeReference, BasicOutputOfMixedPcapReproducedRecordForRecord) {
     std::vector<Rec> ours;
     for (const auto& f : run.flows) {
         auto v = [&](const char* name) { return flowValue(f, name); };
-        ours.push_back(makeRec(v("src_ip"), v("dst_ip"), v("src_port"), v("dst_port"), v("proto"), v("packets"),
-                               v("packets_rev"), v("bytes"), v("bytes_rev"), v("time_first"), v("time_last"),
-                               v("tcp_flags"), v("tcp_flags_rev"), v("src_mac"), v("dst_mac")));
+        ours.push_back(makeRec(v("src_ip"), v("dst_ip"), v("src_port"), v("dst_port"), v("proto"),
+                               v("packets"), v("packets_rev"), v("bytes"), v("bytes_rev"),
+                               v("time_first"), v("time_last"), v("tcp_flags"), v("tcp_flags_rev"),
+                               v("src_mac"), v("dst_mac")));
     }
 
     std::multiset<std::string> want;
@@ -88,30 +93,37 @@ TEST(IpfixprobeReference, BasicOutputOfMixedPcapReproducedRecordForRecord) {
     for (const auto& r : ours) got.insert(r.values);
     std::vector<std::string> missing;
     std::vector<std::string> extra;
-    std::set_difference(want.begin(), want.end(), got.begin(), got.end(), std::back_inserter(missing));
-    std::set_difference(got.begin(), got.end(), want.begin(), want.end(), std::back_inserter(extra));
+    std::set_difference(want.begin(), want.end(), got.begin(), got.end(),
+                        std::back_inserter(missing));
+    std::set_difference(got.begin(), got.end(), want.begin(), want.end(),
+                        std::back_inserter(extra));
 
     std::ostringstream report;
     for (const auto& m : missing) {
         report << "  ipfixprobe: " << m << '\n';
-        const auto it = std::find_if(ref.begin(), ref.end(), [&](const Rec& r) { return r.values == m; });
+        const auto it =
+            std::find_if(ref.begin(), ref.end(), [&](const Rec& r) { return r.values == m; });
         for (const auto& o : ours) {
-            if (o.pair == it->pair && std::find(extra.begin(), extra.end(), o.values) != extra.end()) {
+            if (o.pair == it->pair &&
+                std::find(extra.begin(), extra.end(), o.values) != extra.end()) {
                 report << "    ours:     " << o.values << '\n';
             }
         }
     }
     for (const auto& e : extra) {
-        const auto it = std::find_if(ours.begin(), ours.end(), [&](const Rec& r) { return r.values == e; });
+        const auto it =
+            std::find_if(ours.begin(), ours.end(), [&](const Rec& r) { return r.values == e; });
         const bool near = std::any_of(ref.begin(), ref.end(), [&](const Rec& r) {
-            return r.pair == it->pair && std::find(missing.begin(), missing.end(), r.values) != missing.end();
+            return r.pair == it->pair &&
+                   std::find(missing.begin(), missing.end(), r.values) != missing.end();
         });
         if (!near) report << "  only ours:  " << e << '\n';
     }
     EXPECT_EQ(ours.size(), ref.size()) << "records";
     EXPECT_TRUE(missing.empty() && extra.empty())
         << missing.size() << " of 48 reference records not reproduced, " << extra.size()
-        << " records of ours not in the reference:\n" << report.str();
+        << " records of ours not in the reference:\n"
+        << report.str();
 }
 
 }  // namespace

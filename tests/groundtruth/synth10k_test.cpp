@@ -42,16 +42,19 @@ std::vector<TruthRow> mergeSameKeyRows(std::vector<TruthRow> rows, std::size_t& 
             if (rFirst < kLast + 30ULL * 1'000'000'000ULL) {
                 const bool same = canonicalIp(k.get("src_ip")) == canonicalIp(r.get("src_ip"));
                 auto add = [&](const char* kf, const char* rf) {
-                    k.field[kf] = std::to_string(parseUint(k.get(kf)).value_or(0) + parseUint(r.get(rf)).value_or(0));
+                    k.field[kf] = std::to_string(parseUint(k.get(kf)).value_or(0) +
+                                                 parseUint(r.get(rf)).value_or(0));
                 };
                 add("packets", same ? "packets" : "packets_rev");
                 add("packets_rev", same ? "packets_rev" : "packets");
                 add("bytes", same ? "bytes" : "bytes_rev");
                 add("bytes_rev", same ? "bytes_rev" : "bytes");
-                if (parseTimeNs(r.get("last_ts")).value_or(0) > kLast) k.field["last_ts"] = r.get("last_ts");
+                if (parseTimeNs(r.get("last_ts")).value_or(0) > kLast)
+                    k.field["last_ts"] = r.get("last_ts");
                 for (const char* f : {"tcp_flags", "tcp_flags_rev"}) {
                     if (!k.get(f).empty() || !r.get(f).empty()) {
-                        k.field[f] = std::to_string(parseUint(k.get(f)).value_or(0) | parseUint(r.get(f)).value_or(0));
+                        k.field[f] = std::to_string(parseUint(k.get(f)).value_or(0) |
+                                                    parseUint(r.get(f)).value_or(0));
                     }
                 }
                 k.field["label"] += "+merged(line " + std::to_string(r.line) + ")";

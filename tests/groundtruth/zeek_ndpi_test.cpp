@@ -34,8 +34,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string conversation(const std::string& a, const std::string& ap, const std::string& b, const std::string& bp,
-                         const std::string& proto) {
+std::string conversation(const std::string& a, const std::string& ap, const std::string& b,
+                         const std::string& bp, const std::string& proto) {
     const std::string x = canonicalIp(a) + '#' + ap;
     const std::string y = canonicalIp(b) + '#' + bp;
     return (x < y ? x + ' ' + y : y + ' ' + x) + " p" + proto;
@@ -57,7 +57,8 @@ std::map<std::string, Totals> ourConversations(const std::vector<JsonObject>& fl
     std::vector<const JsonObject*> sorted;
     for (const auto& f : flows) sorted.push_back(&f);
     std::stable_sort(sorted.begin(), sorted.end(), [](const JsonObject* a, const JsonObject* b) {
-        return parseTimeNs(flowValue(*a, "time_first")).value_or(0) < parseTimeNs(flowValue(*b, "time_first")).value_or(0);
+        return parseTimeNs(flowValue(*a, "time_first")).value_or(0) <
+               parseTimeNs(flowValue(*b, "time_first")).value_or(0);
     });
     std::map<std::string, Totals> out;
     for (const JsonObject* f : sorted) {
@@ -65,7 +66,8 @@ std::map<std::string, Totals> ourConversations(const std::vector<JsonObject>& fl
         const bool icmp = isIcmp(proto);
         const std::string sp = icmp ? "0" : flowValue(*f, "src_port");
         const std::string dp = icmp ? "0" : flowValue(*f, "dst_port");
-        Totals& t = out[conversation(flowValue(*f, "src_ip"), sp, flowValue(*f, "dst_ip"), dp, proto)];
+        Totals& t =
+            out[conversation(flowValue(*f, "src_ip"), sp, flowValue(*f, "dst_ip"), dp, proto)];
         const std::string src = canonicalIp(flowValue(*f, "src_ip")) + '#' + sp;
         if (t.records == 0) t.src = src;
         const int d = src == t.src ? 0 : 1;
@@ -73,7 +75,8 @@ std::map<std::string, Totals> ourConversations(const std::vector<JsonObject>& fl
         t.packets[1 - d] += parseUint(flowValue(*f, "packets_rev")).value_or(0);
         t.bytes[d] += parseUint(flowValue(*f, "bytes")).value_or(0);
         t.bytes[1 - d] += parseUint(flowValue(*f, "bytes_rev")).value_or(0);
-        t.firstNs = std::min(t.firstNs, parseTimeNs(flowValue(*f, "time_first")).value_or(UINT64_MAX));
+        t.firstNs =
+            std::min(t.firstNs, parseTimeNs(flowValue(*f, "time_first")).value_or(UINT64_MAX));
         t.lastNs = std::max(t.lastNs, parseTimeNs(flowValue(*f, "time_last")).value_or(0));
         ++t.records;
     }
@@ -82,8 +85,8 @@ std::map<std::string, Totals> ourConversations(const std::vector<JsonObject>& fl
 
 std::string show(const std::string& conv, const Totals& t) {
     std::ostringstream o;
-    o << conv << " from " << t.src << ": packets " << t.packets[0] << '/' << t.packets[1] << " bytes " << t.bytes[0]
-      << '/' << t.bytes[1] << " (" << t.records << " record(s))";
+    o << conv << " from " << t.src << ": packets " << t.packets[0] << '/' << t.packets[1]
+      << " bytes " << t.bytes[0] << '/' << t.bytes[1] << " (" << t.records << " record(s))";
     return o.str();
 }
 
@@ -128,7 +131,8 @@ TEST_P(ZeekCase, PacketsAndIpBytesPerDirectionMatchConnLog) {
         ref.t.bytes[1 - d] += parseUint(r.get("bytes_rev")).value_or(0);
         ref.t.records = ++ref.rows;
         const auto h = r.extra.find("history");
-        ref.flipped = ref.flipped || (h != r.extra.end() && h->second.find('^') != std::string::npos);
+        ref.flipped =
+            ref.flipped || (h != r.extra.end() && h->second.find('^') != std::string::npos);
         ref.icmp = icmp;
     }
 
@@ -145,16 +149,16 @@ TEST_P(ZeekCase, PacketsAndIpBytesPerDirectionMatchConnLog) {
         if (ref.icmp) {  // totals only: Zeek splits and orients ICMP by type
             if (t.packets[0] + t.packets[1] != ref.t.packets[0] + ref.t.packets[1] ||
                 t.bytes[0] + t.bytes[1] != ref.t.bytes[0] + ref.t.bytes[1]) {
-                problems << "  ICMP totals differ:\n    zeek: " << show(conv, ref.t) << "\n    ours: " << show(conv, t)
-                         << '\n';
+                problems << "  ICMP totals differ:\n    zeek: " << show(conv, ref.t)
+                         << "\n    ours: " << show(conv, t) << '\n';
                 ++bad;
             }
             continue;
         }
         if (t.src != ref.t.src) {
             if (!ref.flipped) {
-                problems << "  orientation differs (Zeek did not flip):\n    zeek: " << show(conv, ref.t)
-                         << "\n    ours: " << show(conv, t) << '\n';
+                problems << "  orientation differs (Zeek did not flip):\n    zeek: "
+                         << show(conv, ref.t) << "\n    ours: " << show(conv, t) << '\n';
                 ++bad;
                 continue;
             }
@@ -162,10 +166,10 @@ TEST_P(ZeekCase, PacketsAndIpBytesPerDirectionMatchConnLog) {
             std::swap(t.bytes[0], t.bytes[1]);
             t.src = ref.t.src;
         }
-        if (t.packets[0] != ref.t.packets[0] || t.packets[1] != ref.t.packets[1] || t.bytes[0] != ref.t.bytes[0] ||
-            t.bytes[1] != ref.t.bytes[1]) {
-            problems << "  counters differ:\n    zeek: " << show(conv, ref.t) << "\n    ours: " << show(conv, it->second)
-                     << '\n';
+        if (t.packets[0] != ref.t.packets[0] || t.packets[1] != ref.t.packets[1] ||
+            t.bytes[0] != ref.t.bytes[0] || t.bytes[1] != ref.t.bytes[1]) {
+            problems << "  counters differ:\n    zeek: " << show(conv, ref.t)
+                     << "\n    ours: " << show(conv, it->second) << '\n';
             ++bad;
         }
     }
@@ -175,21 +179,26 @@ TEST_P(ZeekCase, PacketsAndIpBytesPerDirectionMatchConnLog) {
             ++bad;
         }
     }
-    EXPECT_EQ(bad, 0U) << GetParam() << ": " << refs.size() << " Zeek conversations, " << ours.size() << " of ours\n"
+    EXPECT_EQ(bad, 0U) << GetParam() << ": " << refs.size() << " Zeek conversations, "
+                       << ours.size() << " of ours\n"
                        << problems.str();
 }
 
 INSTANTIATE_TEST_SUITE_P(
     FittingCases, ZeekCase,
-    ::testing::Values("core.q-in-q", "core.pppoe", "core.vlan-mpls", "core.mpls-in-vlan", "core.tcp.missing-syn",
-                      "core.pcapng-pktsrc", "opt.basic", "scripts.base.protocols.dhcp.dhcp-all-msg-types",
+    ::testing::Values("core.q-in-q", "core.pppoe", "core.vlan-mpls", "core.mpls-in-vlan",
+                      "core.tcp.missing-syn", "core.pcapng-pktsrc", "opt.basic",
+                      "scripts.base.protocols.dhcp.dhcp-all-msg-types",
                       "scripts.base.protocols.ftp.ftp-ipv4", "scripts.base.protocols.ftp.ftp-ipv6",
-                      "scripts.base.protocols.http.concurrent-range-requests", "scripts.base.protocols.irc.basic",
+                      "scripts.base.protocols.http.concurrent-range-requests",
+                      "scripts.base.protocols.irc.basic",
                       "scripts.base.protocols.modbus.modbus_and_non_modbus_on_port_502",
                       "scripts.base.protocols.pop3.basic", "scripts.base.protocols.ssh.basic"),
     [](const auto& p) {
         std::string n = p.param;
-        std::replace_if(n.begin(), n.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) == 0; }, '_');
+        std::replace_if(
+            n.begin(), n.end(),
+            [](char c) { return std::isalnum(static_cast<unsigned char>(c)) == 0; }, '_');
         return n;
     });
 
@@ -226,8 +235,8 @@ TEST_P(NdpiCase, PacketsPerDirectionMatchNdpiReader) {
         const std::string dp = icmp ? "0" : r.get("dst_port");
         const std::string conv = conversation(r.get("src_ip"), sp, r.get("dst_ip"), dp, proto);
         seen.insert(conv);
-        const std::string want = canonicalIp(r.get("src_ip")) + '#' + sp + " packets " + r.get("packets") + '/' +
-                                 r.get("packets_rev");
+        const std::string want = canonicalIp(r.get("src_ip")) + '#' + sp + " packets " +
+                                 r.get("packets") + '/' + r.get("packets_rev");
         const auto it = ours.find(conv);
         if (it == ours.end()) {
             problems << "  missing: ndpi " << conv << " from " << want << '\n';
@@ -235,10 +244,11 @@ TEST_P(NdpiCase, PacketsPerDirectionMatchNdpiReader) {
             continue;
         }
         const Totals& t = it->second;
-        const std::string got = t.src + " packets " + std::to_string(t.packets[0]) + '/' + std::to_string(t.packets[1]);
+        const std::string got =
+            t.src + " packets " + std::to_string(t.packets[0]) + '/' + std::to_string(t.packets[1]);
         if (got != want) {
-            problems << "  differs: " << conv << "\n    ndpi: " << want << "\n    ours: " << got << " ("
-                     << t.records << " record(s))\n";
+            problems << "  differs: " << conv << "\n    ndpi: " << want << "\n    ours: " << got
+                     << " (" << t.records << " record(s))\n";
             ++bad;
         }
     }
@@ -248,20 +258,25 @@ TEST_P(NdpiCase, PacketsPerDirectionMatchNdpiReader) {
             ++bad;
         }
     }
-    EXPECT_EQ(bad, 0U) << GetParam() << ": " << rows.size() << " nDPI flows, " << ours.size() << " of ours\n"
+    EXPECT_EQ(bad, 0U) << GetParam() << ": " << rows.size() << " nDPI flows, " << ours.size()
+                       << " of ours\n"
                        << problems.str();
 }
 
 INSTANTIATE_TEST_SUITE_P(
     FittingCases, NdpiCase,
-    ::testing::Values("1kxun.pcap", "443-chrome.pcap", "NTPv4.pcap", "bittorrent.pcap", "dns-tunnel-iodine.pcap",
-                      "dns_long_domainname.pcap", "encrypted_sni.pcap", "exe_download.pcap", "ftp.pcap",
-                      "google_ssl.pcap", "googledns_android10.pcap", "http-lines-split.pcap", "http_ipv6.pcap",
-                      "mqtt.pcap", "netbios.pcap", "quic-29.pcap", "quic_t51.pcap", "sip.pcap", "smtp.pcap",
-                      "ssdp-m-search.pcap", "ssh.pcap", "tls_alert.pcap", "wireguard.pcap"),
+    ::testing::Values("1kxun.pcap", "443-chrome.pcap", "NTPv4.pcap", "bittorrent.pcap",
+                      "dns-tunnel-iodine.pcap", "dns_long_domainname.pcap", "encrypted_sni.pcap",
+                      "exe_download.pcap", "ftp.pcap", "google_ssl.pcap",
+                      "googledns_android10.pcap", "http-lines-split.pcap", "http_ipv6.pcap",
+                      "mqtt.pcap", "netbios.pcap", "quic-29.pcap", "quic_t51.pcap", "sip.pcap",
+                      "smtp.pcap", "ssdp-m-search.pcap", "ssh.pcap", "tls_alert.pcap",
+                      "wireguard.pcap"),
     [](const auto& p) {
         std::string n = p.param;
-        std::replace_if(n.begin(), n.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) == 0; }, '_');
+        std::replace_if(
+            n.begin(), n.end(),
+            [](char c) { return std::isalnum(static_cast<unsigned char>(c)) == 0; }, '_');
         return n;
     });
 

@@ -58,7 +58,8 @@ TempDirs& tempDirs() {
 fs::path tempDir() {
     const char* base = std::getenv("TMPDIR");
     std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/rowprobe-test-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed: " + std::string(std::strerror(errno)));
+    if (mkdtemp(pattern.data()) == nullptr)
+        throw std::runtime_error("mkdtemp failed: " + std::string(std::strerror(errno)));
     TempDirs& t = tempDirs();
     const std::lock_guard lock(t.mutex);
     t.dirs.emplace_back(pattern);
@@ -123,7 +124,8 @@ CommandResult runCommand(const std::vector<std::string>& argv, int timeoutSec) {
     bool timedOut = false;
     char buf[65536];
     while (open > 0) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) {
             timedOut = true;
             break;
@@ -148,7 +150,8 @@ CommandResult runCommand(const std::vector<std::string>& argv, int timeoutSec) {
         kill(pid, SIGKILL);
         waitpid(pid, &status, 0);
         result.exitCode = -1;
-        result.err += "\n[test_support] killed after " + std::to_string(timeoutSec) + " s timeout\n";
+        result.err +=
+            "\n[test_support] killed after " + std::to_string(timeoutSec) + " s timeout\n";
     } else {
         waitpid(pid, &status, 0);
         result.exitCode = decodeStatus(status);
@@ -201,7 +204,8 @@ void ChildProcess::signal(int sig) {
 
 CommandResult ChildProcess::wait(double timeoutSec) {
     CommandResult result;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeoutSec);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(timeoutSec);
     while (running() && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -232,7 +236,8 @@ bool gunzip(const fs::path& gz, const fs::path& dest) {
     fs::create_directories(dest.parent_path(), ec);
     // Unique temporary name + rename: parallel test processes may race to fill the cache.
     const fs::path tmp = dest.string() + ".tmp." + std::to_string(getpid());
-    const CommandResult r = runCommand({"/bin/sh", "-c", "gzip -dc \"$0\" > \"$1\"", gz.string(), tmp.string()}, 600);
+    const CommandResult r =
+        runCommand({"/bin/sh", "-c", "gzip -dc \"$0\" > \"$1\"", gz.string(), tmp.string()}, 600);
     if (r.exitCode != 0) {
         fs::remove(tmp, ec);
         return false;
@@ -275,7 +280,8 @@ PcapWriter::~PcapWriter() {
 
 void PcapWriter::write(std::uint64_t tsNs, const std::vector<std::uint8_t>& frame) {
     const auto sec = static_cast<std::uint32_t>(tsNs / 1'000'000'000ULL);
-    const auto frac = static_cast<std::uint32_t>(m_nano ? tsNs % 1'000'000'000ULL : (tsNs % 1'000'000'000ULL) / 1000);
+    const auto frac = static_cast<std::uint32_t>(m_nano ? tsNs % 1'000'000'000ULL
+                                                        : (tsNs % 1'000'000'000ULL) / 1000);
     const auto len = static_cast<std::uint32_t>(frame.size());
     std::fwrite(&sec, 4, 1, m_file);
     std::fwrite(&frac, 4, 1, m_file);
@@ -291,8 +297,8 @@ void put16(std::vector<std::uint8_t>& v, std::size_t at, std::uint16_t x) {
     v[at + 1] = static_cast<std::uint8_t>(x & 0xFF);
 }
 
-std::vector<std::uint8_t> ethIpv4(const std::string& src, const std::string& dst, std::uint8_t proto,
-                                  std::size_t l4Len) {
+std::vector<std::uint8_t> ethIpv4(const std::string& src, const std::string& dst,
+                                  std::uint8_t proto, std::size_t l4Len) {
     std::vector<std::uint8_t> f(14 + 20 + l4Len, 0);
     const std::uint8_t dmac[6] = {0x02, 0, 0, 0, 0, 0x02};
     const std::uint8_t smac[6] = {0x02, 0, 0, 0, 0, 0x01};
@@ -313,8 +319,9 @@ std::vector<std::uint8_t> ethIpv4(const std::string& src, const std::string& dst
 
 }  // namespace
 
-std::vector<std::uint8_t> ethIpv4Tcp(const std::string& src, std::uint16_t sport, const std::string& dst,
-                                     std::uint16_t dport, std::uint8_t flags, std::size_t payload) {
+std::vector<std::uint8_t> ethIpv4Tcp(const std::string& src, std::uint16_t sport,
+                                     const std::string& dst, std::uint16_t dport,
+                                     std::uint8_t flags, std::size_t payload) {
     std::vector<std::uint8_t> f = ethIpv4(src, dst, 6, 20 + payload);
     put16(f, 34, sport);
     put16(f, 36, dport);
@@ -324,8 +331,9 @@ std::vector<std::uint8_t> ethIpv4Tcp(const std::string& src, std::uint16_t sport
     return f;
 }
 
-std::vector<std::uint8_t> ethIpv4Udp(const std::string& src, std::uint16_t sport, const std::string& dst,
-                                     std::uint16_t dport, std::size_t payload) {
+std::vector<std::uint8_t> ethIpv4Udp(const std::string& src, std::uint16_t sport,
+                                     const std::string& dst, std::uint16_t dport,
+                                     std::size_t payload) {
     std::vector<std::uint8_t> f = ethIpv4(src, dst, 17, 8 + payload);
     put16(f, 34, sport);
     put16(f, 36, dport);
@@ -353,7 +361,9 @@ public:
     }
     void valueAt(JsonObject& out) { value("", out); }
     void skipWs() {
-        while (m_i < m_s.size() && (m_s[m_i] == ' ' || m_s[m_i] == '\t' || m_s[m_i] == '\n' || m_s[m_i] == '\r')) ++m_i;
+        while (m_i < m_s.size() &&
+               (m_s[m_i] == ' ' || m_s[m_i] == '\t' || m_s[m_i] == '\n' || m_s[m_i] == '\r'))
+            ++m_i;
     }
 
 private:
@@ -433,14 +443,25 @@ private:
             if (c == '\\' && m_i < m_s.size()) {
                 c = m_s[m_i++];
                 switch (c) {
-                    case 'n': r += '\n'; break;
-                    case 't': r += '\t'; break;
-                    case 'r': r += '\r'; break;
-                    case 'b': r += '\b'; break;
-                    case 'f': r += '\f'; break;
+                    case 'n':
+                        r += '\n';
+                        break;
+                    case 't':
+                        r += '\t';
+                        break;
+                    case 'r':
+                        r += '\r';
+                        break;
+                    case 'b':
+                        r += '\b';
+                        break;
+                    case 'f':
+                        r += '\f';
+                        break;
                     case 'u': {
                         if (m_i + 4 > m_s.size()) fail("bad \\u escape");
-                        const unsigned cp = static_cast<unsigned>(std::stoul(m_s.substr(m_i, 4), nullptr, 16));
+                        const unsigned cp =
+                            static_cast<unsigned>(std::stoul(m_s.substr(m_i, 4), nullptr, 16));
                         m_i += 4;
                         if (cp < 0x80) {
                             r += static_cast<char>(cp);
@@ -454,7 +475,8 @@ private:
                         }
                         break;
                     }
-                    default: r += c;
+                    default:
+                        r += c;
                 }
             } else {
                 r += c;
@@ -696,7 +718,8 @@ public:
 
 private:
     [[noreturn]] static void fail(const YamlLine& l, const std::string& what) {
-        throw std::runtime_error("YAML line " + std::to_string(l.number) + ": " + what + ": " + l.text);
+        throw std::runtime_error("YAML line " + std::to_string(l.number) + ": " + what + ": " +
+                                 l.text);
     }
 
     static std::size_t keyColon(const std::string& t) {
@@ -745,7 +768,8 @@ private:
                 continue;
             }
             // "- key: value" starts a mapping whose further keys are indented like `key`.
-            const int childIndent = indent + static_cast<int>(l.text.size() - l.text.substr(1).size()) +
+            const int childIndent = indent +
+                                    static_cast<int>(l.text.size() - l.text.substr(1).size()) +
                                     static_cast<int>(l.text.substr(1).find_first_not_of(' '));
             l.text = rest;
             l.indent = childIndent;
@@ -777,8 +801,10 @@ private:
             }
             YamlNode v = flowOrScalar(rest, l);
             // A plain scalar may continue on more-indented lines.
-            while (v.kind == YamlNode::Kind::Scalar && m_pos < m_lines.size() && m_lines[m_pos].indent > indent &&
-                   keyColon(m_lines[m_pos].text) == std::string::npos && m_lines[m_pos].text.rfind("- ", 0) != 0) {
+            while (v.kind == YamlNode::Kind::Scalar && m_pos < m_lines.size() &&
+                   m_lines[m_pos].indent > indent &&
+                   keyColon(m_lines[m_pos].text) == std::string::npos &&
+                   m_lines[m_pos].text.rfind("- ", 0) != 0) {
                 v.scalar += " " + m_lines[m_pos].text;
                 ++m_pos;
             }
@@ -827,7 +853,8 @@ private:
                     n.list.push_back(flowValue(t, i, line));
                 } else {
                     const std::size_t colon = t.find(':', i);
-                    if (colon == std::string::npos) fail(line, "expected 'key: value' in a flow mapping");
+                    if (colon == std::string::npos)
+                        fail(line, "expected 'key: value' in a flow mapping");
                     const std::string key = unquote(trim(t.substr(i, colon - i)));
                     i = colon + 1;
                     n.map.emplace_back(key, flowValue(t, i, line));

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <optional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,9 +22,9 @@ std::filesystem::path rowprobeBinary();
 std::filesystem::path tempDir();
 
 /// Skips the current test with a clear message when `path` does not exist.
-#define ROWPROBE_REQUIRE_FILE(path)                                                   \
-    do {                                                                              \
-        if (!std::filesystem::exists(path)) GTEST_SKIP() << "missing " << (path);    \
+#define ROWPROBE_REQUIRE_FILE(path)                                               \
+    do {                                                                          \
+        if (!std::filesystem::exists(path)) GTEST_SKIP() << "missing " << (path); \
     } while (0)
 
 struct CommandResult {
@@ -46,7 +46,8 @@ std::filesystem::path synth10kPcap();
 /// Writes a classic pcap (microsecond or nanosecond precision) of Ethernet frames.
 class PcapWriter {
 public:
-    PcapWriter(const std::filesystem::path& path, bool nanosecond = true, std::uint32_t linkType = 1);
+    PcapWriter(const std::filesystem::path& path, bool nanosecond = true,
+               std::uint32_t linkType = 1);
     ~PcapWriter();
     PcapWriter(const PcapWriter&) = delete;
     PcapWriter& operator=(const PcapWriter&) = delete;
@@ -58,10 +59,12 @@ private:
 };
 
 /// Minimal frame builders for tests (valid checksums are not needed by the parser).
-std::vector<std::uint8_t> ethIpv4Tcp(const std::string& src, std::uint16_t sport, const std::string& dst,
-                                     std::uint16_t dport, std::uint8_t flags, std::size_t payload = 0);
-std::vector<std::uint8_t> ethIpv4Udp(const std::string& src, std::uint16_t sport, const std::string& dst,
-                                     std::uint16_t dport, std::size_t payload = 0);
+std::vector<std::uint8_t> ethIpv4Tcp(const std::string& src, std::uint16_t sport,
+                                     const std::string& dst, std::uint16_t dport,
+                                     std::uint8_t flags, std::size_t payload = 0);
+std::vector<std::uint8_t> ethIpv4Udp(const std::string& src, std::uint16_t sport,
+                                     const std::string& dst, std::uint16_t dport,
+                                     std::size_t payload = 0);
 
 /// One JSON object of the `json` output, flattened to key -> raw text value (strings unquoted).
 using JsonObject = std::map<std::string, std::string>;

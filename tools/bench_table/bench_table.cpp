@@ -37,7 +37,8 @@ struct Args {
 
 [[noreturn]] void usage() {
     std::fprintf(stderr,
-                 "usage: bench_table [--flows N] [--packets M] [--storage 'cache;...'] [--seed S] [--zipf]\n");
+                 "usage: bench_table [--flows N] [--packets M] [--storage 'cache;...'] [--seed S] "
+                 "[--zipf]\n");
     std::exit(2);
 }
 
@@ -82,7 +83,8 @@ std::vector<ParsedPacket> makeFlows(std::size_t n, std::mt19937_64& rng) {
         p.key.portB = static_cast<std::uint16_t>(rng());
         p.key.proto = rng() % 2 ? 6 : 17;
         p.key.ipVersion = 4;
-        if (std::memcmp(p.key.addrA.data(), p.key.addrB.data(), 16) > 0) std::swap(p.key.addrA, p.key.addrB);
+        if (std::memcmp(p.key.addrA.data(), p.key.addrB.data(), 16) > 0)
+            std::swap(p.key.addrA, p.key.addrB);
         p.ipLen = static_cast<std::uint32_t>(64 + rng() % 1400);
         p.ttl = 64;
         p.hasPorts = true;
@@ -101,7 +103,8 @@ std::vector<std::uint32_t> makeSequence(const Args& a, std::mt19937_64& rng) {
         for (std::size_t i = 0; i < a.flows; ++i) cdf[i] = sum += 1.0 / static_cast<double>(i + 1);
         std::uniform_real_distribution<double> u(0, sum);
         for (auto& s : seq) {
-            s = static_cast<std::uint32_t>(std::lower_bound(cdf.begin(), cdf.end(), u(rng)) - cdf.begin());
+            s = static_cast<std::uint32_t>(std::lower_bound(cdf.begin(), cdf.end(), u(rng)) -
+                                           cdf.begin());
         }
     } else {
         for (auto& s : seq) s = static_cast<std::uint32_t>(rng() % a.flows);
@@ -115,7 +118,8 @@ int main(int argc, char** argv) {
     const Args args = parseArgs(argc, argv);
     std::unique_ptr<StoragePlugin> table;
     try {
-        table = Registry::instance().createAs<StoragePlugin>(PluginKind::Storage, args.storage, "--storage");
+        table = Registry::instance().createAs<StoragePlugin>(PluginKind::Storage, args.storage,
+                                                             "--storage");
     } catch (const ConfigError& e) {
         std::fprintf(stderr, "bench_table: %s\n", e.render().c_str());
         return 2;
@@ -191,13 +195,16 @@ int main(int argc, char** argv) {
     std::printf("packets   %zu in %.3f s\n", args.packets, sec);
     const double cpu = c1 - c0;
     const auto packets = static_cast<double>(args.packets);
-    std::printf("rate      %.2f Mpps wall (%.1f ns/packet), %.2f Mpps per CPU-second (%.1f ns/packet)\n",
-                packets / sec / 1e6, sec * 1e9 / packets, packets / cpu / 1e6, cpu * 1e9 / packets);
-    std::printf("          (the CPU-time rate excludes time the thread was descheduled on a busy host)\n");
-    std::printf("hits      %llu  missFree %llu  missEvict %llu  missReclaim %llu  mean position %.2f\n",
-                static_cast<unsigned long long>(st.hits), static_cast<unsigned long long>(st.missFree),
-                static_cast<unsigned long long>(st.missEvict), static_cast<unsigned long long>(st.missReclaim),
-                st.hitPositionMean());
+    std::printf(
+        "rate      %.2f Mpps wall (%.1f ns/packet), %.2f Mpps per CPU-second (%.1f ns/packet)\n",
+        packets / sec / 1e6, sec * 1e9 / packets, packets / cpu / 1e6, cpu * 1e9 / packets);
+    std::printf(
+        "          (the CPU-time rate excludes time the thread was descheduled on a busy host)\n");
+    std::printf(
+        "hits      %llu  missFree %llu  missEvict %llu  missReclaim %llu  mean position %.2f\n",
+        static_cast<unsigned long long>(st.hits), static_cast<unsigned long long>(st.missFree),
+        static_cast<unsigned long long>(st.missEvict),
+        static_cast<unsigned long long>(st.missReclaim), st.hitPositionMean());
     std::printf("exported  %llu records\n", static_cast<unsigned long long>(exported.load()));
     return 0;
 }

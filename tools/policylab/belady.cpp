@@ -25,9 +25,12 @@ BeladyResult simulateBelady(const BeladyInput& in) {
     std::vector<Entry> table(in.rows * lineLen);
     BeladyResult r;
     auto expired = [&](const Entry& e, TimeNs now) {
-        return (now >= e.last && now - e.last >= in.inactive) || (now >= e.first && now - e.first >= in.active);
+        return (now >= e.last && now - e.last >= in.inactive) ||
+               (now >= e.first && now - e.first >= in.active);
     };
-    auto expiresAt = [&](const Entry& e) { return std::min(e.last + in.inactive, e.first + in.active); };
+    auto expiresAt = [&](const Entry& e) {
+        return std::min(e.last + in.inactive, e.first + in.active);
+    };
 
     for (std::size_t i = 0; i < trace.packets.size(); ++i) {
         const std::uint32_t k = trace.keyId[i];
@@ -68,7 +71,8 @@ BeladyResult simulateBelady(const BeladyInput& in) {
             target = &row[0];
             for (unsigned j = 1; j < lineLen; ++j) {
                 const Entry& e = row[j];
-                if (e.next > target->next || (e.next == target->next && expiresAt(e) > expiresAt(*target))) {
+                if (e.next > target->next ||
+                    (e.next == target->next && expiresAt(e) > expiresAt(*target))) {
                     target = &row[j];
                 }
             }

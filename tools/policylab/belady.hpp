@@ -34,18 +34,18 @@ namespace rowprobe::lab {
 
 struct BeladyResult {
     std::uint64_t hits = 0;
-    std::uint64_t missFree = 0;    ///< into a free slot or an expired entry's slot
-    std::uint64_t missEvict = 0;   ///< forced evictions
-    std::uint64_t recreated = 0;   ///< misses on packets that do not start a flow
-    std::uint64_t cutEvict = 0;    ///< forced evictions of a flow with packets still to come
-    std::uint64_t hhEvict = 0;     ///< cut evictions of a top-N key
-    std::uint64_t bigEvict = 0;    ///< cut evictions of an entry holding >= bigPackets packets
+    std::uint64_t missFree = 0;   ///< into a free slot or an expired entry's slot
+    std::uint64_t missEvict = 0;  ///< forced evictions
+    std::uint64_t recreated = 0;  ///< misses on packets that do not start a flow
+    std::uint64_t cutEvict = 0;   ///< forced evictions of a flow with packets still to come
+    std::uint64_t hhEvict = 0;    ///< cut evictions of a top-N key
+    std::uint64_t bigEvict = 0;   ///< cut evictions of an entry holding >= bigPackets packets
 };
 
 struct BeladyInput {
     const Trace* trace = nullptr;
     const Sessions* sessions = nullptr;
-    std::vector<std::uint32_t> rowOfKey;   ///< per key id
+    std::vector<std::uint32_t> rowOfKey;  ///< per key id
     std::size_t rows = 0;
     unsigned line = 16;
     TimeNs inactive = 30 * kNsPerSec;

@@ -42,20 +42,23 @@ std::uint32_t keyOfRecord(const Trace& trace, const FlowRecord& r) {
 
 std::string pluginString(const RunSpec& spec) {
     std::string s = "cache;policy=" + spec.policy + ";size=" + std::to_string(spec.sizeLog2) +
-                    ";line=" + std::to_string(spec.line) + ";hash=" + spec.hash + ";seed=" + std::to_string(spec.seed);
+                    ";line=" + std::to_string(spec.line) + ";hash=" + spec.hash +
+                    ";seed=" + std::to_string(spec.seed);
     if (!spec.options.empty()) s += ";" + spec.options;
     return s;
 }
 
 std::unique_ptr<storage::CacheTable> makeTable(const RunSpec& spec) {
-    auto plugin = Registry::instance().createAs<StoragePlugin>(PluginKind::Storage, pluginString(spec), "-s");
+    auto plugin =
+        Registry::instance().createAs<StoragePlugin>(PluginKind::Storage, pluginString(spec), "-s");
     auto* table = dynamic_cast<storage::CacheTable*>(plugin.get());
     if (table == nullptr) throw std::runtime_error("storage 'cache' did not build a flow table");
     plugin.release();
     return std::unique_ptr<storage::CacheTable>(table);
 }
 
-LabInputs makeLabInputs(const Trace& trace, const Sessions& sessions, std::size_t hhTop, std::uint32_t bigPackets) {
+LabInputs makeLabInputs(const Trace& trace, const Sessions& sessions, std::size_t hhTop,
+                        std::uint32_t bigPackets) {
     LabInputs in;
     in.trace = &trace;
     in.sessions = &sessions;
@@ -104,14 +107,16 @@ RunResult replay(const LabInputs& in, const RunSpec& spec) {
             const std::uint32_t end = in.keyStart[k + 1];
             const std::uint32_t count = r.packets[0] + r.packets[1];
             cursor[k] = std::min<std::uint32_t>(end, first + count);
-            if (first < end && lastWasEvicted[k] != 0 && in.sessions->starts[in.keyPackets[first]] == 0) {
+            if (first < end && lastWasEvicted[k] != 0 &&
+                in.sessions->starts[in.keyPackets[first]] == 0) {
                 ++res.recreated;
             }
             const bool evicted = r.endReason == EndReason::LackOfResources;
             lastWasEvicted[k] = evicted ? 1 : 0;
             // Harmful evictions only: the flow had more packets to come (its last packet so far
             // has a successor in the same flow of an unbounded table).
-            if (evicted && cursor[k] > first && in.sessions->next[in.keyPackets[cursor[k] - 1]] != kNoNext) {
+            if (evicted && cursor[k] > first &&
+                in.sessions->next[in.keyPackets[cursor[k] - 1]] != kNoNext) {
                 ++res.cutEvict;
                 if (in.topKey[k] != 0) ++res.hhEvict;
                 if (count >= in.bigPackets) ++res.bigEvict;
@@ -138,7 +143,8 @@ RunResult replay(const LabInputs& in, const RunSpec& spec) {
     drain();
     res.stats = table->stats();
     res.packets = trace.packets.size();
-    res.nsPerPacket = res.packets != 0 ? static_cast<double>(busy) / static_cast<double>(res.packets) : 0.0;
+    res.nsPerPacket =
+        res.packets != 0 ? static_cast<double>(busy) / static_cast<double>(res.packets) : 0.0;
     return res;
 }
 

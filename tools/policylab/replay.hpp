@@ -38,13 +38,13 @@
 namespace rowprobe::lab {
 
 struct RunSpec {
-    std::string label;     ///< shown in the tables; the policy name unless a variant
-    std::string policy;    ///< policy=...
+    std::string label;   ///< shown in the tables; the policy name unless a variant
+    std::string policy;  ///< policy=...
     std::string hash = "xxh3";
     unsigned sizeLog2 = 17;
     unsigned line = 16;
     std::uint64_t seed = 1;
-    std::string options;   ///< extra cache/policy options, "k=v;k=v" (may be empty)
+    std::string options;  ///< extra cache/policy options, "k=v;k=v" (may be empty)
 };
 
 /// The `-s` plugin string rowprobe would take for `spec`.
@@ -57,13 +57,14 @@ std::unique_ptr<storage::CacheTable> makeTable(const RunSpec& spec);
 struct LabInputs {
     const Trace* trace = nullptr;
     const Sessions* sessions = nullptr;
-    std::vector<std::uint32_t> keyStart;    ///< CSR: packets of key k are keyPackets[keyStart[k] ..]
+    std::vector<std::uint32_t> keyStart;  ///< CSR: packets of key k are keyPackets[keyStart[k] ..]
     std::vector<std::uint32_t> keyPackets;
-    std::vector<std::uint8_t> topKey;       ///< per key id
+    std::vector<std::uint8_t> topKey;  ///< per key id
     std::uint32_t bigPackets = 20;
 };
 
-LabInputs makeLabInputs(const Trace& trace, const Sessions& sessions, std::size_t hhTop, std::uint32_t bigPackets);
+LabInputs makeLabInputs(const Trace& trace, const Sessions& sessions, std::size_t hhTop,
+                        std::uint32_t bigPackets);
 
 struct RunResult {
     RunSpec spec;

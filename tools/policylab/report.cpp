@@ -79,9 +79,10 @@ struct Column {
 };
 
 constexpr Column kColumns[] = {
-    {"policy", true},  {"hash", true},     {"size", false},     {"L", false},        {"packets", false},
-    {"hits", false},   {"hit%", false},    {"empty", false},    {"not_empty", false}, {"reclaim", false},
-    {"exported", false}, {"evicted", false}, {"pos_avg", false}, {"pos_var", false}, {"sweep", false},     {"end", false},
+    {"policy", true},     {"hash", true},      {"size", false},      {"L", false},
+    {"packets", false},   {"hits", false},     {"hit%", false},      {"empty", false},
+    {"not_empty", false}, {"reclaim", false},  {"exported", false},  {"evicted", false},
+    {"pos_avg", false},   {"pos_var", false},  {"sweep", false},     {"end", false},
     {"recreated", false}, {"hh_evict", false}, {"big_evict", false}, {"ns/pkt", false},
 };
 
@@ -164,37 +165,44 @@ void printTable(std::ostream& out, const std::vector<ReportRow>& rows) {
 void writeCsv(const std::string& path, const std::vector<ReportRow>& rows) {
     std::ofstream f(path);
     if (!f) throw std::runtime_error("cannot write '" + path + "'");
-    f << "policy,hash,size,line,packets,hits,hit_rate,empty,not_empty,reclaim,exported,evicted,pos_avg,pos_var,"
+    f << "policy,hash,size,line,packets,hits,hit_rate,empty,not_empty,reclaim,exported,evicted,pos_"
+         "avg,pos_var,"
          "sweep,end,recreated,hh_evict,big_evict,ns_per_packet,bound\n";
     for (const auto& r : rows) {
-        f << csvField(r.label) << ',' << r.hash << ',' << r.sizeLog2 << ',' << r.line << ',' << r.packets << ','
-          << r.hits << ',' << fixed(r.hitRate(), 4) << ',' << r.missFree << ',' << r.missEvict << ','
-          << r.missReclaim << ',' << r.exported << ',' << r.evicted << ',' << fixed(r.posMean, 4) << ',' << fixed(r.posVariance, 4)
-          << ',' << r.sweep << ',' << r.atEnd << ',' << r.recreated << ',' << r.hhEvict << ',' << r.bigEvict
-          << ',' << fixed(r.nsPerPacket, 2) << ',' << (r.bound ? 1 : 0) << '\n';
+        f << csvField(r.label) << ',' << r.hash << ',' << r.sizeLog2 << ',' << r.line << ','
+          << r.packets << ',' << r.hits << ',' << fixed(r.hitRate(), 4) << ',' << r.missFree << ','
+          << r.missEvict << ',' << r.missReclaim << ',' << r.exported << ',' << r.evicted << ','
+          << fixed(r.posMean, 4) << ',' << fixed(r.posVariance, 4) << ',' << r.sweep << ','
+          << r.atEnd << ',' << r.recreated << ',' << r.hhEvict << ',' << r.bigEvict << ','
+          << fixed(r.nsPerPacket, 2) << ',' << (r.bound ? 1 : 0) << '\n';
     }
     if (!f) throw std::runtime_error("cannot write '" + path + "'");
 }
 
-void writePlot(const std::string& pngPath, const std::string& title, const std::vector<ReportRow>& rows) {
+void writePlot(const std::string& pngPath, const std::string& title,
+               const std::vector<ReportRow>& rows) {
     // Rows = labels in first-seen order; columns = configurations.
     std::vector<std::string> labels, combos;
     std::map<std::pair<std::string, std::string>, const ReportRow*> at;
     for (const auto& r : rows) {
-        if (std::find(labels.begin(), labels.end(), r.label) == labels.end()) labels.push_back(r.label);
-        if (std::find(combos.begin(), combos.end(), r.combo()) == combos.end()) combos.push_back(r.combo());
+        if (std::find(labels.begin(), labels.end(), r.label) == labels.end())
+            labels.push_back(r.label);
+        if (std::find(combos.begin(), combos.end(), r.combo()) == combos.end())
+            combos.push_back(r.combo());
         at[{r.label, r.combo()}] = &r;
     }
     if (labels.empty()) throw std::runtime_error("nothing to plot");
     const std::filesystem::path data =
-        std::filesystem::temp_directory_path() / ("rowprobe-policylab-" + std::to_string(::getpid()) + ".dat");
+        std::filesystem::temp_directory_path() /
+        ("rowprobe-policylab-" + std::to_string(::getpid()) + ".dat");
     struct Metric {
         const char* axis;
         double (*value)(const ReportRow&);
     };
     const Metric metrics[] = {
         {"hit rate (%)", [](const ReportRow& r) { return r.hitRate(); }},
-        {"forced evictions (lack of resources)", [](const ReportRow& r) { return static_cast<double>(r.evicted); }},
+        {"forced evictions (lack of resources)",
+         [](const ReportRow& r) { return static_cast<double>(r.evicted); }},
         {"re-created flows", [](const ReportRow& r) { return static_cast<double>(r.recreated); }},
     };
     double lowest = 100, highest = 0;
@@ -211,7 +219,8 @@ void writePlot(const std::string& pngPath, const std::string& title, const std::
             for (const auto& metric : metrics) {
                 for (const auto& c : combos) {
                     const auto it = at.find({l, c});
-                    f << '\t' << (it == at.end() ? std::string("?") : fixed(metric.value(*it->second), 4));
+                    f << '\t'
+                      << (it == at.end() ? std::string("?") : fixed(metric.value(*it->second), 4));
                     if (it != at.end()) {
                         lowest = std::min(lowest, it->second->hitRate());
                         highest = std::max(highest, it->second->hitRate());
@@ -223,12 +232,14 @@ void writePlot(const std::string& pngPath, const std::string& title, const std::
     }
     std::ostringstream gp;
     const std::size_t n = combos.size();
-    gp << "set terminal pngcairo size " << std::max<std::size_t>(900, 160 + labels.size() * (50 + 22 * n))
+    gp << "set terminal pngcairo size "
+       << std::max<std::size_t>(900, 160 + labels.size() * (50 + 22 * n))
        << ",1200 noenhanced font ',10'\n"
        << "set output " << gnuplotString(pngPath) << "\n"
        << "set datafile separator '\\t'\n"
        << "set datafile missing '?'\n"
-       << "set multiplot layout " << std::size(metrics) << ",1 title " << gnuplotString(title) << "\n"
+       << "set multiplot layout " << std::size(metrics) << ",1 title " << gnuplotString(title)
+       << "\n"
        << "set style data histograms\nset style histogram clustered gap 1\n"
        << "set style fill solid 0.85 border -1\nset boxwidth 0.9\nset grid ytics\n"
        << "set xtics rotate by -25 nomirror\nset key outside right top\n";
@@ -236,15 +247,17 @@ void writePlot(const std::string& pngPath, const std::string& title, const std::
         gp << "set ylabel " << gnuplotString(metrics[m].axis) << "\n";
         if (m == 0) {
             const double span = std::max(0.5, highest - lowest);
-            gp << "set yrange [" << std::max(0.0, lowest - span) << ":" << std::min(100.0, highest + span / 2) << "]\n";
+            gp << "set yrange [" << std::max(0.0, lowest - span) << ":"
+               << std::min(100.0, highest + span / 2) << "]\n";
         } else {
             gp << "set yrange [0:*]\n";
         }
         gp << "plot ";
         for (std::size_t i = 0; i < n; ++i) {
             const std::size_t col = 2 + m * n + i;
-            gp << (i == 0 ? gnuplotString(data.string()) : "''") << " using " << col << (i == 0 ? ":xtic(1)" : "")
-               << " title columnheader(" << col << ")" << (i + 1 < n ? ", " : "\n");
+            gp << (i == 0 ? gnuplotString(data.string()) : "''") << " using " << col
+               << (i == 0 ? ":xtic(1)" : "") << " title columnheader(" << col << ")"
+               << (i + 1 < n ? ", " : "\n");
         }
     }
     gp << "unset multiplot\n";
@@ -263,7 +276,8 @@ void writePlot(const std::string& pngPath, const std::string& title, const std::
                                      ? "gnuplot not found (install gnuplot-nox)"
                                      : "gnuplot failed to write '" + pngPath + "'");
     }
-    if (!std::filesystem::exists(pngPath)) throw std::runtime_error("gnuplot did not write '" + pngPath + "'");
+    if (!std::filesystem::exists(pngPath))
+        throw std::runtime_error("gnuplot did not write '" + pngPath + "'");
 }
 
 }  // namespace rowprobe::lab

@@ -25,7 +25,8 @@ struct ReportRow {
     std::uint64_t missEvict = 0;
     std::uint64_t missReclaim = 0;
     std::uint64_t exported = 0;
-    std::uint64_t evicted = 0;  ///< exports for lack of resources (forced, incl. promotion evictions)
+    std::uint64_t evicted =
+        0;  ///< exports for lack of resources (forced, incl. promotion evictions)
     double posMean = 0;
     double posVariance = 0;
     std::uint64_t sweep = 0;
@@ -36,7 +37,9 @@ struct ReportRow {
     std::uint64_t bigEvict = 0;
     double nsPerPacket = 0;
 
-    double hitRate() const { return packets != 0 ? 100.0 * static_cast<double>(hits) / static_cast<double>(packets) : 0; }
+    double hitRate() const {
+        return packets != 0 ? 100.0 * static_cast<double>(hits) / static_cast<double>(packets) : 0;
+    }
     std::string combo() const;  ///< "xxh3 size=10 L=16"
 };
 
@@ -47,8 +50,9 @@ ReportRow rowOf(const BeladyResult& b, const std::string& hash, unsigned sizeLog
 void printTable(std::ostream& out, const std::vector<ReportRow>& rows);
 /// Throws std::runtime_error when the file cannot be written.
 void writeCsv(const std::string& path, const std::vector<ReportRow>& rows);
-/// Hit rate, forced evictions and re-created flows per policy (one bar cluster per configuration), through
-/// gnuplot. Throws std::runtime_error if gnuplot is missing or fails.
-void writePlot(const std::string& pngPath, const std::string& title, const std::vector<ReportRow>& rows);
+/// Hit rate, forced evictions and re-created flows per policy (one bar cluster per
+/// configuration), through gnuplot. Throws std::runtime_error if gnuplot is missing or fails.
+void writePlot(const std::string& pngPath, const std::string& title,
+               const std::vector<ReportRow>& rows);
 
 }  // namespace rowprobe::lab

@@ -1,8 +1,8 @@
 #include "trace.hpp"
 
 #include <pcap/pcap.h>
-
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <array>
@@ -11,8 +11,6 @@
 #include <filesystem>
 #include <numeric>
 #include <stdexcept>
-
-#include <xxhash.h>
 
 namespace rowprobe::lab {
 
@@ -29,15 +27,24 @@ namespace {
 
 bool toLinkType(int dlt, LinkType& out) noexcept {
     switch (dlt) {
-        case DLT_EN10MB: out = LinkType::Ethernet; return true;
+        case DLT_EN10MB:
+            out = LinkType::Ethernet;
+            return true;
         case 12:
         case 14:
         case 101:
         case 228:
-        case 229: out = LinkType::Raw; return true;
-        case DLT_LINUX_SLL: out = LinkType::LinuxSll; return true;
-        case DLT_NULL: out = LinkType::Null; return true;
-        default: return false;
+        case 229:
+            out = LinkType::Raw;
+            return true;
+        case DLT_LINUX_SLL:
+            out = LinkType::LinuxSll;
+            return true;
+        case DLT_NULL:
+            out = LinkType::Null;
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -53,7 +60,8 @@ void assignKeyIds(Trace& trace) {
     trace.idOfKey.clear();
     for (std::size_t i = 0; i < trace.packets.size(); ++i) {
         const FlowKey& k = trace.packets[i].key;
-        const auto [it, inserted] = trace.idOfKey.try_emplace(k, static_cast<std::uint32_t>(trace.keys.size()));
+        const auto [it, inserted] =
+            trace.idOfKey.try_emplace(k, static_cast<std::uint32_t>(trace.keys.size()));
         if (inserted) trace.keys.push_back(k);
         trace.keyId[i] = it->second;
     }
@@ -65,8 +73,9 @@ namespace {
 class Gunzipped {
 public:
     explicit Gunzipped(const std::string& gz) {
-        m_path = std::filesystem::temp_directory_path() /
-                 ("rowprobe-lab-" + std::to_string(::getpid()) + "-" + std::to_string(++counter()) + ".pcap");
+        m_path =
+            std::filesystem::temp_directory_path() / ("rowprobe-lab-" + std::to_string(::getpid()) +
+                                                      "-" + std::to_string(++counter()) + ".pcap");
         std::string quoted = "'";
         for (char c : gz) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
         quoted += "'";
@@ -102,8 +111,8 @@ Trace loadCapture(const std::string& path, const ParserConfig& parser) {
         return t;
     }
     std::array<char, PCAP_ERRBUF_SIZE> err{};
-    std::unique_ptr<pcap_t, PcapCloser> handle(
-        pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err.data()));
+    std::unique_ptr<pcap_t, PcapCloser> handle(pcap_open_offline_with_tstamp_precision(
+        path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err.data()));
     if (!handle) throw std::runtime_error("cannot read capture '" + path + "': " + err.data());
     const bool nano = pcap_get_tstamp_precision(handle.get()) == PCAP_TSTAMP_PRECISION_NANO;
     LinkType link = LinkType::Ethernet;
@@ -127,7 +136,8 @@ Trace loadCapture(const std::string& path, const ParserConfig& parser) {
                  static_cast<TimeNs>(hdr->ts.tv_usec) * (nano ? 1U : 1000U);
         ++t.frames;
         if (parsePacket(raw, link, parser, parsed, t.anomalies)) {
-            parsed.frame = nullptr;  // the frame does not outlive this loop; the table never reads it
+            parsed.frame =
+                nullptr;  // the frame does not outlive this loop; the table never reads it
             parsed.capLen = 0;
             t.packets.push_back(parsed);
         }
@@ -138,7 +148,8 @@ Trace loadCapture(const std::string& path, const ParserConfig& parser) {
     }
     if (rc == -1) throw std::runtime_error("reading '" + path + "': " + pcap_geterr(handle.get()));
     if (inBlock != 0) t.blockEnds.push_back(static_cast<std::uint32_t>(t.packets.size()));
-    if (t.packets.size() >= UINT32_MAX) throw std::runtime_error("capture '" + path + "' has too many packets");
+    if (t.packets.size() >= UINT32_MAX)
+        throw std::runtime_error("capture '" + path + "' has too many packets");
     assignKeyIds(t);
     return t;
 }
@@ -167,8 +178,9 @@ std::vector<std::uint8_t> topKeysOf(const std::vector<std::uint32_t>& n, std::si
     std::vector<std::uint32_t> ids(n.size());
     std::iota(ids.begin(), ids.end(), 0U);
     topN = std::min(topN, ids.size());
-    std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(topN), ids.end(),
-                      [&](std::uint32_t a, std::uint32_t b) { return n[a] != n[b] ? n[a] > n[b] : a < b; });
+    std::partial_sort(
+        ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(topN), ids.end(),
+        [&](std::uint32_t a, std::uint32_t b) { return n[a] != n[b] ? n[a] > n[b] : a < b; });
     std::vector<std::uint8_t> top(n.size(), 0);
     for (std::size_t i = 0; i < topN; ++i) top[ids[i]] = 1;
     return top;

@@ -41,12 +41,12 @@ struct FlowKeyHash {
 
 struct Trace {
     std::string source;
-    std::vector<ParsedPacket> packets;       ///< parsed packets in capture order
-    std::vector<std::uint32_t> blockEnds;    ///< end index (exclusive) of each block of frames
-    std::vector<std::uint32_t> keyId;        ///< per packet
-    std::vector<FlowKey> keys;               ///< per key id
+    std::vector<ParsedPacket> packets;     ///< parsed packets in capture order
+    std::vector<std::uint32_t> blockEnds;  ///< end index (exclusive) of each block of frames
+    std::vector<std::uint32_t> keyId;      ///< per packet
+    std::vector<FlowKey> keys;             ///< per key id
     std::unordered_map<FlowKey, std::uint32_t, FlowKeyHash> idOfKey;
-    std::uint64_t frames = 0;                ///< frames read (parsed or not)
+    std::uint64_t frames = 0;  ///< frames read (parsed or not)
     AnomalyCounters anomalies;
 
     /// The id of `key`, or UINT32_MAX when the capture never had it.
@@ -79,7 +79,8 @@ struct PacketFacts {
 
 /// Sessions of any packet sequence: facts(i) gives packet i's PacketFacts, key ids < keys.
 template <class Facts>
-Sessions computeSessionsOf(std::size_t count, std::size_t keys, Facts facts, TimeNs inactive, TimeNs active) {
+Sessions computeSessionsOf(std::size_t count, std::size_t keys, Facts facts, TimeNs inactive,
+                           TimeNs active) {
     constexpr std::uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kAck = 0x10;
     struct Open {
         bool open = false;
@@ -130,6 +131,7 @@ std::vector<std::uint32_t> packetsPerKey(const Trace& trace);
 /// Marks the `topN` key ids with the most packets (ties broken by lower id).
 std::vector<std::uint8_t> topKeys(const Trace& trace, std::size_t topN);
 /// The same from packet counts per key id.
-std::vector<std::uint8_t> topKeysOf(const std::vector<std::uint32_t>& packetsPerKey, std::size_t topN);
+std::vector<std::uint8_t> topKeysOf(const std::vector<std::uint32_t>& packetsPerKey,
+                                    std::size_t topN);
 
 }  // namespace rowprobe::lab

@@ -17,7 +17,9 @@ constexpr std::uint32_t kEmpty = std::numeric_limits<std::uint32_t>::max();
 constexpr TimeNs kNever = std::numeric_limits<TimeNs>::max();
 constexpr std::uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kAck = 0x10;
 
-constexpr TimeNs saturatingAdd(TimeNs a, TimeNs b) noexcept { return a > kNever - b ? kNever : a + b; }
+constexpr TimeNs saturatingAdd(TimeNs a, TimeNs b) noexcept {
+    return a > kNever - b ? kNever : a + b;
+}
 
 struct Rec {
     std::uint32_t key = kEmpty;
@@ -36,7 +38,8 @@ public:
         const std::vector<unsigned> t = cfg.targets();
         for (std::size_t c = 0; c < storage::kPacketClassCount; ++c) {
             for (unsigned p = 0; p < L; ++p) {
-                const int to = std::clamp(static_cast<int>(t[p]) + cfg.offsets[c], 0, static_cast<int>(L) - 1);
+                const int to =
+                    std::clamp(static_cast<int>(t[p]) + cfg.offsets[c], 0, static_cast<int>(L) - 1);
                 m_hitTo[c][p] = static_cast<std::uint8_t>(std::min(p, static_cast<unsigned>(to)));
             }
             m_insertAt[c] = static_cast<std::uint8_t>(cfg.insert[c]);
@@ -67,10 +70,12 @@ public:
 
 private:
     bool expired(const Rec& f, TimeNs now) const noexcept {
-        return (now >= f.last && now - f.last >= m_prm.inactive) || (now >= f.first && now - f.first >= m_prm.active);
+        return (now >= f.last && now - f.last >= m_prm.inactive) ||
+               (now >= f.first && now - f.first >= m_prm.active);
     }
     TimeNs deadline(const Rec& f) const noexcept {
-        return std::min(saturatingAdd(f.last, m_prm.inactive), saturatingAdd(f.first, m_prm.active));
+        return std::min(saturatingAdd(f.last, m_prm.inactive),
+                        saturatingAdd(f.first, m_prm.active));
     }
     std::uint32_t freeMask(std::size_t r) const noexcept {
         std::uint32_t m = 0;
@@ -118,7 +123,9 @@ private:
             if (f.key != p.key) continue;
             const bool forward = p.fromA == f.initiatorIsA;
             const std::uint8_t seen = f.flags[forward ? 0 : 1];
-            const bool ended = ((p.tcpFlags & (kSyn | kAck)) == kSyn && (seen & (kFin | kRst)) != 0) || expired(f, p.ts);
+            const bool ended =
+                ((p.tcpFlags & (kSyn | kAck)) == kSyn && (seen & (kFin | kRst)) != 0) ||
+                expired(f, p.ts);
             if (!ended) {
                 const unsigned rank = order.rankOf(static_cast<Slot>(s));
                 ++m_res.hits;
@@ -133,7 +140,8 @@ private:
             break;
         }
 
-        if (!m_lastEvicted.empty() && m_prm.sessions->starts[i] == 0 && m_lastEvicted[p.key] != 0) ++m_res.recreated;
+        if (!m_lastEvicted.empty() && m_prm.sessions->starts[i] == 0 && m_lastEvicted[p.key] != 0)
+            ++m_res.recreated;
         bool free = true;
         Slot s = pickFree(r);
         if (s == storage::kNoSlot) {
@@ -145,7 +153,8 @@ private:
                 ++m_res.missEvict;
                 s = order.at(L - 1);
                 const Rec& v = recs[s];
-                if (m_prm.topKey != nullptr && !m_lastEvicted.empty() && (*m_prm.topKey)[v.key] != 0 &&
+                if (m_prm.topKey != nullptr && !m_lastEvicted.empty() &&
+                    (*m_prm.topKey)[v.key] != 0 &&
                     m_prm.sessions->next[v.lastIndex] != lab::kNoNext) {
                     ++m_res.hhEvict;
                 }
@@ -178,7 +187,8 @@ private:
         } else {
             m_sweepCredit = 0;
         }
-        blocks = std::clamp<std::size_t>(blocks, std::min<std::size_t>(1, m_blockCount), m_blockCount);
+        blocks =
+            std::clamp<std::size_t>(blocks, std::min<std::size_t>(1, m_blockCount), m_blockCount);
         for (std::size_t k = 0; k < blocks; ++k) {
             const std::size_t b = m_sweepCursor;
             m_sweepCursor = (b + 1) & (m_blockCount - 1);
@@ -218,14 +228,21 @@ private:
 
 }  // namespace
 
-SimResult simulate(const SimTrace& trace, const storage::AdaptiveConfig& config, const SimParams& params) {
-    if (config.line != params.line) throw std::logic_error("configuration line differs from the table's");
+SimResult simulate(const SimTrace& trace, const storage::AdaptiveConfig& config,
+                   const SimParams& params) {
+    if (config.line != params.line)
+        throw std::logic_error("configuration line differs from the table's");
     switch (params.line) {
-        case 4: return Sim<4>(trace, config, params).run();
-        case 8: return Sim<8>(trace, config, params).run();
-        case 16: return Sim<16>(trace, config, params).run();
-        case 32: return Sim<32>(trace, config, params).run();
-        default: throw std::logic_error("line must be 4, 8, 16 or 32");
+        case 4:
+            return Sim<4>(trace, config, params).run();
+        case 8:
+            return Sim<8>(trace, config, params).run();
+        case 16:
+            return Sim<16>(trace, config, params).run();
+        case 32:
+            return Sim<32>(trace, config, params).run();
+        default:
+            throw std::logic_error("line must be 4, 8, 16 or 32");
     }
 }
 

@@ -36,24 +36,25 @@ struct SimParams {
     unsigned line = 16;
     TimeNs inactive = 30 * kNsPerSec;
     TimeNs active = 300 * kNsPerSec;
-    TimeNs sweepPeriod = kNsPerSec;  ///< as TableConfig
-    const lab::Sessions* sessions = nullptr;          ///< for re-created flows and cut evictions
+    TimeNs sweepPeriod = kNsPerSec;                     ///< as TableConfig
+    const lab::Sessions* sessions = nullptr;            ///< for re-created flows and cut evictions
     const std::vector<std::uint8_t>* topKey = nullptr;  ///< for heavy-hitter evictions
 };
 
 struct SimResult {
     std::uint64_t hits = 0;
     std::uint64_t missFree = 0;
-    std::uint64_t missEvict = 0;      ///< forced evictions: the default fitness
+    std::uint64_t missEvict = 0;  ///< forced evictions: the default fitness
     std::uint64_t missReclaim = 0;
     std::uint64_t exportedBySweep = 0;
-    std::uint64_t recreated = 0;      ///< needs sessions
-    std::uint64_t hhEvict = 0;        ///< cut evictions of top keys; needs sessions and topKey
+    std::uint64_t recreated = 0;  ///< needs sessions
+    std::uint64_t hhEvict = 0;    ///< cut evictions of top keys; needs sessions and topKey
     std::uint64_t positionSum = 0;
 };
 
 /// Replays `trace` through an `adaptive` table configured by `config` (must be valid, for
 /// params.line).
-SimResult simulate(const SimTrace& trace, const storage::AdaptiveConfig& config, const SimParams& params);
+SimResult simulate(const SimTrace& trace, const storage::AdaptiveConfig& config,
+                   const SimParams& params);
 
 }  // namespace rowprobe::tuner

@@ -129,7 +129,9 @@ AdaptiveConfig randomConfig(unsigned line, storage::AdaptiveClassifier classifie
     unsigned minTarget = 0;
     for (std::size_t k = 0; k < c.tuples.size(); ++k) {
         auto& t = c.tuples[k];
-        t.target = k == 0 ? 0 : static_cast<unsigned>(rng.range(static_cast<int>(minTarget), static_cast<int>(covered - 1)));
+        t.target = k == 0 ? 0
+                          : static_cast<unsigned>(rng.range(static_cast<int>(minTarget),
+                                                            static_cast<int>(covered - 1)));
         covered += t.count;
         minTarget = t.target + (t.increment ? t.count - 1 : 0);
     }
@@ -148,14 +150,19 @@ AdaptiveConfig mutate(const AdaptiveConfig& parent, Rng& rng) {
         AdaptiveConfig c = base;
         for (std::size_t k = 0; k < c.tuples.size(); ++k) {
             auto& t = c.tuples[k];
-            if (rng.chance(0.2)) t.count = static_cast<unsigned>(rng.range(1, static_cast<int>(maxCount(c))));
-            if (rng.chance(0.4)) t.count = rng.chance(0.5) ? t.count + 1 : (t.count > 1 ? t.count - 1 : t.count);
+            if (rng.chance(0.2))
+                t.count = static_cast<unsigned>(rng.range(1, static_cast<int>(maxCount(c))));
+            if (rng.chance(0.4))
+                t.count = rng.chance(0.5) ? t.count + 1 : (t.count > 1 ? t.count - 1 : t.count);
             if (k > 0 && rng.chance(0.3)) t.increment = !t.increment;
-            if (rng.chance(0.2)) t.target = static_cast<unsigned>(rng.range(0, static_cast<int>(c.line) - 1));
-            if (rng.chance(0.4)) t.target = rng.chance(0.5) ? t.target + 1 : (t.target > 0 ? t.target - 1 : 0);
+            if (rng.chance(0.2))
+                t.target = static_cast<unsigned>(rng.range(0, static_cast<int>(c.line) - 1));
+            if (rng.chance(0.4))
+                t.target = rng.chance(0.5) ? t.target + 1 : (t.target > 0 ? t.target - 1 : 0);
         }
         for (std::size_t cl = 0; cl < classesUsed(c); ++cl) {
-            if (rng.chance(0.2)) c.insert[cl] = static_cast<unsigned>(rng.range(0, static_cast<int>(c.line) - 1));
+            if (rng.chance(0.2))
+                c.insert[cl] = static_cast<unsigned>(rng.range(0, static_cast<int>(c.line) - 1));
             if (rng.chance(0.2)) c.offsets[cl] = rng.range(-half, half);
         }
         repair(c, rng);
@@ -186,7 +193,8 @@ unsigned distance(const AdaptiveConfig& a, const AdaptiveConfig& b) {
     auto absDiff = [](long x, long y) { return static_cast<unsigned>(std::labs(x - y)); };
     unsigned d = 0;
     for (std::size_t k = 0; k < std::min(a.tuples.size(), b.tuples.size()); ++k) {
-        d += absDiff(a.tuples[k].target, b.tuples[k].target) + absDiff(a.tuples[k].count, b.tuples[k].count) +
+        d += absDiff(a.tuples[k].target, b.tuples[k].target) +
+             absDiff(a.tuples[k].count, b.tuples[k].count) +
              (a.tuples[k].increment != b.tuples[k].increment ? 1U : 0U);
     }
     for (std::size_t cl = 0; cl < classesUsed(a); ++cl) {
@@ -214,7 +222,8 @@ public:
         std::vector<std::string> freshKeys;
         for (const auto& c : configs) {
             const std::string k = storage::formatAdaptiveConfig(stripped(c));
-            if (m_cache.count(k) == 0 && std::find(freshKeys.begin(), freshKeys.end(), k) == freshKeys.end()) {
+            if (m_cache.count(k) == 0 &&
+                std::find(freshKeys.begin(), freshKeys.end(), k) == freshKeys.end()) {
                 fresh.push_back(stripped(c));
                 freshKeys.push_back(k);
             }
@@ -225,7 +234,8 @@ public:
             m_evaluations += fresh.size();
         }
         std::vector<std::uint64_t> out;
-        for (const auto& c : configs) out.push_back(m_cache.at(storage::formatAdaptiveConfig(stripped(c))));
+        for (const auto& c : configs)
+            out.push_back(m_cache.at(storage::formatAdaptiveConfig(stripped(c))));
         return out;
     }
     std::uint64_t evaluations() const { return m_evaluations; }
@@ -267,7 +277,8 @@ SearchResult search(const SearchOptions& o, unsigned line, storage::AdaptiveClas
     if (o.algorithm == Algorithm::Ga) {
         std::vector<Scored> pop{best};
         std::vector<AdaptiveConfig> fresh;
-        for (unsigned tries = 0; pop.size() + fresh.size() < lambda && tries < 100 * lambda; ++tries) {
+        for (unsigned tries = 0; pop.size() + fresh.size() < lambda && tries < 100 * lambda;
+             ++tries) {
             AdaptiveConfig c = randomConfig(line, classifier, rng);
             if (!contains(pop, c) && !contains(fresh, c)) fresh.push_back(c);
         }
@@ -277,7 +288,8 @@ SearchResult search(const SearchOptions& o, unsigned line, storage::AdaptiveClas
         std::stable_sort(pop.begin(), pop.end(), byFitness);
         auto tournament = [&]() -> const Scored& {
             std::size_t pick = rng.below(pop.size());
-            for (unsigned k = 1; k < o.tournament; ++k) pick = std::min<std::size_t>(pick, rng.below(pop.size()));
+            for (unsigned k = 1; k < o.tournament; ++k)
+                pick = std::min<std::size_t>(pick, rng.below(pop.size()));
             return pop[pick];  // pop is sorted: the lowest index is the fittest
         };
         for (unsigned g = 1; g <= o.generations; ++g) {
@@ -285,8 +297,11 @@ SearchResult search(const SearchOptions& o, unsigned line, storage::AdaptiveClas
             for (unsigned tries = 0; children.size() < lambda && tries < 100 * lambda; ++tries) {
                 const Scored& a = tournament();
                 const Scored& b = tournament();
-                AdaptiveConfig child = rng.chance(o.crossoverRate) ? crossover(a.config, b.config, rng) : stripped(a.config);
-                if (rng.chance(o.mutationRate) || child == a.config || child == b.config) child = mutate(child, rng);
+                AdaptiveConfig child = rng.chance(o.crossoverRate)
+                                           ? crossover(a.config, b.config, rng)
+                                           : stripped(a.config);
+                if (rng.chance(o.mutationRate) || child == a.config || child == b.config)
+                    child = mutate(child, rng);
                 if (!contains(pop, child) && !contains(children, child)) children.push_back(child);
             }
             const auto cf = eval(children);
@@ -310,7 +325,8 @@ SearchResult search(const SearchOptions& o, unsigned line, storage::AdaptiveClas
             for (std::size_t i = 1; i < children.size(); ++i) {
                 if (cf[i] < cf[bi]) bi = i;
             }
-            if (!children.empty() && cf[bi] <= parent.fitness) parent = {children[bi], cf[bi]};  // elitist
+            if (!children.empty() && cf[bi] <= parent.fitness)
+                parent = {children[bi], cf[bi]};  // elitist
             if (parent.fitness < best.fitness) best = parent;
             res.bestPerGeneration.push_back(best.fitness);
             logGeneration(o, g, best.fitness, parent.fitness, eval.evaluations());
@@ -324,10 +340,12 @@ SearchResult search(const SearchOptions& o, unsigned line, storage::AdaptiveClas
             std::vector<AdaptiveConfig> children;
             for (unsigned tries = 0; children.size() < lambda && tries < 20 * lambda; ++tries) {
                 AdaptiveConfig child = mutate(current.config, rng);
-                // Outside every taboo entry's radius: keep mutating (growing the step) up to 64 times.
+                // Outside every taboo entry's radius: keep mutating (growing the step) up to 64
+                // times.
                 auto near = [&](const AdaptiveConfig& c) {
-                    return std::any_of(taboo.begin(), taboo.end(),
-                                       [&](const AdaptiveConfig& t) { return static_cast<double>(distance(c, t)) <= radius; });
+                    return std::any_of(taboo.begin(), taboo.end(), [&](const AdaptiveConfig& t) {
+                        return static_cast<double>(distance(c, t)) <= radius;
+                    });
                 };
                 for (int step = 0; step < 64 && near(child); ++step) child = mutate(child, rng);
                 if (!contains(children, child)) children.push_back(child);
@@ -335,7 +353,8 @@ SearchResult search(const SearchOptions& o, unsigned line, storage::AdaptiveClas
             const auto cf = eval(children);
             std::vector<std::size_t> order(children.size());
             std::iota(order.begin(), order.end(), 0U);
-            std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cf[a] < cf[b]; });
+            std::stable_sort(order.begin(), order.end(),
+                             [&](std::size_t a, std::size_t b) { return cf[a] < cf[b]; });
             bool accepted = false;
             if (!order.empty() && cf[order[0]] < current.fitness) {
                 current = {children[order[0]], cf[order[0]]};
@@ -343,7 +362,8 @@ SearchResult search(const SearchOptions& o, unsigned line, storage::AdaptiveClas
             } else {
                 for (std::size_t rank = 0; rank < order.size() && !accepted; ++rank) {
                     const double d = distance(children[order[rank]], best.config);
-                    const double p = std::exp(d / (6.0 * (-2.0 - 0.075 * (heat + static_cast<double>(rank)))));
+                    const double p =
+                        std::exp(d / (6.0 * (-2.0 - 0.075 * (heat + static_cast<double>(rank)))));
                     if (rng.chance(p)) {
                         current = {children[order[rank]], cf[order[rank]]};
                         accepted = true;

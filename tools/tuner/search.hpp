@@ -71,10 +71,10 @@ enum class Algorithm { Ga, Es, Sa };
 struct SearchOptions {
     Algorithm algorithm = Algorithm::Ga;
     unsigned generations = 30;
-    unsigned lambda = 16;            ///< candidates per generation (GA: population size)
-    unsigned tournament = 3;         ///< GA tournament size
-    double crossoverRate = 0.8;      ///< GA
-    double mutationRate = 0.6;       ///< GA: probability a crossover child is also mutated
+    unsigned lambda = 16;        ///< candidates per generation (GA: population size)
+    unsigned tournament = 3;     ///< GA tournament size
+    double crossoverRate = 0.8;  ///< GA
+    double mutationRate = 0.6;   ///< GA: probability a crossover child is also mutated
     std::uint64_t seed = 1;
     std::optional<AdaptiveConfig> start;  ///< initial parent / population member
     std::ostream* log = nullptr;          ///< one line per generation
@@ -84,13 +84,13 @@ struct SearchResult {
     AdaptiveConfig best;
     std::uint64_t fitness = 0;
     std::vector<std::uint64_t> bestPerGeneration;
-    std::uint64_t evaluations = 0;   ///< distinct configurations simulated
+    std::uint64_t evaluations = 0;  ///< distinct configurations simulated
 };
 
 /// Fitness of each configuration (same order). Called once per generation.
 using Evaluate = std::function<std::vector<std::uint64_t>(const std::vector<AdaptiveConfig>&)>;
 
-SearchResult search(const SearchOptions& options, unsigned line, storage::AdaptiveClassifier classifier,
-                    const Evaluate& evaluate);
+SearchResult search(const SearchOptions& options, unsigned line,
+                    storage::AdaptiveClassifier classifier, const Evaluate& evaluate);
 
 }  // namespace rowprobe::tuner

@@ -45,9 +45,10 @@ SimTrace fromCapture(const lab::Trace& trace, const std::string& hash, std::uint
     t.packets.resize(trace.packets.size());
     for (std::size_t i = 0; i < trace.packets.size(); ++i) {
         const ParsedPacket& p = trace.packets[i];
-        t.packets[i] = SimPacket{p.ts, keyHash[trace.keyId[i]], trace.keyId[i],
-                                 static_cast<std::uint8_t>(storage::classifyPacket(classifier, p)), p.tcpFlags,
-                                 p.fromA};
+        t.packets[i] = SimPacket{
+            p.ts,           keyHash[trace.keyId[i]],
+            trace.keyId[i], static_cast<std::uint8_t>(storage::classifyPacket(classifier, p)),
+            p.tcpFlags,     p.fromA};
     }
     return t;
 }
@@ -61,7 +62,8 @@ void writeCompact(const SimTrace& trace, const std::string& path) {
     putU64(h.data() + 8, trace.packets.size());
     putU64(h.data() + 16, trace.seed);
     putU64(h.data() + 24, base);
-    if (trace.hash.size() > 15) throw std::runtime_error("hash name too long for the compact format");
+    if (trace.hash.size() > 15)
+        throw std::runtime_error("hash name too long for the compact format");
     std::memcpy(h.data() + 32, trace.hash.data(), trace.hash.size());
     h[48] = static_cast<std::uint8_t>(trace.classifier);
     // Leading empty blocks (before the first packet) in byte 49.
@@ -86,9 +88,11 @@ void writeCompact(const SimTrace& trace, const std::string& path) {
     for (std::size_t i = 0; i < trace.packets.size(); ++i) {
         const SimPacket& p = trace.packets[i];
         const TimeNs delta = p.ts >= base ? p.ts - base : 0;
-        if (delta > kTsMask) throw std::runtime_error("capture longer than 2^48 ns: cannot write a compact trace");
-        const std::uint64_t w0 = delta | (std::uint64_t{p.tcpFlags} << 48) | (std::uint64_t{p.fromA} << 56) |
-                                 (std::uint64_t{ends[i]} << 57) | (std::uint64_t{empties[i]} << 58);
+        if (delta > kTsMask)
+            throw std::runtime_error("capture longer than 2^48 ns: cannot write a compact trace");
+        const std::uint64_t w0 = delta | (std::uint64_t{p.tcpFlags} << 48) |
+                                 (std::uint64_t{p.fromA} << 56) | (std::uint64_t{ends[i]} << 57) |
+                                 (std::uint64_t{empties[i]} << 58);
         const std::uint64_t w1 = (p.hash & kHashMask) | (std::uint64_t{p.cls} << 56);
         putU64(buf.data() + used, w0);
         putU64(buf.data() + used + 8, w1);
@@ -112,7 +116,8 @@ SimTrace readCompact(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
     if (!f) throw std::runtime_error("cannot read '" + path + "'");
     std::array<std::uint8_t, kHeaderSize> h{};
-    if (!f.read(reinterpret_cast<char*>(h.data()), h.size()) || std::memcmp(h.data(), kMagic.data(), 8) != 0) {
+    if (!f.read(reinterpret_cast<char*>(h.data()), h.size()) ||
+        std::memcmp(h.data(), kMagic.data(), 8) != 0) {
         throw std::runtime_error("'" + path + "' is not a rowprobe compact trace (RPTRACE1)");
     }
     SimTrace t;
@@ -120,7 +125,8 @@ SimTrace readCompact(const std::string& path) {
     const std::uint64_t count = getU64(h.data() + 8);
     t.seed = getU64(h.data() + 16);
     const TimeNs base = getU64(h.data() + 24);
-    t.hash.assign(reinterpret_cast<const char*>(h.data() + 32), strnlen(reinterpret_cast<const char*>(h.data() + 32), 16));
+    t.hash.assign(reinterpret_cast<const char*>(h.data() + 32),
+                  strnlen(reinterpret_cast<const char*>(h.data() + 32), 16));
     if (h[48] > static_cast<std::uint8_t>(storage::AdaptiveClassifier::J48v1)) {
         throw std::runtime_error("'" + path + "': unknown classifier id " + std::to_string(h[48]));
     }
@@ -146,13 +152,16 @@ SimTrace readCompact(const std::string& path) {
             p.fromA = ((w0 >> 56) & 1U) != 0;
             p.hash = w1 & kHashMask;
             p.cls = static_cast<std::uint8_t>(w1 >> 56);
-            const auto [it, inserted] = ids.try_emplace(p.hash, static_cast<std::uint32_t>(ids.size()));
+            const auto [it, inserted] =
+                ids.try_emplace(p.hash, static_cast<std::uint32_t>(ids.size()));
             p.key = it->second;
             if (((w0 >> 57) & 1U) != 0) t.blockEnds.push_back(static_cast<std::uint32_t>(i + 1));
-            for (std::uint64_t e = 0; e < (w0 >> 58); ++e) t.blockEnds.push_back(static_cast<std::uint32_t>(i + 1));
+            for (std::uint64_t e = 0; e < (w0 >> 58); ++e)
+                t.blockEnds.push_back(static_cast<std::uint32_t>(i + 1));
         }
     }
-    if (t.blockEnds.empty() || t.blockEnds.back() != count) t.blockEnds.push_back(static_cast<std::uint32_t>(count));
+    if (t.blockEnds.empty() || t.blockEnds.back() != count)
+        t.blockEnds.push_back(static_cast<std::uint32_t>(count));
     t.keys = static_cast<std::uint32_t>(ids.size());
     return t;
 }

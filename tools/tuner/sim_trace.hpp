@@ -31,9 +31,9 @@ namespace rowprobe::tuner {
 
 struct SimPacket {
     TimeNs ts = 0;
-    std::uint64_t hash = 0;     ///< the table's hash (only the low 56 bits from a compact file)
-    std::uint32_t key = 0;      ///< dense key id
-    std::uint8_t cls = 0;       ///< PacketClass under `classifier`
+    std::uint64_t hash = 0;  ///< the table's hash (only the low 56 bits from a compact file)
+    std::uint32_t key = 0;   ///< dense key id
+    std::uint8_t cls = 0;    ///< PacketClass under `classifier`
     std::uint8_t tcpFlags = 0;
     bool fromA = true;
 };

@@ -32,20 +32,20 @@ struct FlowRecord {
     std::array<std::uint8_t, 16> dstAddr{};
     TimeNs timeFirst = 0;
     TimeNs timeLast = 0;
-    std::array<std::uint64_t, 2> bytes{};    ///< IP total length summed, per direction
+    std::array<std::uint64_t, 2> bytes{};  ///< IP total length summed, per direction
     std::array<std::uint32_t, 2> packets{};
     std::uint16_t srcPort = 0;
     std::uint16_t dstPort = 0;
     std::uint16_t vlan = 0;
     std::array<std::uint16_t, 2> icmpTypeCode{};  ///< first ICMP type<<8|code per direction
-    std::array<std::uint8_t, 6> srcMac{};    ///< of the first packet
+    std::array<std::uint8_t, 6> srcMac{};         ///< of the first packet
     std::array<std::uint8_t, 6> dstMac{};
     std::array<std::uint8_t, 2> tcpFlags{};  ///< OR of all TCP flags per direction
     std::array<std::uint8_t, 2> ttl{};       ///< TTL / hop limit of the first packet per direction
     std::uint8_t proto = 0;
     std::uint8_t ipVersion = 0;
     EndReason endReason = EndReason::ForcedEnd;
-    std::uint8_t queue = 0;                  ///< worker (queue) that built the record
+    std::uint8_t queue = 0;  ///< worker (queue) that built the record
 
     bool isIpv4() const noexcept { return ipVersion == 4; }
 };

@@ -66,9 +66,9 @@ static_assert(sizeof(FlowKey) == 40, "FlowKey must stay 40 packed bytes");
 
 /// Per-packet fragment information (IPv4 flags/offset or the IPv6 fragment header).
 struct FragmentInfo {
-    std::uint32_t id = 0;        ///< IPv4 identification or IPv6 fragment identification
-    std::uint16_t offset = 0;    ///< in 8-byte units
-    bool isFragment = false;     ///< offset != 0 or more-fragments set
+    std::uint32_t id = 0;      ///< IPv4 identification or IPv6 fragment identification
+    std::uint16_t offset = 0;  ///< in 8-byte units
+    bool isFragment = false;   ///< offset != 0 or more-fragments set
     bool moreFragments = false;
 };
 
@@ -81,24 +81,28 @@ struct ParsedPacket {
     std::uint32_t wireLen = 0;  ///< frame length on the wire
     const std::uint8_t* frame = nullptr;  ///< start of the frame (valid while the block lives)
     std::uint32_t capLen = 0;
-    std::uint16_t l3Offset = 0;        ///< start of the IP header inside `frame`
-    std::uint16_t l4Offset = 0;        ///< start of the transport header inside `frame`
-    std::uint16_t payloadOffset = 0;   ///< start of the L4 payload inside `frame`
-    std::uint16_t payloadLen = 0;      ///< captured L4 payload bytes
+    std::uint16_t l3Offset = 0;       ///< start of the IP header inside `frame`
+    std::uint16_t l4Offset = 0;       ///< start of the transport header inside `frame`
+    std::uint16_t payloadOffset = 0;  ///< start of the L4 payload inside `frame`
+    std::uint16_t payloadLen = 0;     ///< captured L4 payload bytes
     std::array<std::uint8_t, 6> srcMac{};
     std::array<std::uint8_t, 6> dstMac{};
     FragmentInfo frag;
     std::uint16_t icmpTypeCode = 0;  ///< ICMP/ICMPv6 type << 8 | code, else 0
     std::uint16_t tcpWindow = 0;
-    std::uint8_t tcpFlags = 0;       ///< FIN 0x01 SYN 0x02 RST 0x04 PSH 0x08 ACK 0x10 URG 0x20 ...
-    std::uint8_t ttl = 0;            ///< IPv4 TTL or IPv6 hop limit
-    std::uint8_t tos = 0;            ///< IPv4 TOS or IPv6 traffic class
+    std::uint8_t tcpFlags = 0;  ///< FIN 0x01 SYN 0x02 RST 0x04 PSH 0x08 ACK 0x10 URG 0x20 ...
+    std::uint8_t ttl = 0;       ///< IPv4 TTL or IPv6 hop limit
+    std::uint8_t tos = 0;       ///< IPv4 TOS or IPv6 traffic class
     bool fromA = true;
-    bool hasPorts = false;           ///< false for non-first fragments until the frag cache fills them
+    bool hasPorts = false;  ///< false for non-first fragments until the frag cache fills them
 
     /// Source and destination in packet orientation.
-    const std::array<std::uint8_t, 16>& srcAddr() const noexcept { return fromA ? key.addrA : key.addrB; }
-    const std::array<std::uint8_t, 16>& dstAddr() const noexcept { return fromA ? key.addrB : key.addrA; }
+    const std::array<std::uint8_t, 16>& srcAddr() const noexcept {
+        return fromA ? key.addrA : key.addrB;
+    }
+    const std::array<std::uint8_t, 16>& dstAddr() const noexcept {
+        return fromA ? key.addrB : key.addrA;
+    }
     std::uint16_t srcPort() const noexcept { return fromA ? key.portA : key.portB; }
     std::uint16_t dstPort() const noexcept { return fromA ? key.portB : key.portA; }
 };
@@ -106,15 +110,15 @@ struct ParsedPacket {
 /// Named reasons a packet is skipped or only partly parsed (Zeek's "weirds"). Counted per
 /// worker; never thrown, never logged on the packet path.
 enum class Anomaly : std::uint8_t {
-    NotIp,              ///< ARP, LLDP, ... : skipped, not an error
-    TruncatedL2,        ///< frame shorter than its Ethernet / VLAN / MPLS / PPPoE headers
-    TruncatedL3,        ///< IP header cut off
-    TruncatedL4,        ///< transport header cut off: flow kept without ports / flags
-    BadIpVersion,       ///< version nibble is neither 4 nor 6
-    BadIpHeader,        ///< IHL < 5, total length < header, extension header chain broken
-    TooManyHeaders,     ///< VLAN / MPLS / IPv6 extension chain deeper than the parser allows
-    UnsupportedLink,    ///< link type the parser does not know
-    FragmentNoPorts,    ///< non-first fragment whose first fragment was never seen
+    NotIp,            ///< ARP, LLDP, ... : skipped, not an error
+    TruncatedL2,      ///< frame shorter than its Ethernet / VLAN / MPLS / PPPoE headers
+    TruncatedL3,      ///< IP header cut off
+    TruncatedL4,      ///< transport header cut off: flow kept without ports / flags
+    BadIpVersion,     ///< version nibble is neither 4 nor 6
+    BadIpHeader,      ///< IHL < 5, total length < header, extension header chain broken
+    TooManyHeaders,   ///< VLAN / MPLS / IPv6 extension chain deeper than the parser allows
+    UnsupportedLink,  ///< link type the parser does not know
+    FragmentNoPorts,  ///< non-first fragment whose first fragment was never seen
     Count
 };
 inline constexpr std::size_t kAnomalyCount = static_cast<std::size_t>(Anomaly::Count);
@@ -126,7 +130,9 @@ const char* anomalyName(Anomaly a) noexcept;
 struct AnomalyCounters {
     std::array<std::uint64_t, kAnomalyCount> count{};
     void add(Anomaly a) noexcept { ++count[static_cast<std::size_t>(a)]; }
-    std::uint64_t operator[](Anomaly a) const noexcept { return count[static_cast<std::size_t>(a)]; }
+    std::uint64_t operator[](Anomaly a) const noexcept {
+        return count[static_cast<std::size_t>(a)];
+    }
 };
 
 /// Options of the packet parser that change the flow key.
@@ -138,8 +144,8 @@ struct ParserConfig {
 /// Returns true when `out` holds an IP packet with a usable key; on false, the reason has been
 /// counted in `anomalies`. Truncated transport headers still return true (key without ports)
 /// and count `TruncatedL4`.
-bool parsePacket(const RawPacket& raw, LinkType link, const ParserConfig& config,
-                 ParsedPacket& out, AnomalyCounters& anomalies) noexcept;
+bool parsePacket(const RawPacket& raw, LinkType link, const ParserConfig& config, ParsedPacket& out,
+                 AnomalyCounters& anomalies) noexcept;
 
 /// Maximum packets in one block; batches through the flow table use the same bound.
 inline constexpr std::size_t kMaxBatch = 64;
@@ -161,7 +167,8 @@ struct PacketBlock {
     bool full() const noexcept { return count == kMaxBatch; }
     /// Copies a frame into the arena and appends it; returns false (block unchanged) when the
     /// arena cannot hold `len` more bytes.
-    bool append(const std::uint8_t* data, std::uint32_t len, std::uint32_t wireLen, TimeNs ts) noexcept {
+    bool append(const std::uint8_t* data, std::uint32_t len, std::uint32_t wireLen,
+                TimeNs ts) noexcept {
         if (count == kMaxBatch || arenaUsed + len > kArenaBytes) return false;
         std::memcpy(arena.data() + arenaUsed, data, len);
         packets[count++] = RawPacket{arena.data() + arenaUsed, len, wireLen, ts};

@@ -52,10 +52,12 @@ public:
     /// Parses `text` ("name;opt=value;...") for a plugin of `kind`, validates the options and
     /// constructs the plugin. Throws ConfigError (unknown plugin with "did you mean", bad
     /// option) naming `flag` (e.g. "-s").
-    std::unique_ptr<Plugin> create(PluginKind kind, std::string_view text, std::string_view flag) const;
+    std::unique_ptr<Plugin> create(PluginKind kind, std::string_view text,
+                                   std::string_view flag) const;
 
     template <class T>
-    std::unique_ptr<T> createAs(PluginKind kind, std::string_view text, std::string_view flag) const {
+    std::unique_ptr<T> createAs(PluginKind kind, std::string_view text,
+                                std::string_view flag) const {
         auto p = create(kind, text, flag);
         return std::unique_ptr<T>(static_cast<T*>(p.release()));
     }
@@ -79,13 +81,13 @@ std::unique_ptr<Plugin> makePlugin(const Options& o) {
 /// Usage: ROWPROBE_REGISTER_PLUGIN(PluginKind::Output, TextOutput,
 ///            {.name = "text", .summary = "...", .options = kOptions});
 /// The .kind member of the info is overwritten with KIND.
-#define ROWPROBE_REGISTER_PLUGIN(KIND, TYPE, ...)                                                   \
-    namespace {                                                                                     \
-    [[maybe_unused]] const bool ROWPROBE_CONCAT(kRowprobeRegistered, __LINE__) = [] {              \
-        ::rowprobe::PluginInfo info = ::rowprobe::PluginInfo __VA_ARGS__;                           \
-        info.kind = KIND;                                                                           \
-        return ::rowprobe::Registry::instance().add(info, &::rowprobe::detail::makePlugin<TYPE>);   \
-    }();                                                                                            \
+#define ROWPROBE_REGISTER_PLUGIN(KIND, TYPE, ...)                                                 \
+    namespace {                                                                                   \
+    [[maybe_unused]] const bool ROWPROBE_CONCAT(kRowprobeRegistered, __LINE__) = [] {             \
+        ::rowprobe::PluginInfo info = ::rowprobe::PluginInfo __VA_ARGS__;                         \
+        info.kind = KIND;                                                                         \
+        return ::rowprobe::Registry::instance().add(info, &::rowprobe::detail::makePlugin<TYPE>); \
+    }();                                                                                          \
     }
 
 }  // namespace rowprobe

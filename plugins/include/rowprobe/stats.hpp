@@ -15,20 +15,20 @@ inline constexpr std::size_t kEndReasonSlots = 6;
 
 /// Flow-table counters, the columns of the thesis tables (row-policies.md §8).
 struct CacheStats {
-    std::uint64_t hits = 0;             ///< packets that found their flow
-    std::uint64_t missFree = 0;         ///< "empty": new flow placed into a free slot
-    std::uint64_t missEvict = 0;        ///< "not empty": new flow evicted a live flow
-    std::uint64_t missReclaim = 0;      ///< new flow took the slot of an expired flow
+    std::uint64_t hits = 0;         ///< packets that found their flow
+    std::uint64_t missFree = 0;     ///< "empty": new flow placed into a free slot
+    std::uint64_t missEvict = 0;    ///< "not empty": new flow evicted a live flow
+    std::uint64_t missReclaim = 0;  ///< new flow took the slot of an expired flow
     std::uint64_t flowsCreated = 0;
     std::array<std::uint64_t, kEndReasonSlots> exported{};  ///< by EndReason value
-    std::uint64_t exportedBySweep = 0;  ///< periodic / incremental expiry
-    std::uint64_t exportedAtEnd = 0;    ///< forced end at EOF or shutdown
-    std::uint64_t positionSum = 0;      ///< sum of 1-based hit positions
+    std::uint64_t exportedBySweep = 0;                      ///< periodic / incremental expiry
+    std::uint64_t exportedAtEnd = 0;                        ///< forced end at EOF or shutdown
+    std::uint64_t positionSum = 0;                          ///< sum of 1-based hit positions
     std::uint64_t positionSqSum = 0;
     std::uint64_t flowsInCache = 0;
     std::uint64_t capacity = 0;
-    std::uint64_t fragmentsFilled = 0;    ///< non-first fragments that got ports from the frag cache
-    std::uint64_t fragmentsNoPorts = 0;   ///< non-first fragments without a known first fragment
+    std::uint64_t fragmentsFilled = 0;   ///< non-first fragments that got ports from the frag cache
+    std::uint64_t fragmentsNoPorts = 0;  ///< non-first fragments without a known first fragment
     // Flood detector (EWMA + CUSUM over new flows per interval of packet time).
     std::uint64_t floodIntervals = 0;     ///< intervals the detector has evaluated
     std::uint64_t floodAlarms = 0;        ///< floods detected (alarm raised; rising edges)
@@ -59,26 +59,26 @@ struct CacheStats {
 
 /// Input-side counters.
 struct InputStats {
-    std::uint64_t received = 0;      ///< packets delivered to the worker
-    std::uint64_t kernelDrops = 0;   ///< dropped by the kernel / NIC before we saw them
+    std::uint64_t received = 0;     ///< packets delivered to the worker
+    std::uint64_t kernelDrops = 0;  ///< dropped by the kernel / NIC before we saw them
     std::uint64_t ifaceDrops = 0;
 };
 
 /// Output-side counters.
 struct OutputStats {
-    std::uint64_t records = 0;   ///< records written
-    std::uint64_t dropped = 0;   ///< records lost (e.g. collector unreachable beyond the buffer)
+    std::uint64_t records = 0;  ///< records written
+    std::uint64_t dropped = 0;  ///< records lost (e.g. collector unreachable beyond the buffer)
     std::uint64_t bytes = 0;
 };
 
 /// Everything a worker reports about its queue.
 struct WorkerStats {
-    std::uint64_t packets = 0;        ///< frames read from the input
-    std::uint64_t parsed = 0;         ///< frames that reached the flow table
-    std::uint64_t ipBytes = 0;        ///< IP bytes of the parsed packets
+    std::uint64_t packets = 0;  ///< frames read from the input
+    std::uint64_t parsed = 0;   ///< frames that reached the flow table
+    std::uint64_t ipBytes = 0;  ///< IP bytes of the parsed packets
     AnomalyCounters anomalies;
     std::uint64_t batches = 0;
-    std::uint64_t busyNs = 0;         ///< time spent in parse + table, measured per batch
+    std::uint64_t busyNs = 0;  ///< time spent in parse + table, measured per batch
     CacheStats cache;
     InputStats input;
 };

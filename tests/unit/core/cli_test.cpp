@@ -1,6 +1,7 @@
+#include "cli.hpp"
+
 #include <gtest/gtest.h>
 
-#include "cli.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/registry.hpp"
 
@@ -31,8 +32,9 @@ TEST(CommandLine, DefaultsToCacheStorageAndTextOutput) {
 }
 
 TEST(CommandLine, ReadsEveryOption) {
-    const CliResult r = parse({"-i", "pcap;file=a", "-i", "pcap;file=b", "-s", "cache;size=10", "-o",
-                               "json", "-c", "1000", "-t", "2.5", "--stats-json", "s.json", "-Q"});
+    const CliResult r =
+        parse({"-i", "pcap;file=a", "-i", "pcap;file=b", "-s", "cache;size=10", "-o", "json", "-c",
+               "1000", "-t", "2.5", "--stats-json", "s.json", "-Q"});
     EXPECT_EQ(r.config.inputs.size(), 2U);
     EXPECT_EQ(r.config.storage, "cache;size=10");
     EXPECT_EQ(r.config.output, "json");
@@ -68,7 +70,8 @@ TEST(CommandLine, ConfigFileSuppliesTheSameOptions) {
     EXPECT_EQ(r.config.inputs, std::vector<std::string>{"pcap;file=from-config.pcap"});
     EXPECT_EQ(r.config.output, "json");
     EXPECT_EQ(r.config.packetLimit, 5U);
-    EXPECT_NE(errorOf({"--config", "/nonexistent/rowprobe.conf"}).find("cannot read"), std::string::npos);
+    EXPECT_NE(errorOf({"--config", "/nonexistent/rowprobe.conf"}).find("cannot read"),
+              std::string::npos);
 }
 
 TEST(Registry, BuiltInPluginsAreAllRegistered) {
@@ -76,7 +79,8 @@ TEST(Registry, BuiltInPluginsAreAllRegistered) {
     EXPECT_NO_THROW(reg.checkConsistent());
     for (auto name : {"pcap"}) EXPECT_NE(reg.find(PluginKind::Input, name), nullptr) << name;
     for (auto name : {"cache"}) EXPECT_NE(reg.find(PluginKind::Storage, name), nullptr) << name;
-    for (auto name : {"text", "json"}) EXPECT_NE(reg.find(PluginKind::Output, name), nullptr) << name;
+    for (auto name : {"text", "json"})
+        EXPECT_NE(reg.find(PluginKind::Output, name), nullptr) << name;
 }
 
 TEST(Registry, UnknownPluginSuggestsTheClosestName) {

@@ -15,7 +15,8 @@ namespace {
 TEST(Docs, PluginReferenceMatchesTheOptionTables) {
     const auto path = test::sourceDir() / "docs" / "plugin-strings.md";
     std::ifstream in(path);
-    ASSERT_TRUE(in) << "missing " << path << ": run rowprobe --help-markdown > docs/plugin-strings.md";
+    ASSERT_TRUE(in) << "missing " << path
+                    << ": run rowprobe --help-markdown > docs/plugin-strings.md";
     std::stringstream buf;
     buf << in.rdbuf();
     const std::string committed = buf.str();
@@ -27,7 +28,8 @@ TEST(Docs, PluginReferenceMatchesTheOptionTables) {
         if (end == std::string::npos) end = generated.size();
         const std::string section = generated.substr(pos, end - pos);
         EXPECT_NE(committed.find(section), std::string::npos)
-            << "docs/plugin-strings.md is out of date; regenerate it with rowprobe --help-markdown. "
+            << "docs/plugin-strings.md is out of date; regenerate it with rowprobe "
+               "--help-markdown. "
                "Section:\n"
             << section;
         ++sections;

@@ -1,19 +1,33 @@
+#include "rowprobe/options.hpp"
+
 #include <gtest/gtest.h>
 
 #include "rowprobe/errors.hpp"
-#include "rowprobe/options.hpp"
 
 namespace rowprobe {
 namespace {
 
 constexpr std::string_view kHashes[] = {"xxh3", "xxh64"};
 constexpr OptionSpec kSpecs[] = {
-    {.name = "size", .shortName = "s", .type = OptionType::Int, .defaultValue = "17",
-     .help = "log2 of records", .min = 4, .max = 30},
-    {.name = "hash", .type = OptionType::Choice, .defaultValue = "xxh3", .help = "hash function",
+    {.name = "size",
+     .shortName = "s",
+     .type = OptionType::Int,
+     .defaultValue = "17",
+     .help = "log2 of records",
+     .min = 4,
+     .max = 30},
+    {.name = "hash",
+     .type = OptionType::Choice,
+     .defaultValue = "xxh3",
+     .help = "hash function",
      .choices = kHashes},
-    {.name = "inactive", .shortName = "i", .type = OptionType::Duration, .defaultValue = "30",
-     .help = "inactive timeout", .min = 0, .max = 86400},
+    {.name = "inactive",
+     .shortName = "i",
+     .type = OptionType::Duration,
+     .defaultValue = "30",
+     .help = "inactive timeout",
+     .min = 0,
+     .max = 86400},
     {.name = "promisc", .type = OptionType::Flag, .help = "promiscuous mode"},
     {.name = "file", .shortName = "f", .type = OptionType::String, .help = "path"},
 };

@@ -106,7 +106,7 @@ Bytes tcp(std::uint16_t sport, std::uint16_t dport, std::uint8_t flags, std::uin
     b.push_back(static_cast<std::uint8_t>((5 + optionWords) << 4));
     b.push_back(flags);
     put16(b, window);
-    put32(b, 0);  // checksum, urgent pointer
+    put32(b, 0);                               // checksum, urgent pointer
     b.insert(b.end(), optionWords * 4, 0x01);  // NOPs
     return cat(b, data);
 }
@@ -188,7 +188,7 @@ Bytes ipv6(const Ip6& h, const Bytes& rest) {
 /// Hop-by-hop, routing or destination options header of (lenUnits + 1) * 8 bytes.
 Bytes ext6(std::uint8_t next, std::uint8_t lenUnits = 0) {
     Bytes b{next, lenUnits};
-    b.resize((lenUnits + 1U) * 8U, 0x00);  // Pad1 / PadN
+    b.resize((lenUnits + 1U) * 8U, 0x00);                                            // Pad1 / PadN
     if (b.size() >= 4) b[2] = 0x01, b[3] = static_cast<std::uint8_t>(b.size() - 4);  // PadN
     return b;
 }
@@ -259,9 +259,9 @@ void expectWellFormed(const Parsed& r) {
 // --- Ethernet / IPv4 / transport ------------------------------------------------------------
 
 TEST(ParserIpv4, TcpFrameYieldsPortsFlagsWindowTtlTosMacsAndPayload) {
-    const Bytes frame = cat(eth(0x0800), ipv4({.src = "10.0.0.1", .dst = "10.0.0.2", .ttl = 57,
-                                               .tos = 0x28},
-                                              tcp(40000, 80, 0x18, 29200, payload(5))));
+    const Bytes frame =
+        cat(eth(0x0800), ipv4({.src = "10.0.0.1", .dst = "10.0.0.2", .ttl = 57, .tos = 0x28},
+                              tcp(40000, 80, 0x18, 29200, payload(5))));
     const Parsed r = parse(frame);
     ASSERT_TRUE(r.ok);
     EXPECT_EQ(r.total(), 0U);
@@ -356,10 +356,10 @@ TEST(ParserIcmp, TypeAndCodeRecordedWhilePortsStayZero) {
 }
 
 TEST(ParserIcmp, EchoRequestAndReplyShareOneKey) {
-    const Parsed request = parse(cat(
-        eth(0x0800), ipv4({.src = "10.0.0.1", .dst = "10.0.0.2", .proto = 1}, icmp(8, 0))));
-    const Parsed reply = parse(cat(
-        eth(0x0800), ipv4({.src = "10.0.0.2", .dst = "10.0.0.1", .proto = 1}, icmp(0, 0))));
+    const Parsed request = parse(
+        cat(eth(0x0800), ipv4({.src = "10.0.0.1", .dst = "10.0.0.2", .proto = 1}, icmp(8, 0))));
+    const Parsed reply = parse(
+        cat(eth(0x0800), ipv4({.src = "10.0.0.2", .dst = "10.0.0.1", .proto = 1}, icmp(0, 0))));
     ASSERT_TRUE(request.ok && reply.ok);
     EXPECT_EQ(request.p.key, reply.p.key);
     EXPECT_NE(request.p.fromA, reply.p.fromA);
@@ -447,8 +447,8 @@ TEST(ParserBytes, Ipv6LengthIsPayloadLengthPlusFortyWithPaddingIgnored) {
 // --- IPv6 -----------------------------------------------------------------------------------
 
 TEST(ParserIpv6, TcpFrameYieldsAddressesHopLimitAndTrafficClass) {
-    const Parsed r = parse(cat(eth(0x86DD), ipv6({.hopLimit = 33, .trafficClass = 0xB8},
-                                                 tcp(50000, 443, 0x02, 64240))));
+    const Parsed r = parse(cat(
+        eth(0x86DD), ipv6({.hopLimit = 33, .trafficClass = 0xB8}, tcp(50000, 443, 0x02, 64240))));
     ASSERT_TRUE(r.ok);
     EXPECT_EQ(r.p.key.ipVersion, 6);
     EXPECT_EQ(r.p.srcAddr(), ip6("2001:db8::1"));
@@ -535,8 +535,8 @@ TEST(ParserIpv6, ExtensionChainDeeperThanEightIsTooManyHeaders) {
 // --- fragments ------------------------------------------------------------------------------
 
 TEST(ParserFragments, Ipv4FirstFragmentKeepsPortsAndMarksMoreFragments) {
-    const Parsed r = parse(cat(
-        eth(0x0800), ipv4({.proto = 17, .id = 777, .moreFragments = true}, udp(5000, 6000, payload(64)))));
+    const Parsed r = parse(cat(eth(0x0800), ipv4({.proto = 17, .id = 777, .moreFragments = true},
+                                                 udp(5000, 6000, payload(64)))));
     ASSERT_TRUE(r.ok);
     EXPECT_TRUE(r.p.hasPorts);
     EXPECT_EQ(r.p.srcPort(), 5000);
@@ -549,8 +549,8 @@ TEST(ParserFragments, Ipv4FirstFragmentKeepsPortsAndMarksMoreFragments) {
 
 TEST(ParserFragments, Ipv4NonFirstFragmentHasNoPortsAndIsNotParsedAsTransport) {
     // The fragment data happens to look like a UDP header: it must not become ports.
-    const Parsed r = parse(cat(
-        eth(0x0800), ipv4({.proto = 17, .id = 777, .fragOffset = 9}, udp(5000, 6000, payload(16)))));
+    const Parsed r = parse(cat(eth(0x0800), ipv4({.proto = 17, .id = 777, .fragOffset = 9},
+                                                 udp(5000, 6000, payload(16)))));
     ASSERT_TRUE(r.ok);
     EXPECT_EQ(r.total(), 0U);
     EXPECT_FALSE(r.p.hasPorts);
@@ -567,8 +567,8 @@ TEST(ParserFragments, Ipv4NonFirstFragmentHasNoPortsAndIsNotParsedAsTransport) {
 }
 
 TEST(ParserFragments, Ipv6FirstFragmentKeepsPorts) {
-    const Parsed r = parse(
-        cat(eth(0x86DD), ipv6({.next = 44}, cat(frag6(17, 0, true, 99), udp(53, 5353, payload(8))))));
+    const Parsed r = parse(cat(
+        eth(0x86DD), ipv6({.next = 44}, cat(frag6(17, 0, true, 99), udp(53, 5353, payload(8))))));
     ASSERT_TRUE(r.ok);
     EXPECT_TRUE(r.p.hasPorts);
     EXPECT_EQ(r.p.srcPort(), 53);
@@ -578,8 +578,8 @@ TEST(ParserFragments, Ipv6FirstFragmentKeepsPorts) {
 }
 
 TEST(ParserFragments, Ipv6NonFirstFragmentHasNoPorts) {
-    const Parsed r = parse(
-        cat(eth(0x86DD), ipv6({.next = 44}, cat(frag6(17, 185, false, 99), udp(53, 5353)))));
+    const Parsed r =
+        parse(cat(eth(0x86DD), ipv6({.next = 44}, cat(frag6(17, 185, false, 99), udp(53, 5353)))));
     ASSERT_TRUE(r.ok);
     EXPECT_EQ(r.total(), 0U);
     EXPECT_FALSE(r.p.hasPorts);
@@ -594,7 +594,8 @@ TEST(ParserFragments, Ipv6NonFirstFragmentHasNoPorts) {
 }
 
 TEST(ParserFragments, UnfragmentedPacketIsNotAFragment) {
-    const Parsed r = parse(cat(eth(0x86DD), ipv6({.next = 44}, cat(frag6(6, 0, false, 5), tcp(1, 2, 2)))));
+    const Parsed r =
+        parse(cat(eth(0x86DD), ipv6({.next = 44}, cat(frag6(6, 0, false, 5), tcp(1, 2, 2)))));
     ASSERT_TRUE(r.ok);
     EXPECT_FALSE(r.p.frag.isFragment);  // atomic fragment (RFC 6946)
     EXPECT_TRUE(r.p.hasPorts);
@@ -619,8 +620,8 @@ TEST(ParserL2, VlanLeftOutOfTheKeyWhenConfigured) {
 }
 
 TEST(ParserL2, QinQRecordsTheOuterVlan) {
-    for (const std::uint16_t outerType : {std::uint16_t{0x88A8}, std::uint16_t{0x9100},
-                                          std::uint16_t{0x8100}}) {
+    for (const std::uint16_t outerType :
+         {std::uint16_t{0x88A8}, std::uint16_t{0x9100}, std::uint16_t{0x8100}}) {
         const Bytes frame = cat(eth(outerType), vlanTag(300, 0x8100), vlanTag(42, 0x86DD),
                                 ipv6({.next = 17}, udp(1, 2)));
         const Parsed r = parse(frame);
@@ -633,7 +634,8 @@ TEST(ParserL2, QinQRecordsTheOuterVlan) {
 
 TEST(ParserL2, MoreThanEightTagsIsTooManyHeaders) {
     Bytes eight = eth(0x8100);
-    for (int i = 0; i < 7; ++i) eight = cat(eight, vlanTag(static_cast<std::uint16_t>(i + 1), 0x8100));
+    for (int i = 0; i < 7; ++i)
+        eight = cat(eight, vlanTag(static_cast<std::uint16_t>(i + 1), 0x8100));
     EXPECT_TRUE(parse(cat(eight, vlanTag(8, 0x0800), ipv4({}, udp(1, 2)))).ok);
 
     const Parsed r = parse(cat(eight, vlanTag(8, 0x8100), vlanTag(9, 0x0800), ipv4({}, udp(1, 2))));
@@ -665,8 +667,8 @@ TEST(ParserL2, MplsPayloadThatIsNotIpIsNotIp) {
 
 TEST(ParserL2, VlanThenPppoeSessionCarriesIpv4AndIpv6) {
     const Bytes inner4 = ipv4({.proto = 6}, tcp(3333, 80, 0x02));
-    const Parsed v4 = parse(cat(eth(0x8100), vlanTag(7, 0x8864), pppoeSession(0x0021, inner4.size()),
-                                inner4));
+    const Parsed v4 =
+        parse(cat(eth(0x8100), vlanTag(7, 0x8864), pppoeSession(0x0021, inner4.size()), inner4));
     ASSERT_TRUE(v4.ok);
     EXPECT_EQ(v4.p.l3Offset, 14 + 4 + 8);
     EXPECT_EQ(v4.p.key.vlan, 7);
@@ -714,7 +716,8 @@ TEST(ParserL2, ArpAndLldpAreCountedAsNotIp) {
 // --- other link types -----------------------------------------------------------------------
 
 TEST(ParserLink, LinuxCookedCaptureUsesProtocolAtOffsetFourteen) {
-    const Parsed r = parse(cat(sllHeader(0x0800), ipv4({.proto = 17}, udp(68, 67))), LinkType::LinuxSll);
+    const Parsed r =
+        parse(cat(sllHeader(0x0800), ipv4({.proto = 17}, udp(68, 67))), LinkType::LinuxSll);
     ASSERT_TRUE(r.ok);
     EXPECT_EQ(r.p.l3Offset, 16);
     EXPECT_EQ(r.p.srcPort(), 68);
@@ -762,10 +765,10 @@ TEST(ParserLink, UnknownLinkTypeIsUnsupported) {
 // --- canonical key --------------------------------------------------------------------------
 
 TEST(ParserKey, BothDirectionsBuildOneKeyWithOppositeDirection) {
-    const Parsed ab = parse(cat(eth(0x0800), ipv4({.src = "192.168.1.20", .dst = "10.1.1.1"},
-                                                  tcp(51000, 443, 0x02))));
-    const Parsed ba = parse(cat(eth(0x0800), ipv4({.src = "10.1.1.1", .dst = "192.168.1.20"},
-                                                  tcp(443, 51000, 0x12))));
+    const Parsed ab = parse(
+        cat(eth(0x0800), ipv4({.src = "192.168.1.20", .dst = "10.1.1.1"}, tcp(51000, 443, 0x02))));
+    const Parsed ba = parse(
+        cat(eth(0x0800), ipv4({.src = "10.1.1.1", .dst = "192.168.1.20"}, tcp(443, 51000, 0x12))));
     ASSERT_TRUE(ab.ok && ba.ok);
     EXPECT_EQ(ab.p.key, ba.p.key);
     EXPECT_FALSE(ab.p.fromA);  // 192.168.1.20 > 10.1.1.1
@@ -776,20 +779,20 @@ TEST(ParserKey, BothDirectionsBuildOneKeyWithOppositeDirection) {
     EXPECT_EQ(ab.p.srcPort(), 51000);
     EXPECT_EQ(ba.p.srcPort(), 443);
 
-    const Parsed v6ab = parse(cat(eth(0x86DD), ipv6({.src = "fe80::9", .dst = "2001:db8::1"},
-                                                    tcp(1, 2, 2))));
-    const Parsed v6ba = parse(cat(eth(0x86DD), ipv6({.src = "2001:db8::1", .dst = "fe80::9"},
-                                                    tcp(2, 1, 2))));
+    const Parsed v6ab =
+        parse(cat(eth(0x86DD), ipv6({.src = "fe80::9", .dst = "2001:db8::1"}, tcp(1, 2, 2))));
+    const Parsed v6ba =
+        parse(cat(eth(0x86DD), ipv6({.src = "2001:db8::1", .dst = "fe80::9"}, tcp(2, 1, 2))));
     ASSERT_TRUE(v6ab.ok && v6ba.ok);
     EXPECT_EQ(v6ab.p.key, v6ba.p.key);
     EXPECT_NE(v6ab.p.fromA, v6ba.p.fromA);
 }
 
 TEST(ParserKey, EqualAddressesAreOrderedByPort) {
-    const Parsed hi = parse(cat(eth(0x0800), ipv4({.src = "127.0.0.1", .dst = "127.0.0.1", .proto = 17},
-                                                  udp(9000, 53))));
-    const Parsed lo = parse(cat(eth(0x0800), ipv4({.src = "127.0.0.1", .dst = "127.0.0.1", .proto = 17},
-                                                  udp(53, 9000))));
+    const Parsed hi = parse(cat(
+        eth(0x0800), ipv4({.src = "127.0.0.1", .dst = "127.0.0.1", .proto = 17}, udp(9000, 53))));
+    const Parsed lo = parse(cat(
+        eth(0x0800), ipv4({.src = "127.0.0.1", .dst = "127.0.0.1", .proto = 17}, udp(53, 9000))));
     ASSERT_TRUE(hi.ok && lo.ok);
     EXPECT_EQ(hi.p.key, lo.p.key);
     EXPECT_EQ(hi.p.key.portA, 53);
@@ -799,14 +802,15 @@ TEST(ParserKey, EqualAddressesAreOrderedByPort) {
 }
 
 TEST(ParserKey, EqualEndpointsAreFromA) {
-    const Parsed r = parse(cat(eth(0x0800), ipv4({.src = "10.0.0.7", .dst = "10.0.0.7", .proto = 17},
-                                                 udp(5000, 5000))));
+    const Parsed r = parse(cat(
+        eth(0x0800), ipv4({.src = "10.0.0.7", .dst = "10.0.0.7", .proto = 17}, udp(5000, 5000))));
     ASSERT_TRUE(r.ok);
     EXPECT_TRUE(r.p.fromA);
 }
 
 TEST(ParserKey, Ipv4AddressesAreIpv4MappedAndVersionSet) {
-    const Parsed r = parse(cat(eth(0x0800), ipv4({.src = "1.2.3.4", .dst = "5.6.7.8"}, tcp(1, 2, 2))));
+    const Parsed r =
+        parse(cat(eth(0x0800), ipv4({.src = "1.2.3.4", .dst = "5.6.7.8"}, tcp(1, 2, 2))));
     ASSERT_TRUE(r.ok);
     const Addr expected{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 1, 2, 3, 4};
     EXPECT_EQ(r.p.key.addrA, expected);
@@ -917,8 +921,8 @@ TEST(ParserFuzz, SeededGarbageAndMutatedFramesNeverBreakTheInvariants) {
          LinkType::Ethernet},
         {cat(eth(0x8864), pppoeSession(0x0057, 48), ipv6({.next = 132}, sctp(1, 2))),
          LinkType::Ethernet},
-        {cat(sllHeader(0x86DD), ipv6({.next = 51}, cat(Bytes{6, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-                                                       tcp(5, 6, 7)))),
+        {cat(sllHeader(0x86DD),
+             ipv6({.next = 51}, cat(Bytes{6, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, tcp(5, 6, 7)))),
          LinkType::LinuxSll},
         {ipv4({.fragOffset = 3}, payload(30)), LinkType::Raw},
         {cat(nullHeader(30), ipv6({.next = 58}, icmp(1, 4, payload(8)))), LinkType::Null},
@@ -943,7 +947,8 @@ TEST(ParserFuzz, SeededGarbageAndMutatedFramesNeverBreakTheInvariants) {
             frame = seed.first;
             link = seed.second;
             const int flips = 1 + static_cast<int>(rng() % 6);
-            for (int f = 0; f < flips; ++f) frame[rng() % frame.size()] = static_cast<std::uint8_t>(rng());
+            for (int f = 0; f < flips; ++f)
+                frame[rng() % frame.size()] = static_cast<std::uint8_t>(rng());
             frame.resize(rng() % (frame.size() + 1));
         }
         const Parsed r = parse(frame, link);

@@ -97,7 +97,8 @@ TEST(FlowTable, SweepExportsAnIdleFlowOnceOtherTrafficPassesItsTimeoutNotBefore)
 TEST(FlowTable, AdvanceTimeExportsEverythingDueAndNothingElse) {
     TableHarness h("cache;size=12;line=16;seed=1;inactive=30");
     std::vector<ParsedPacket> pkts;
-    for (std::uint16_t i = 0; i < 500; ++i) pkts.push_back(packet("10.0.0.1", i, "10.0.0.2", 53, at(i % 2), 0, 100, 17));
+    for (std::uint16_t i = 0; i < 500; ++i)
+        pkts.push_back(packet("10.0.0.1", i, "10.0.0.2", 53, at(i % 2), 0, 100, 17));
     h.feed(pkts);
     h.advanceTime(at(30) - 1);
     EXPECT_TRUE(h.exported().empty());
@@ -115,7 +116,8 @@ TEST(FlowTable, IncrementalSweepFinishesAFullPassWithinOneBatchPerBlockOfRows) {
     // within 16 batches, even when packet time advances only 1 ns per batch.
     TableHarness h("cache;size=14;line=16;seed=1;inactive=30");
     std::vector<ParsedPacket> pkts;
-    for (std::uint16_t i = 0; i < 3000; ++i) pkts.push_back(packet("10.0.0.1", i, "10.0.0.3", 53, at(0), 0, 100, 17));
+    for (std::uint16_t i = 0; i < 3000; ++i)
+        pkts.push_back(packet("10.0.0.1", i, "10.0.0.3", 53, at(0), 0, 100, 17));
     h.feed(pkts);
     ASSERT_EQ(h.stats().flowsInCache, 3000U);
     h.feed(packet("10.9.0.1", 1, "10.9.0.2", 2, at(30) - 1, 0, 100, 17));  // nothing due yet
@@ -148,7 +150,8 @@ TEST(FlowTable, IncrementalSweepFinishesAFullPassWithinOneSweepPeriodOfPacketTim
 TEST(FlowTable, ActiveTimeoutSplitsALongFlowAndThePacketThatFoundItStartsTheNext) {
     TableHarness h("cache;size=8;line=4;seed=1;active=300;inactive=30");
     std::vector<ParsedPacket> pkts;
-    for (int s = 0; s <= 700; s += 10) pkts.push_back(packet("10.0.0.1", 1000, "10.0.0.2", 2000, at(s), 0, 100, 17));
+    for (int s = 0; s <= 700; s += 10)
+        pkts.push_back(packet("10.0.0.1", 1000, "10.0.0.2", 2000, at(s), 0, 100, 17));
     h.feed(pkts, 1);
     h.flushAll();
     ASSERT_EQ(h.exported().size(), 3U);
@@ -219,7 +222,8 @@ TEST(FlowTable, SynAfterRstEndsTheFlowOnlyInTheDirectionThatSentTheRst) {
         // because the retry's own direction has seen no FIN or RST.
         TableHarness h(kSmall);
         h.feed({packet(c, 50000, s, 81, at(0), kSyn), packet(s, 81, c, 50000, at(0.1), kRst | kAck),
-                packet(c, 50000, s, 81, at(1), kSyn), packet(s, 81, c, 50000, at(1.1), kRst | kAck)});
+                packet(c, 50000, s, 81, at(1), kSyn),
+                packet(s, 81, c, 50000, at(1.1), kRst | kAck)});
         EXPECT_TRUE(h.exported().empty());
         h.flushAll();
         ASSERT_EQ(h.exported().size(), 1U);
@@ -251,7 +255,8 @@ TEST(FlowTable, FullRowReclaimsExpiredRecordsBeforeEvictingALiveFlow) {
 TEST(FlowTable, FlushAllExportsEveryCachedFlowAsForcedEnd) {
     TableHarness h("cache;size=10;line=8;seed=3");
     std::vector<ParsedPacket> pkts;
-    for (std::uint16_t i = 0; i < 300; ++i) pkts.push_back(packet("10.0.0.1", i, "10.0.0.2", 53, at(1), 0, 100, 17));
+    for (std::uint16_t i = 0; i < 300; ++i)
+        pkts.push_back(packet("10.0.0.1", i, "10.0.0.2", 53, at(1), 0, 100, 17));
     h.feed(pkts);
     const std::uint64_t cached = h.stats().flowsInCache;
     const std::uint64_t evicted = h.stats().missEvict;

@@ -11,7 +11,8 @@ using namespace rowprobe::storage::testing;
 /// Fragment `index` of a datagram: the first carries the ports, the later ones do not.
 ParsedPacket fragment(std::string_view src, std::uint16_t sport, std::string_view dst,
                       std::uint16_t dport, std::uint32_t id, unsigned index, bool last, TimeNs ts) {
-    ParsedPacket p = packet(src, index == 0 ? sport : 0, dst, index == 0 ? dport : 0, ts, 0, 1500, 17);
+    ParsedPacket p =
+        packet(src, index == 0 ? sport : 0, dst, index == 0 ? dport : 0, ts, 0, 1500, 17);
     p.frag.isFragment = true;
     p.frag.id = id;
     p.frag.offset = static_cast<std::uint16_t>(index * 185);
@@ -20,7 +21,8 @@ ParsedPacket fragment(std::string_view src, std::uint16_t sport, std::string_vie
     return p;
 }
 
-std::vector<ParsedPacket> train(std::string_view src, std::string_view dst, std::uint32_t id, double t) {
+std::vector<ParsedPacket> train(std::string_view src, std::string_view dst, std::uint32_t id,
+                                double t) {
     return {fragment(src, 5000, dst, 53, id, 0, false, at(t)),
             fragment(src, 5000, dst, 53, id, 1, false, at(t + 0.001)),
             fragment(src, 5000, dst, 53, id, 2, true, at(t + 0.002))};

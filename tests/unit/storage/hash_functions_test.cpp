@@ -106,7 +106,7 @@ std::vector<CrcVector> crcVectors() {
     std::vector<std::uint8_t> reversed(32);
     for (std::size_t i = 0; i < 32; ++i) reversed[i] = static_cast<std::uint8_t>(31 - i);
     return {
-        {bytesOf("123456789"), 0xE3069283U},               // the CRC-32C check value
+        {bytesOf("123456789"), 0xE3069283U},                 // the CRC-32C check value
         {std::vector<std::uint8_t>(32, 0x00), 0x8A9136AAU},  // RFC 3720 B.4
         {std::vector<std::uint8_t>(32, 0xFF), 0x62A8AB43U},
         {sequence(32), 0x46DD794EU},
@@ -144,7 +144,8 @@ TEST(HashCrc32c, HardwareAndTableGiveIdenticalValuesForAnyLengthAndSeed) {
         std::vector<std::uint8_t> d(len);
         for (auto& b : d) b = static_cast<std::uint8_t>(rng());
         const auto seed = static_cast<std::uint32_t>(rng());
-        EXPECT_EQ(crc32c::hardware(d.data(), len, seed), crc32c::software(d.data(), len, seed)) << len;
+        EXPECT_EQ(crc32c::hardware(d.data(), len, seed), crc32c::software(d.data(), len, seed))
+            << len;
     }
     // The batch loop (hardware) and the per-key function agree on the widened value too.
     std::vector<ParsedPacket> pkts(64);
@@ -155,8 +156,9 @@ TEST(HashCrc32c, HardwareAndTableGiveIdenticalValuesForAnyLengthAndSeed) {
     std::array<std::uint64_t, 64> out{};
     Crc32cHasher::batch(pkts, 0x1234567890ULL, out.data());
     for (std::size_t i = 0; i < pkts.size(); ++i) {
-        const std::uint32_t soft = crc32c::software(reinterpret_cast<const std::uint8_t*>(&pkts[i].key),
-                                                    sizeof(FlowKey), foldSeed(0x1234567890ULL));
+        const std::uint32_t soft =
+            crc32c::software(reinterpret_cast<const std::uint8_t*>(&pkts[i].key), sizeof(FlowKey),
+                             foldSeed(0x1234567890ULL));
         EXPECT_EQ(out[i], widenHash(soft, 0x1234567890ULL));
     }
 #endif
@@ -200,8 +202,8 @@ std::vector<std::uint8_t> parseAddress(const std::string& text) {
     if (text.find(':') == std::string::npos) {
         unsigned a = 0, b = 0, c = 0, d = 0;
         EXPECT_EQ(std::sscanf(text.c_str(), "%u.%u.%u.%u", &a, &b, &c, &d), 4);
-        return {static_cast<std::uint8_t>(a), static_cast<std::uint8_t>(b), static_cast<std::uint8_t>(c),
-                static_cast<std::uint8_t>(d)};
+        return {static_cast<std::uint8_t>(a), static_cast<std::uint8_t>(b),
+                static_cast<std::uint8_t>(c), static_cast<std::uint8_t>(d)};
     }
     // IPv6 with at most one "::".
     std::vector<std::uint16_t> head, tail;
@@ -214,7 +216,8 @@ std::vector<std::uint8_t> parseAddress(const std::string& text) {
             continue;
         }
         const std::size_t end = text.find(':', i);
-        const std::string group = text.substr(i, end == std::string::npos ? std::string::npos : end - i);
+        const std::string group =
+            text.substr(i, end == std::string::npos ? std::string::npos : end - i);
         (gap ? tail : head).push_back(static_cast<std::uint16_t>(std::stoul(group, nullptr, 16)));
         if (end == std::string::npos) break;
         i = text.compare(end, 2, "::") == 0 ? end : end + 1;
@@ -238,12 +241,14 @@ TEST(HashToeplitz, MatchesMicrosoftRssVerificationSuite) {
         {"202.188.127.2", 1303, "153.39.163.191", 44251, 0x5d1809c5, 0x10e828a2},
         {"3ffe:2501:200:3::1", 1766, "3ffe:2501:200:1fff::7", 2794, 0x2cc18cd5, 0x40207d3d},
         {"ff02::1", 4739, "3ffe:501:8::260:97ff:fe40:efab", 14230, 0x0f0c461c, 0xdde51bbf},
-        {"fe80::200:f8ff:fe21:67cf", 38024, "3ffe:1900:4545:3:200:f8ff:fe21:67cf", 44251, 0x4b61e985,
-         0x02d1feef},
+        {"fe80::200:f8ff:fe21:67cf", 38024, "3ffe:1900:4545:3:200:f8ff:fe21:67cf", 44251,
+         0x4b61e985, 0x02d1feef},
     };
     for (const auto& c : cases) {
-        EXPECT_EQ(toeplitz::generic(kMicrosoftKey, rssInput(c, false)), c.addressesOnly) << c.src << " " << c.dst;
-        EXPECT_EQ(toeplitz::generic(kMicrosoftKey, rssInput(c, true)), c.withTcp) << c.src << " " << c.dst;
+        EXPECT_EQ(toeplitz::generic(kMicrosoftKey, rssInput(c, false)), c.addressesOnly)
+            << c.src << " " << c.dst;
+        EXPECT_EQ(toeplitz::generic(kMicrosoftKey, rssInput(c, true)), c.withTcp)
+            << c.src << " " << c.dst;
     }
 }
 
@@ -291,8 +296,10 @@ TEST(HashToeplitz, SymmetricKeyGivesBothDirectionsTheSameValue) {
         std::array<std::uint8_t, 36> a{}, b{};
         const std::size_t n = toeplitz::nicInput(k, a);
         toeplitz::nicInput(swapped, b);
-        const std::uint32_t forward = toeplitz::generic(toeplitz::kSymmetricKey, std::span(a.data(), n));
-        const std::uint32_t reverse = toeplitz::generic(toeplitz::kSymmetricKey, std::span(b.data(), n));
+        const std::uint32_t forward =
+            toeplitz::generic(toeplitz::kSymmetricKey, std::span(a.data(), n));
+        const std::uint32_t reverse =
+            toeplitz::generic(toeplitz::kSymmetricKey, std::span(b.data(), n));
         EXPECT_EQ(forward, reverse);
         // With Microsoft's (asymmetric) key the two directions differ.
         if (i < 20) {
@@ -337,9 +344,12 @@ TEST(HashFarmhash, MatchesBigQueryFarmFingerprintExamples) {
     const auto a = bytesOf("1footrue");
     const auto b = bytesOf("2applefalse");
     const auto c = bytesOf("3true");
-    EXPECT_EQ(static_cast<std::int64_t>(farmhash::fingerprint64(a.data(), a.size())), -1541654101129638711LL);
-    EXPECT_EQ(static_cast<std::int64_t>(farmhash::fingerprint64(b.data(), b.size())), 2794438866806483259LL);
-    EXPECT_EQ(static_cast<std::int64_t>(farmhash::fingerprint64(c.data(), c.size())), -4880158226897771312LL);
+    EXPECT_EQ(static_cast<std::int64_t>(farmhash::fingerprint64(a.data(), a.size())),
+              -1541654101129638711LL);
+    EXPECT_EQ(static_cast<std::int64_t>(farmhash::fingerprint64(b.data(), b.size())),
+              2794438866806483259LL);
+    EXPECT_EQ(static_cast<std::int64_t>(farmhash::fingerprint64(c.data(), c.size())),
+              -4880158226897771312LL);
 }
 
 TEST(HashFarmhash, MatchesReferenceOutputsForEveryLengthClass) {
@@ -354,13 +364,16 @@ TEST(HashFarmhash, MatchesReferenceOutputsForEveryLengthClass) {
         {bytesOf("abc"), 0x24a5b3a074e7f369ULL, 0xc8d6fa34257bbd04ULL},
         {bytesOf("0123456789abcdefghij"), 0x05fdb678e878137bULL, 0x39099216432a7feeULL},
         {sequence(40), 0x08f45b937b49468cULL, 0xf2345b72111991d5ULL},
-        {bytesOf("The quick brown fox jumps over the lazy dog"), 0xabbe83f33b1b5134ULL, 0x05435c39549d8bc2ULL},
+        {bytesOf("The quick brown fox jumps over the lazy dog"), 0xabbe83f33b1b5134ULL,
+         0x05435c39549d8bc2ULL},
         {sequence(100), 0x3cff0f886d8d6195ULL, 0xfce7a6a4afad1e1eULL},
         {sequence(200), 0x074c7fcc26d66fb3ULL, 0x407912f4f9b51783ULL},
     };
     for (const auto& c : cases) {
-        EXPECT_EQ(farmhash::fingerprint64(c.data.data(), c.data.size()), c.fingerprint) << c.data.size();
-        EXPECT_EQ(farmhash::hash64WithSeed(c.data.data(), c.data.size(), 0x0123456789abcdefULL), c.seeded)
+        EXPECT_EQ(farmhash::fingerprint64(c.data.data(), c.data.size()), c.fingerprint)
+            << c.data.size();
+        EXPECT_EQ(farmhash::hash64WithSeed(c.data.data(), c.data.size(), 0x0123456789abcdefULL),
+                  c.seeded)
             << c.data.size();
     }
     EXPECT_EQ(FarmHasher::hash(rangeKey(), 0x0123456789abcdefULL), 0xf2345b72111991d5ULL);
@@ -388,7 +401,8 @@ TEST(HashSuperFast, MatchesHsiehReferenceCode) {
         {sequence(40), 0xd1b24addU},
         {high, 0x6461342fU},
     };
-    for (const auto& c : cases) EXPECT_EQ(superfast::hash(c.data.data(), c.data.size()), c.expected) << c.data.size();
+    for (const auto& c : cases)
+        EXPECT_EQ(superfast::hash(c.data.data(), c.data.size()), c.expected) << c.data.size();
 }
 
 // --- Through the Hasher structs (what the table calls) -------------------------------------------
@@ -404,7 +418,7 @@ TEST(HashFlowKey, EachHasherComputesItsAlgorithmOverTheFortyKeyBytes) {
     EXPECT_NE(hashKey<Crc32cHasher>(k, 0) >> 32, 0U);
     EXPECT_NE(hashKey<Crc32cHasher>(k, 1), hashKey<Crc32cHasher>(k, 2));
     EXPECT_NE(hashKey<ToeplitzHasher>(k, 1), hashKey<ToeplitzHasher>(k, 2));  // seeded via widening
-    EXPECT_EQ(ToeplitzHasher::hash(k, 1), ToeplitzHasher::hash(k, 2));        // the NIC value is not
+    EXPECT_EQ(ToeplitzHasher::hash(k, 1), ToeplitzHasher::hash(k, 2));  // the NIC value is not
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ std::vector<std::string> hashNames() {
 }
 
 TEST(HashSelection, EveryRequiredHashIsSelectableAndXxh3IsTheDefault) {
-    const std::vector<std::string> expected = {"xxh3",    "xxh64",    "xxh3-128",     "crc32c",
+    const std::vector<std::string> expected = {"xxh3",     "xxh64",   "xxh3-128", "crc32c",
                                                "toeplitz", "murmur3", "farmhash", "superfasthash"};
     EXPECT_EQ(hashNames(), expected);
     EXPECT_EQ(kHashFunctions[0].name, "xxh3");
@@ -60,7 +60,8 @@ TEST(HashSelection, BatchFunctionEqualsPerKeyFunction) {
     for (const auto& h : kHashFunctions) {
         std::vector<std::uint64_t> out(pkts.size());
         h.batch(pkts, 0xfeedULL, out.data());
-        for (std::size_t i = 0; i < pkts.size(); ++i) EXPECT_EQ(out[i], h.key(pkts[i].key, 0xfeedULL)) << h.name;
+        for (std::size_t i = 0; i < pkts.size(); ++i)
+            EXPECT_EQ(out[i], h.key(pkts[i].key, 0xfeedULL)) << h.name;
     }
 }
 
@@ -77,8 +78,9 @@ TEST(HashSelection, RowAndTagBitsAreUniformAndIndependentForEveryHash) {
     std::vector<FlowKey> keys;
     for (unsigned server = 0; server < 4; ++server) {
         for (unsigned port = 0; port < 16384; ++port) {
-            ParsedPacket p = testing::packet("10.0.0.1", static_cast<std::uint16_t>(1024 + port),
-                                             ("192.0.2." + std::to_string(server + 1)).c_str(), 443, 0);
+            ParsedPacket p =
+                testing::packet("10.0.0.1", static_cast<std::uint16_t>(1024 + port),
+                                ("192.0.2." + std::to_string(server + 1)).c_str(), 443, 0);
             keys.push_back(p.key);
         }
     }
@@ -110,20 +112,24 @@ TEST(HashSelection, ToeplitzSeesOnlySixteenBitsButSpreadsThemEvenly) {
     std::set<std::uint32_t> values;
     for (unsigned server = 0; server < 4; ++server) {
         for (unsigned port = 0; port < 16384; ++port) {
-            const ParsedPacket p = testing::packet("10.0.0.1", static_cast<std::uint16_t>(port),
-                                                   ("192.0.2." + std::to_string(server)).c_str(), 443, 0);
+            const ParsedPacket p =
+                testing::packet("10.0.0.1", static_cast<std::uint16_t>(port),
+                                ("192.0.2." + std::to_string(server)).c_str(), 443, 0);
             values.insert(toeplitz::symmetric(p.key));
         }
     }
     EXPECT_EQ(values.size(), 16384U);
     const ParsedPacket a = testing::packet("10.0.0.1", 1000, "10.0.0.2", 80, 0);
-    const ParsedPacket b = testing::packet("10.0.0.5", 1000, "10.0.0.6", 80, 0);  // both addresses ^ 4
+    const ParsedPacket b =
+        testing::packet("10.0.0.5", 1000, "10.0.0.6", 80, 0);  // both addresses ^ 4
     EXPECT_EQ(toeplitz::symmetric(a.key), toeplitz::symmetric(b.key));
-    EXPECT_EQ(hashKey<ToeplitzHasher>(a.key, 77), hashKey<ToeplitzHasher>(b.key, 77));  // same row and tag
+    EXPECT_EQ(hashKey<ToeplitzHasher>(a.key, 77),
+              hashKey<ToeplitzHasher>(b.key, 77));  // same row and tag
     // Keys whose folds differ (one server, every client port) are spread evenly over rows.
     std::vector<unsigned> rows(1024, 0);
     for (unsigned port = 0; port < 65536; ++port) {
-        const ParsedPacket p = testing::packet("10.0.0.1", static_cast<std::uint16_t>(port), "192.0.2.1", 443, 0);
+        const ParsedPacket p =
+            testing::packet("10.0.0.1", static_cast<std::uint16_t>(port), "192.0.2.1", 443, 0);
         ++rows[hashKey<ToeplitzHasher>(p.key, 7) & 1023];
     }
     EXPECT_LT(chiSquare(rows, 64.0), 1300.0);
@@ -136,7 +142,8 @@ TEST(HashSelection, ToeplitzRowsDoNotFollowTheRssQueue) {
     std::set<std::uint64_t> widened, raw;
     std::size_t flows = 0;
     for (unsigned port = 0; port < 65536; ++port) {
-        const ParsedPacket p = testing::packet("10.1.2.3", static_cast<std::uint16_t>(port), "10.9.8.7", 80, 0);
+        const ParsedPacket p =
+            testing::packet("10.1.2.3", static_cast<std::uint16_t>(port), "10.9.8.7", 80, 0);
         const std::uint32_t rss = toeplitz::symmetric(p.key);
         if ((rss & 0x7F) != 0) continue;  // not on queue 0
         ++flows;
@@ -158,8 +165,9 @@ TEST_P(HashInTable, TableCountsAndExportsEveryFlowExactly) {
     std::vector<ParsedPacket> pkts;
     for (unsigned round = 0; round < 3; ++round) {
         for (unsigned f = 0; f < 3000; ++f) {
-            pkts.push_back(testing::packet("10.0.0.1", static_cast<std::uint16_t>(1000 + f), "10.0.1.1", 53,
-                                           testing::at(0.001 * (round * 3000 + f)), 0, 100, 17));
+            pkts.push_back(testing::packet("10.0.0.1", static_cast<std::uint16_t>(1000 + f),
+                                           "10.0.1.1", 53, testing::at(0.001 * (round * 3000 + f)),
+                                           0, 100, 17));
         }
     }
     t.feed(pkts);
@@ -181,8 +189,8 @@ TEST_P(HashInTable, NoEvictionMeansEveryLaterPacketHits) {
     std::vector<ParsedPacket> pkts;
     for (unsigned round = 0; round < 5; ++round) {
         for (unsigned f = 0; f < 200; ++f) {
-            pkts.push_back(testing::packet("10.0.0.2", static_cast<std::uint16_t>(2000 + f), "10.0.9.9", 80,
-                                           testing::at(0.01 * round), 0x10));
+            pkts.push_back(testing::packet("10.0.0.2", static_cast<std::uint16_t>(2000 + f),
+                                           "10.0.9.9", 80, testing::at(0.01 * round), 0x10));
         }
     }
     t.feed(pkts);

@@ -58,9 +58,10 @@ TEST(LruPolicy, HolesKeepTheirRankAndANewFlowFillsTheFrontmostHoleWithoutMoving)
     constexpr std::size_t kRow = 3;
     const std::vector<ParsedPacket> f = h.flowsInRow(kRow, 5, at(0));
     enum { a, b, c, d, e };
-    h.feed(f[a]);                                                          // a created at 0
+    h.feed(f[a]);  // a created at 0
     h.feed({later(f[b], at(200)), later(f[c], at(200)), later(f[d], at(200))}, 1);
-    h.feed({later(f[b], at(250)), later(f[c], at(250)), later(f[d], at(250)), later(f[a], at(299))}, 1);
+    h.feed({later(f[b], at(250)), later(f[c], at(250)), later(f[d], at(250)), later(f[a], at(299))},
+           1);
     EXPECT_EQ(order(h, kRow, f), (std::vector<int>{a, d, c, b}));
 
     h.advanceTime(at(300));  // a (the front) reaches the active timeout

@@ -81,7 +81,8 @@ inline std::string addressText(const std::array<std::uint8_t, 16>& a) {
 class TableHarness {
 public:
     explicit TableHarness(const std::string& pluginString) : m_ring(1 << 16) {
-        auto plugin = Registry::instance().createAs<StoragePlugin>(PluginKind::Storage, pluginString, "-s");
+        auto plugin =
+            Registry::instance().createAs<StoragePlugin>(PluginKind::Storage, pluginString, "-s");
         m_table.reset(dynamic_cast<CacheTable*>(plugin.get()));
         if (!m_table) throw std::logic_error("'cache' did not build a CacheTable");
         plugin.release();
@@ -123,7 +124,8 @@ public:
     std::vector<ParsedPacket> flowsInRow(std::size_t row, std::size_t count, TimeNs ts) const {
         std::vector<ParsedPacket> out;
         for (std::uint32_t port = 1024; out.size() < count && port < 65535; ++port) {
-            ParsedPacket p = packet("10.0.0.1", static_cast<std::uint16_t>(port), "10.9.9.9", 53, ts, 0, 100, 17);
+            ParsedPacket p = packet("10.0.0.1", static_cast<std::uint16_t>(port), "10.9.9.9", 53,
+                                    ts, 0, 100, 17);
             if (m_table->rowOf(p.key) == row) out.push_back(p);
         }
         if (out.size() != count) throw std::logic_error("not enough flows for the row");

@@ -23,10 +23,12 @@ protected:
 
 using Matchers = ::testing::Types<PortableTagMatch
 #ifdef ROWPROBE_HAVE_SSE2_TAG_MATCH
-                                  , Sse2TagMatch
+                                  ,
+                                  Sse2TagMatch
 #endif
 #ifdef ROWPROBE_HAVE_AVX2_TAG_MATCH
-                                  , Avx2TagMatch
+                                  ,
+                                  Avx2TagMatch
 #endif
                                   >;
 TYPED_TEST_SUITE(TagMatchTest, Matchers);
