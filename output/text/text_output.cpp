@@ -112,12 +112,10 @@ TextLayout::TextLayout(Style style, const std::vector<const FieldSpec*>& fields)
         const FieldSpec* spec = fields[i];
         const FieldSpec* port = nullptr;
         if (i + 1 < fields.size()) {
-            if (spec == &fieldSpec(FieldId::SrcIp) &&
-                fields[i + 1] == &fieldSpec(FieldId::SrcPort)) {
-                port = fields[i + 1];
-            } else if (spec == &fieldSpec(FieldId::DstIp) &&
-                       fields[i + 1] == &fieldSpec(FieldId::DstPort)) {
-                port = fields[i + 1];
+            const FieldSpec* next = fields[i + 1];
+            if ((spec == &fieldSpec(FieldId::SrcIp) && next == &fieldSpec(FieldId::SrcPort)) ||
+                (spec == &fieldSpec(FieldId::DstIp) && next == &fieldSpec(FieldId::DstPort))) {
+                port = next;
             }
         }
         add(*spec, port);

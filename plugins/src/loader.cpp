@@ -93,9 +93,10 @@ LoadedRowPolicy loadRowPolicyLibrary(const std::string& path, const std::string&
 }
 
 std::string findRowPolicyLibrary(const std::string& name, const std::vector<std::string>& dirs) {
+    const std::string libraryFile = "/librowprobe-policy-" + name + ".so";
+    const std::string plainFile = "/" + name + ".so";
     for (const auto& dir : dirs) {
-        for (const std::string& file :
-             {dir + "/librowprobe-policy-" + name + ".so", dir + "/" + name + ".so"}) {
+        for (const std::string& file : {dir + libraryFile, dir + plainFile}) {
             struct stat st {};
             if (::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return file;
         }

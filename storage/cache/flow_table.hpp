@@ -409,7 +409,7 @@ public:
     std::vector<SlotView> inspectRow(std::size_t r) const override {
         std::vector<SlotView> out;
         const ConstRowRef<P, L> row = constRef(r);
-        for (Slot s = 0; s < L; ++s) {
+        for (Slot s = 0; s < Slot{L}; ++s) {
             SlotView v;
             v.slot = s;
             v.occupied = row.occupied(s);
@@ -438,11 +438,14 @@ public:
             }
             if constexpr (requires { m_policy.checkRow(constRef(r)); }) {
                 const std::string broken = m_policy.checkRow(constRef(r));
-                if (!broken.empty())
-                    return where + ": policy '" + std::string(P::kName) + "': " + broken;
+                if (!broken.empty()) {
+                    std::string problem = where;
+                    problem.append(": policy '").append(P::kName).append("': ").append(broken);
+                    return problem;
+                }
             }
             TimeNs earliest = kNever;
-            for (Slot s = 0; s < L; ++s) {
+            for (Slot s = 0; s < Slot{L}; ++s) {
                 if (row.tags[s] == kEmptyTag) continue;
                 ++occupied;
                 const CachedFlow& f = m_records[r * L + s];

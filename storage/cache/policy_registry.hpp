@@ -164,6 +164,8 @@ std::unique_ptr<StoragePlugin> makeFlowTable(const Options& options, unsigned li
 /// L): the same static checks as ROWPROBE_REGISTER_ROW_POLICY, FlowTable instantiated for
 /// L = 4, 8, 16, 32 inside the library, and `rowprobe_row_policy()` returning the descriptor.
 /// Use it once, at global scope, in a library built against the installed headers.
+// POLICY names a class template (POLICY<4>), which cannot be parenthesised.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define ROWPROBE_EXPORT_ROW_POLICY(POLICY, SUMMARY)                                       \
     static_assert(::rowprobe::storage::RowPolicy<POLICY<4>, 4>,                           \
                   #POLICY " is not a RowPolicy (L=4)");                                   \
@@ -177,10 +179,11 @@ std::unique_ptr<StoragePlugin> makeFlowTable(const Options& options, unsigned li
         static const ::rowprobe::RowPolicyDescriptor descriptor{                          \
             .cacheLayout = ::rowprobe::storage::detail::cacheLayoutFingerprintOf(),       \
             .name = POLICY<16>::kName.data(),                                             \
-            .summary = SUMMARY,                                                           \
+            .summary = (SUMMARY),                                                         \
             .factory = &::rowprobe::storage::detail::makeFlowTable<POLICY>};              \
         return &descriptor;                                                               \
     }                                                                                     \
     static_assert(true, "ROWPROBE_EXPORT_ROW_POLICY takes a trailing semicolon")
+// NOLINTEND(bugprone-macro-parentheses)
 
 }  // namespace rowprobe::storage

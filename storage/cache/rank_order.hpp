@@ -87,7 +87,7 @@ public:
     constexpr Slot firstFree(std::uint32_t freeMask) const noexcept {
         Slot best = kNoSlot;
         unsigned bestRank = L;
-        for (Slot i = 0; i < L; ++i) {
+        for (Slot i = 0; i < Slot{L}; ++i) {
             if (((freeMask >> i) & 1U) != 0 && rankOf(i) < bestRank) {
                 best = i;
                 bestRank = rankOf(i);
@@ -98,7 +98,7 @@ public:
     /// True when the ranks are a permutation of 0..L-1.
     constexpr bool valid() const noexcept {
         std::uint32_t seen = 0;
-        for (Slot i = 0; i < L; ++i) seen |= std::uint32_t{1} << rankOf(i);
+        for (Slot i = 0; i < Slot{L}; ++i) seen |= std::uint32_t{1} << rankOf(i);
         if constexpr (L < 16) {
             if ((m_ranks >> (4 * L)) != 0) return false;  // nibbles past L stay zero
         }
@@ -127,7 +127,7 @@ public:
     constexpr unsigned rankOf(Slot s) const noexcept { return m_ranks[s]; }
     constexpr Slot at(unsigned rank) const noexcept {
         Slot found = 0;
-        for (Slot i = 0; i < L; ++i) found = m_ranks[i] == rank ? i : found;
+        for (Slot i = 0; i < Slot{L}; ++i) found = m_ranks[i] == rank ? i : found;
         return found;
     }
     constexpr void moveTo(Slot s, unsigned to) noexcept {
@@ -143,7 +143,7 @@ public:
     constexpr Slot firstFree(std::uint32_t freeMask) const noexcept {
         Slot best = kNoSlot;
         unsigned bestRank = L;
-        for (Slot i = 0; i < L; ++i) {
+        for (Slot i = 0; i < Slot{L}; ++i) {
             if (((freeMask >> i) & 1U) != 0 && m_ranks[i] < bestRank) {
                 best = i;
                 bestRank = m_ranks[i];

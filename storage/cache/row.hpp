@@ -89,9 +89,9 @@ struct SlotMetaArray {
 template <class Meta, unsigned L>
 struct SlotMetaArray<Meta, L, true> {
     // An empty Meta has no state: every slot may share one object.
-    Meta& operator[](Slot) noexcept { return m_shared; }
-    const Meta& operator[](Slot) const noexcept { return m_shared; }
-    [[no_unique_address]] Meta m_shared{};
+    Meta& operator[](Slot) noexcept { return shared; }
+    const Meta& operator[](Slot) const noexcept { return shared; }
+    [[no_unique_address]] Meta shared{};
 };
 
 template <class P, unsigned L>

@@ -12,7 +12,9 @@
 
 namespace rowprobe::storage {
 
-/// Physical slot inside a row, 0..L-1.
+/// Physical slot inside a row, 0..L-1. Loops over a row are written
+/// `for (Slot s = 0; s < Slot{L}; ++s)`: loop variable and bound have one type, and the braces
+/// reject at compile time an L that a Slot cannot count past (the loop could never end).
 using Slot = std::uint8_t;
 /// "No slot": returned by pickFree when the row is full, by lookups that miss.
 inline constexpr Slot kNoSlot = 0xFF;

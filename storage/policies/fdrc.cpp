@@ -74,7 +74,7 @@ public:
     Slot victim(ConstRow row, const PacketContext& ctx) const noexcept {
         if (ctx.packet == nullptr) {  // a prefetch hint (no packet, no time): skip the aging
             Slot guess = 0;
-            for (Slot s = 1; s < L; ++s) {
+            for (Slot s = 1; s < Slot{L}; ++s) {
                 if (row.meta(s).interval == 0 ||
                     static_cast<std::int32_t>(row.meta(s).next - row.meta(guess).next) > 0)
                     guess = s;
@@ -84,7 +84,7 @@ public:
         const std::uint32_t now = micros(ctx.ts);
         Slot best = 0;
         std::uint64_t bestWait = 0;
-        for (Slot s = 0; s < L; ++s) {
+        for (Slot s = 0; s < Slot{L}; ++s) {
             SlotMeta m = row.meta(s);
             age(m, now);
             const std::uint64_t wait = predictedWait(m, now);
@@ -107,7 +107,7 @@ public:
         return row.occupied(s) && row.meta(s).interval == 0 ? 'F' : ' ';
     }
     std::string checkRow(ConstRow row) const {
-        for (Slot s = 0; s < L; ++s) {
+        for (Slot s = 0; s < Slot{L}; ++s) {
             if (row.occupied(s) && row.meta(s).interval > m_tmax)
                 return "interval above Tmax in slot " + std::to_string(s);
         }

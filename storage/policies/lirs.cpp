@@ -149,7 +149,7 @@ public:
         const RowState& st = row.state();
         Slot best = 0;
         unsigned bestQ = ~0U;
-        for (Slot s = 0; s < L; ++s) {
+        for (Slot s = 0; s < Slot{L}; ++s) {
             const bool hir = ((st.lir >> s) & 1U) == 0;
             if (hir && row.meta(s).q < bestQ) {
                 best = s;
@@ -180,7 +180,7 @@ public:
             return st.inS != 0 || st.ghosts != 0 ? "HIR entries in a stack without LIR" : "";
         if (((st.lir >> st.bottom) & 1U) == 0) return "bottom is not a LIR";
         const std::uint16_t floor = row.meta(st.bottom).s;
-        for (Slot s = 0; s < L; ++s) {
+        for (Slot s = 0; s < Slot{L}; ++s) {
             if (((st.lir >> s) & 1U) != 0 && row.meta(s).s < floor)
                 return "bottom is not the oldest LIR";
             if (((st.inS >> s) & 1U) != 0 && row.meta(s).s < floor)
@@ -211,7 +211,7 @@ private:
             st.bottom = static_cast<std::uint8_t>(std::countr_zero(st.lir));
         } else {
             unsigned oldest = ~0U;
-            for (Slot s = 0; s < L; ++s) {
+            for (Slot s = 0; s < Slot{L}; ++s) {
                 if (((st.lir >> s) & 1U) != 0 && row.meta(s).s < oldest) {
                     oldest = row.meta(s).s;
                     st.bottom = s;
@@ -220,7 +220,7 @@ private:
         }
         if (st.inS == 0 && st.ghosts == 0) return;  // no HIR entry to prune
         const unsigned floor = row.meta(st.bottom).s;
-        for (Slot s = 0; s < L; ++s) {
+        for (Slot s = 0; s < Slot{L}; ++s) {
             if (row.meta(s).s < floor) st.inS &= ~(std::uint32_t{1} << s);
         }
         unsigned kept = 0;
@@ -238,7 +238,7 @@ private:
         RowState& st = row.state();
         unsigned floor = ~0U;
         Slot b = 0;
-        for (Slot s = 0; s < L; ++s) {
+        for (Slot s = 0; s < Slot{L}; ++s) {
             if (((st.lir >> s) & 1U) != 0 && row.meta(s).s < floor) {
                 floor = row.meta(s).s;
                 b = s;
@@ -287,7 +287,7 @@ private:
         std::array<std::uint16_t*, L> qStamps{};
         std::size_t ns = 0;
         std::size_t nq = 0;
-        for (Slot s = 0; s < L; ++s) {
+        for (Slot s = 0; s < Slot{L}; ++s) {
             if (!row.occupied(s)) continue;
             const bool lir = ((st.lir >> s) & 1U) != 0;
             if (lir || ((st.inS >> s) & 1U) != 0) sStamps[ns++] = &row.meta(s).s;
@@ -296,7 +296,7 @@ private:
         for (unsigned g = 0; g < st.ghosts; ++g) sStamps[ns++] = &st.ghostStamp[g];
         const std::uint32_t topS = policy::renormalise(sStamps, ns);
         const std::uint32_t topQ = policy::renormalise(qStamps, nq);
-        for (Slot s = 0; s < L; ++s) {  // stamps outside both orders must not look recent
+        for (Slot s = 0; s < Slot{L}; ++s) {  // stamps outside both orders must not look recent
             const bool lir = ((st.lir >> s) & 1U) != 0;
             if (!row.occupied(s))
                 row.meta(s) = {0, 0};

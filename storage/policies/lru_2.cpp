@@ -56,7 +56,7 @@ public:
         // Key: seen-once flows first (by last), then by penultimate; smallest key loses.
         Slot best = 0;
         std::uint64_t bestKey = ~std::uint64_t{0};
-        for (Slot s = 0; s < L; ++s) {
+        for (Slot s = 0; s < Slot{L}; ++s) {
             const SlotMeta& m = row.meta(s);
             const std::uint64_t key = m.prev == 0 ? m.last : (std::uint64_t{1} << 32) | m.prev;
             if (key < bestKey) {
@@ -71,7 +71,7 @@ public:
         return row.occupied(s) ? (row.meta(s).prev == 0 ? '1' : '2') : ' ';
     }
     std::string checkRow(ConstRow row) const {
-        for (Slot s = 0; s < L; ++s) {
+        for (Slot s = 0; s < Slot{L}; ++s) {
             const SlotMeta& m = row.meta(s);
             if (row.occupied(s) &&
                 (m.last == 0 || m.prev >= m.last || m.last > row.state().clock)) {
@@ -87,7 +87,7 @@ private:
         if (st.clock == ~std::uint32_t{0}) {  // once per 4e9 packets of this row
             std::array<std::uint32_t*, 2 * L> stamps{};
             std::size_t n = 0;
-            for (Slot s = 0; s < L; ++s) {
+            for (Slot s = 0; s < Slot{L}; ++s) {
                 if (!row.occupied(s)) continue;
                 stamps[n++] = &row.meta(s).last;
                 if (row.meta(s).prev != 0) stamps[n++] = &row.meta(s).prev;

@@ -522,9 +522,13 @@ int run(const Args& args) {
         const TimeNs span = window.back().ts - window.front().ts + kNsPerSec / config.pps;
         for (const std::string& policy : args.policies) {
             for (const std::string& hash : args.hashes) {
-                const std::string storage = "cache;size=" + std::to_string(args.size) +
-                                            ";line=" + std::to_string(args.line) +
-                                            ";policy=" + policy + ";hash=" + hash + ";seed=1";
+                std::string storage = "cache;size=" + std::to_string(args.size);
+                storage += ";line=" + std::to_string(args.line);
+                storage += ";policy=";
+                storage += policy;
+                storage += ";hash=";
+                storage += hash;
+                storage += ";seed=1";
                 std::vector<double> runs;
                 double best = 0;
                 std::uint64_t preemptedBatches = 0;

@@ -209,6 +209,7 @@ int run(int argc, char** argv) {
         }
     }
     std::vector<Variant> variants;
+    variants.reserve(policies.size() + variantTexts.size());
     for (const auto& p : policies) variants.push_back({p, p, ""});
     for (const auto& t : variantTexts) variants.push_back(parseVariant(t));
     for (auto& v : variants) {

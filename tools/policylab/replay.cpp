@@ -53,7 +53,7 @@ std::unique_ptr<storage::CacheTable> makeTable(const RunSpec& spec) {
         Registry::instance().createAs<StoragePlugin>(PluginKind::Storage, pluginString(spec), "-s");
     auto* table = dynamic_cast<storage::CacheTable*>(plugin.get());
     if (table == nullptr) throw std::runtime_error("storage 'cache' did not build a flow table");
-    plugin.release();
+    static_cast<void>(plugin.release());  // owned by the returned pointer from here on
     return std::unique_ptr<storage::CacheTable>(table);
 }
 

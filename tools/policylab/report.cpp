@@ -132,17 +132,19 @@ std::string gnuplotString(const std::string& s) {
 }  // namespace
 
 void printTable(std::ostream& out, const std::vector<ReportRow>& rows) {
-    constexpr std::size_t n = std::size(kColumns);
+    constexpr std::size_t kColumnCount = std::size(kColumns);
     std::vector<std::vector<std::string>> all;
     all.reserve(rows.size());
-    std::vector<std::size_t> width(n);
-    for (std::size_t c = 0; c < n; ++c) width[c] = std::string_view(kColumns[c].name).size();
+    std::vector<std::size_t> width(kColumnCount);
+    for (std::size_t c = 0; c < kColumnCount; ++c)
+        width[c] = std::string_view(kColumns[c].name).size();
     for (const auto& r : rows) {
         all.push_back(cells(r));
-        for (std::size_t c = 0; c < n; ++c) width[c] = std::max(width[c], all.back()[c].size());
+        for (std::size_t c = 0; c < kColumnCount; ++c)
+            width[c] = std::max(width[c], all.back()[c].size());
     }
     auto line = [&](auto get) {
-        for (std::size_t c = 0; c < n; ++c) {
+        for (std::size_t c = 0; c < kColumnCount; ++c) {
             const std::string v = get(c);
             if (c != 0) out << "  ";
             if (kColumns[c].left) {

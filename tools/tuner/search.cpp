@@ -234,6 +234,7 @@ public:
             m_evaluations += fresh.size();
         }
         std::vector<std::uint64_t> out;
+        out.reserve(configs.size());
         for (const auto& c : configs)
             out.push_back(m_cache.at(storage::formatAdaptiveConfig(stripped(c))));
         return out;
