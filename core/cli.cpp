@@ -131,24 +131,6 @@ double parseSeconds(const std::string& text) {
     return static_cast<double>(ns) / 1e9;
 }
 
-std::string typeName(OptionType t) {
-    switch (t) {
-        case OptionType::Flag:
-            return "flag";
-        case OptionType::Int:
-            return "integer";
-        case OptionType::Double:
-            return "number";
-        case OptionType::Duration:
-            return "duration";
-        case OptionType::String:
-            return "text";
-        case OptionType::Choice:
-            return "choice";
-    }
-    return "?";
-}
-
 }  // namespace
 
 CliResult parseCommandLine(int argc, const char* const* argv) {
@@ -313,7 +295,7 @@ std::string pluginReferenceMarkdown() {
                     if (o.required) meaning += "; required";
                     out << "| `" << o.name << "` | "
                         << (o.shortName.empty() ? "" : "`" + std::string(o.shortName) + "`")
-                        << " | " << typeName(o.type) << " | "
+                        << " | " << optionTypeName(o.type) << " | "
                         << (o.defaultValue.empty() ? "" : "`" + std::string(o.defaultValue) + "`")
                         << " | " << meaning << " |\n";
                 }

@@ -59,30 +59,6 @@ std::uint64_t monotonicNs() noexcept {
            static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-/// The LinkType for a pcap DLT value, or false when the parser does not handle it.
-bool toLinkType(int dlt, LinkType& out) noexcept {
-    switch (dlt) {
-        case DLT_EN10MB:
-            out = LinkType::Ethernet;
-            return true;
-        case 12:   // DLT_RAW on most systems
-        case 14:   // DLT_RAW on BSD/OS and OpenBSD
-        case 101:  // LINKTYPE_RAW as stored in files
-        case 228:  // DLT_IPV4
-        case 229:  // DLT_IPV6
-            out = LinkType::Raw;
-            return true;
-        case DLT_LINUX_SLL:
-            out = LinkType::LinuxSll;
-            return true;
-        case DLT_NULL:
-            out = LinkType::Null;
-            return true;
-        default:
-            return false;
-    }
-}
-
 /// True when `device` is a loopback interface.
 bool isLoopback(const std::string& device) {
     pcap_if_t* all = nullptr;
@@ -231,7 +207,7 @@ bool PcapInput::waitReadable() noexcept {
 
 void PcapInput::checkLinkType(const Options& options) {
     const int dlt = pcap_datalink(m_handle);
-    if (!toLinkType(dlt, m_link)) {
+    if (!linkTypeFromPcap(dlt, m_link)) {
         options.fail(m_live ? "ifc" : "file",
                      "link type " + dltText(dlt) +
                          " is not supported; supported: EN10MB (Ethernet), RAW (raw IPv4/IPv6), "

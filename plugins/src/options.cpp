@@ -55,24 +55,6 @@ std::vector<std::string> optionNames(std::span<const OptionSpec> specs) {
     return names;
 }
 
-std::string typeName(OptionType t) {
-    switch (t) {
-        case OptionType::Flag:
-            return "flag";
-        case OptionType::Int:
-            return "integer";
-        case OptionType::Double:
-            return "number";
-        case OptionType::Duration:
-            return "duration";
-        case OptionType::String:
-            return "text";
-        case OptionType::Choice:
-            return "choice";
-    }
-    return "?";
-}
-
 }  // namespace
 
 bool parseDuration(std::string_view text, std::uint64_t& ns) {
@@ -378,7 +360,7 @@ std::string formatOptionHelp(std::span<const OptionSpec> specs) {
     for (const auto& s : specs) {
         std::string h = std::string(s.name);
         if (!s.shortName.empty()) h += ", " + std::string(s.shortName);
-        h += " <" + typeName(s.type) + ">";
+        h += " <" + optionTypeName(s.type) + ">";
         width = std::max(width, h.size());
         heads.push_back(std::move(h));
     }
@@ -401,6 +383,24 @@ std::string formatOptionHelp(std::span<const OptionSpec> specs) {
         out << '\n';
     }
     return out.str();
+}
+
+std::string optionTypeName(OptionType t) {
+    switch (t) {
+        case OptionType::Flag:
+            return "flag";
+        case OptionType::Int:
+            return "integer";
+        case OptionType::Double:
+            return "number";
+        case OptionType::Duration:
+            return "duration";
+        case OptionType::String:
+            return "text";
+        case OptionType::Choice:
+            return "choice";
+    }
+    return "?";
 }
 
 }  // namespace rowprobe

@@ -476,4 +476,27 @@ bool parsePacket(const RawPacket& raw, LinkType link, const ParserConfig& config
     return true;
 }
 
+bool linkTypeFromPcap(int dlt, LinkType& out) noexcept {
+    switch (dlt) {
+        case 1:  // DLT_EN10MB
+            out = LinkType::Ethernet;
+            return true;
+        case 12:   // DLT_RAW on most systems
+        case 14:   // DLT_RAW on BSD/OS and OpenBSD
+        case 101:  // LINKTYPE_RAW as stored in files
+        case 228:  // DLT_IPV4
+        case 229:  // DLT_IPV6
+            out = LinkType::Raw;
+            return true;
+        case 113:  // DLT_LINUX_SLL
+            out = LinkType::LinuxSll;
+            return true;
+        case 0:  // DLT_NULL
+            out = LinkType::Null;
+            return true;
+        default:
+            return false;
+    }
+}
+
 }  // namespace rowprobe

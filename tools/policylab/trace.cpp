@@ -25,29 +25,6 @@ std::uint32_t Trace::find(const FlowKey& key) const {
 
 namespace {
 
-bool toLinkType(int dlt, LinkType& out) noexcept {
-    switch (dlt) {
-        case DLT_EN10MB:
-            out = LinkType::Ethernet;
-            return true;
-        case 12:
-        case 14:
-        case 101:
-        case 228:
-        case 229:
-            out = LinkType::Raw;
-            return true;
-        case DLT_LINUX_SLL:
-            out = LinkType::LinuxSll;
-            return true;
-        case DLT_NULL:
-            out = LinkType::Null;
-            return true;
-        default:
-            return false;
-    }
-}
-
 struct PcapCloser {
     void operator()(pcap_t* p) const noexcept { pcap_close(p); }
 };
@@ -116,7 +93,7 @@ Trace loadCapture(const std::string& path, const ParserConfig& parser) {
     if (!handle) throw std::runtime_error("cannot read capture '" + path + "': " + err.data());
     const bool nano = pcap_get_tstamp_precision(handle.get()) == PCAP_TSTAMP_PRECISION_NANO;
     LinkType link = LinkType::Ethernet;
-    if (!toLinkType(pcap_datalink(handle.get()), link)) {
+    if (!linkTypeFromPcap(pcap_datalink(handle.get()), link)) {
         throw std::runtime_error("capture '" + path + "': unsupported link type " +
                                  std::to_string(pcap_datalink(handle.get())));
     }

@@ -104,4 +104,8 @@ std::string formatNumber(double v);
 /// Renders the option table as aligned text for `-h PLUGIN`.
 std::string formatOptionHelp(std::span<const OptionSpec> specs);
 
+/// The name of an option type in help and references: "flag", "integer", "number", "duration",
+/// "text" or "choice".
+std::string optionTypeName(OptionType t);
+
 }  // namespace rowprobe

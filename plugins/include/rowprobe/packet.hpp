@@ -42,6 +42,11 @@ enum class LinkType : std::uint16_t {
     Null = 0,        ///< DLT_NULL (BSD loopback, 4-byte family in host order)
 };
 
+/// The LinkType of a pcap link-layer header type (pcap_datalink(), or the file header's value),
+/// or false when the parser does not handle it. DLT_RAW's several values (12, 14, 101) and
+/// DLT_IPV4 / DLT_IPV6 (228, 229) all map to Raw.
+bool linkTypeFromPcap(int dlt, LinkType& out) noexcept;
+
 /// The direction-free identity of a biflow. Addresses are IPv4-mapped IPv6 for IPv4
 /// (`::ffff:a.b.c.d`). Canonical order: (addrA, portA) <= (addrB, portB) compared as bytes,
 /// so both directions of a conversation build the same key. 40 bytes, no padding, so it can
