@@ -25,6 +25,9 @@ po::options_description describeOptions() {
             "RSS) or one reader spreading flows over N workers by a symmetric flow hash")
         ("cpus", po::value<std::string>(),
             "pin worker q to the q-th CPU of LIST, e.g. '0,1' or '2-5'")
+        ("input-thread",
+            "give every input a thread of its own; by default a worker reads a file or the "
+            "generator of its own queue itself")
         ("storage,s", po::value<std::string>(), "storage plugin string (default 'cache')")
         ("process,p", po::value<std::vector<std::string>>()->composing(),
             "process plugin string (repeatable)")
@@ -195,6 +198,7 @@ CliResult parseCommandLine(int argc, const char* const* argv) {
     if (vm.count("pid-file") != 0) c.pidFile = vm["pid-file"].as<std::string>();
     c.quiet = vm.count("quiet") != 0;
     c.vlanInKey = vm.count("no-vlan-key") == 0;
+    c.inputThreads = vm.count("input-thread") != 0;
     if (c.inputs.empty()) {
         throw cliError(
             "-i", {},

@@ -25,6 +25,7 @@ struct Config {
     std::string pidFile;               ///< --pid-file FILE
     bool quiet = false;                ///< -Q: no statistics on stderr at exit
     bool vlanInKey = true;             ///< --no-vlan-key clears it
+    bool inputThreads = false;         ///< --input-thread: no input read by its worker
 };
 
 /// What main should do after parsing.

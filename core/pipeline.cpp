@@ -122,6 +122,11 @@ std::vector<std::string> shareableInputs(const std::string& input, std::size_t q
     return out;
 }
 
+/// Names a thread for top -H, perf and gdb ("rp-worker/3"); the kernel keeps 15 characters.
+void nameThread(std::thread& thread, const std::string& name) {
+    pthread_setname_np(thread.native_handle(), name.substr(0, 15).c_str());
+}
+
 /// Pins the calling thread to `cpu`; false when the system refuses.
 bool pinToCpu(std::thread& thread, unsigned cpu) {
     cpu_set_t set;
@@ -137,6 +142,9 @@ struct Pipeline::Source {
     std::vector<std::size_t> queues;  ///< the queues it feeds: one, or all with a distributor
     std::thread thread;
     std::atomic<bool> finished{false};
+    /// Read by the worker of its queue, without a thread of its own: an input whose reads never
+    /// wait (a file, the generator) feeding one queue, unless --input-thread.
+    bool inWorker = false;
 };
 
 struct Pipeline::Queue {
@@ -167,10 +175,6 @@ Pipeline::Pipeline(const Config& config) : m_config(config), m_board(queueCount(
         q->storage = reg.createAs<StoragePlugin>(PluginKind::Storage, config.storage, "-s");
         if (q->storage->sweepsInExportThread())
             q->expiryRing = std::make_unique<ExportRing>(kExpiryRingRecords);
-        for (std::size_t b = 0; b < kBlocksPerQueue; ++b) {
-            q->blocks.push_back(std::make_unique<PacketBlock>());
-            q->freeBlocks.tryPush(q->blocks.back().get());
-        }
         m_queues.push_back(std::move(q));
     }
     for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -181,8 +185,17 @@ Pipeline::Pipeline(const Config& config) : m_config(config), m_board(queueCount(
         } else {
             s->queues.push_back(i);
         }
+        s->inWorker = !config.inputThreads && !distribute && s->input->neverBlocks();
         m_queues[s->queues.front()]->source = s.get();
         m_sources.push_back(std::move(s));
+    }
+    for (auto& q : m_queues) {
+        // A worker that reads its own input needs one block, and no rings.
+        const bool own = q->source != nullptr && q->source->inWorker;
+        for (std::size_t b = 0; b < (own ? 1 : kBlocksPerQueue); ++b) {
+            q->blocks.push_back(std::make_unique<PacketBlock>());
+            q->freeBlocks.tryPush(q->blocks.back().get());
+        }
     }
     for (const auto& p : config.process) {
         m_process.push_back(reg.createAs<ProcessPlugin>(PluginKind::Process, p, "-p"));
@@ -404,11 +417,45 @@ void Pipeline::workerLoop(Queue& q, std::size_t index) {
         if (q.source != nullptr) ws.input = q.source->input->stats();
         m_board.publish(index, ws);
     };
+    // The next block, or null at the end: from the input thread's ring, or read right here
+    // when the queue's input never blocks (Source::inWorker).
     const std::atomic<bool> never{false};
-    for (;;) {
+    Source* own = q.source != nullptr && q.source->inWorker ? q.source : nullptr;
+    PacketBlock* ownBlock = q.blocks.front().get();
+    std::uint64_t delivered = 0;
+    bool ownEnded = false;
+    auto readOwn = [&]() -> PacketBlock* {
+        if (ownEnded || m_stopInputs.load(std::memory_order_relaxed)) return nullptr;
+        InputPlugin::Status status = InputPlugin::Status::End;
+        try {
+            do {  // an input that never blocks has no idle periods to report
+                ownBlock->clear();
+                status = own->input->read(*ownBlock);
+            } while (status == InputPlugin::Status::Timeout && ownBlock->count == 0 &&
+                     !m_stopInputs.load(std::memory_order_relaxed));
+        } catch (const std::exception& e) {
+            fail(e.what());
+            return nullptr;
+        }
+        ownEnded = status == InputPlugin::Status::End;
+        const std::uint64_t limit = m_config.packetLimit;
+        if (limit != 0 && delivered + ownBlock->count >= limit) {
+            ownBlock->count = static_cast<std::size_t>(limit - delivered);
+            ownEnded = true;
+        }
+        delivered += ownBlock->count;
+        if (ownEnded && ownBlock->count == 0) return nullptr;
+        return ownBlock;
+    };
+    auto next = [&]() -> PacketBlock* {
+        if (own != nullptr) return readOwn();
         PacketBlock* block = nullptr;
         // An input that ignores stop() (blocked in a read) must not keep the flows hostage.
         waitFor([&] { return q.fullBlocks.tryPop(block) || inputOverdue(); }, never);
+        return block;
+    };
+    for (;;) {
+        PacketBlock* block = next();
         if (block == nullptr) break;
         if (block->count == 0) {  // live input idle, or a distributor's tick of packet time
             const RawPacket& mark = block->packets[0];
@@ -433,8 +480,10 @@ void Pipeline::workerLoop(Queue& q, std::size_t index) {
                                                .count());
             if (++ws.batches % kPublishEveryBatches == 0) publish();
         }
-        q.freeBlocks.tryPush(block);  // the free ring holds the whole pool: never full
+        // The free ring holds the whole pool: never full.
+        if (own == nullptr) q.freeBlocks.tryPush(block);
     }
+    if (own != nullptr) own->finished.store(true, std::memory_order_release);
     q.storage->flushAll();
     publish();
     q.workerDone.store(true, std::memory_order_release);
@@ -539,9 +588,11 @@ void Pipeline::logFloods(const StatsSnapshot& now) {
 int Pipeline::run(const std::atomic<bool>& stopRequested) {
     m_startSeconds = monotonicSeconds();
     std::thread exporter([this] { exportLoop(); });
+    nameThread(exporter, "rp-export");
     for (std::size_t i = 0; i < m_queues.size(); ++i) {
         Queue& q = *m_queues[i];
         q.workerThread = std::thread([this, &q, i] { workerLoop(q, i); });
+        nameThread(q.workerThread, "rp-worker/" + std::to_string(i));
         if (!m_config.cpus.empty() &&
             !pinToCpu(q.workerThread, m_config.cpus[i % m_config.cpus.size()])) {
             std::cerr << "rowprobe: warning: cannot pin worker " << i << " to CPU "
@@ -550,7 +601,9 @@ int Pipeline::run(const std::atomic<bool>& stopRequested) {
     }
     for (auto& s : m_sources) {
         Source& source = *s;
+        if (source.inWorker) continue;
         source.thread = std::thread([this, &source] { inputLoop(source); });
+        nameThread(source.thread, "rp-input/" + std::to_string(source.queues.front()));
     }
     StatsSnapshot previous = stats();
     double nextReport = m_startSeconds + m_config.statsInterval;
@@ -576,7 +629,7 @@ int Pipeline::run(const std::atomic<bool>& stopRequested) {
     for (auto& q : m_queues) q->workerThread.join();
     for (auto& s : m_sources) {
         if (s->finished.load(std::memory_order_acquire)) {
-            s->thread.join();
+            if (s->thread.joinable()) s->thread.join();
         } else {
             s->thread.detach();
             m_inputsDetached = true;

@@ -1,9 +1,20 @@
-// The running exporter: per queue a worker thread, per input an input thread, one export thread.
+// The running exporter: per queue a worker thread, per input that may block an input thread,
+// one export thread.
 //
 //   queue q:  input thread ──full blocks (SPSC)──▶ worker ──FlowRecord (SPSC ExportRing)──┐
 //                 ▲                                  │                                  │
 //                 └──────────free blocks (SPSC)──────┘                                  ▼
 //                                 export thread: [expiry sweep, expiry=thread] ── OutputPlugin
+//   queue r:  worker: read ─▶ parse ─▶ table ──FlowRecord (SPSC ExportRing)──────────────┘
+//
+// Who reads an input:
+// * An input whose reads never wait (InputPlugin::neverBlocks: a regular pcap file, the
+//   generator) and that feeds one queue is read by that queue's worker, one block at a time,
+//   with no input thread and no rings (queue r). On a machine with as many cores as workers the
+//   input thread of a file would only compete with the workers: it walks the file a core away
+//   from the worker that then reads every frame again (docs/performance.md, "Queues").
+//   --input-thread gives every input its own thread anyway.
+// * Every other input (live capture, a pipe, a distributor) has an input thread (queue q).
 //
 // Queues and inputs ("sources"):
 // * One -i per queue (default), or -q N with one -i: N instances of that input when the plugin

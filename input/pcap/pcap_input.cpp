@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -124,6 +125,8 @@ void PcapInput::openFile(const Options& options) {
                                  : "cannot read '" + m_source + "': " + reason);
     }
     m_nanoTs = pcap_get_tstamp_precision(m_handle) == PCAP_TSTAMP_PRECISION_NANO;
+    struct stat st {};
+    m_regularFile = m_source != "-" && ::stat(m_source.c_str(), &st) == 0 && S_ISREG(st.st_mode);
     if (!options.explicitlySet("filter") && m_source != "-") {
         auto mapped = std::make_unique<MappedPcap>(m_source);
         if (mapped->valid()) m_mapped = std::move(mapped);

@@ -3,9 +3,10 @@
 //   libpcap buffer ──pcap_next_ex──▶ copy into PacketBlock arena (≤ 64 frames) ──▶ worker
 //   classic pcap file, no filter: mmap ──pointers into the mapping (no copy)──▶ worker
 //
-// * Threads: `read` runs on the queue's input thread only. `stop` and `stats` may be called from
-//   any thread: `stop` sets an atomic flag and signals an eventfd that a waiting live read polls
-//   together with the capture descriptor; `stats` reads atomics the input thread refreshes.
+// * Threads: `read` runs on one thread only: the queue's input thread, or for a regular file
+//   (`neverBlocks`) the queue's worker itself. `stop` and `stats` may be called from any thread:
+//   `stop` sets an atomic flag and signals an eventfd that a waiting live read polls together
+//   with the capture descriptor; `stats` reads atomics the reading thread refreshes.
 // * Live reads: the capture is non-blocking; `read` drains what libpcap has and, only when it
 //   has nothing, polls once for up to `timeout`. So a read returns Ok as soon as packets are
 //   there, Timeout after `timeout` on an idle link, End within microseconds of `stop`.
@@ -42,6 +43,7 @@ public:
     void stop() noexcept override;
     InputStats stats() const override;
     bool live() const noexcept override { return m_live; }
+    bool neverBlocks() const noexcept override { return m_regularFile; }
 
     /// Link type of every block this input delivers.
     LinkType linkType() const noexcept { return m_link; }
@@ -63,7 +65,8 @@ private:
     std::string m_error;  ///< a read error, thrown once the packets before it are delivered
     LinkType m_link = LinkType::Ethernet;
     bool m_live = false;
-    bool m_nanoTs = true;  ///< libpcap delivers tv_usec in nanoseconds
+    bool m_regularFile = false;  ///< offline from a regular file: reads never wait (no FIFO)
+    bool m_nanoTs = true;        ///< libpcap delivers tv_usec in nanoseconds
     bool m_ended = false;
     std::uint32_t m_snaplen = 65535;
     // A frame pcap_next_ex returned that did not fit into the previous block.

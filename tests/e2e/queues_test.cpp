@@ -1,6 +1,7 @@
 // Several queues export the same flows as one: `-q 2` (one reader, software distributor), two
 // `-i` (one capture file per worker, split by flow), on the synthetic 10k-flow trace with the
-// default and with short timeouts; fragments keep their ports on any queue; -q / --cpus errors.
+// default and with short timeouts; a worker reading its own file exports what an input thread
+// would; fragments keep their ports on any queue; -q / --cpus errors.
 #include <gtest/gtest.h>
 #include <pcap/pcap.h>
 
@@ -109,6 +110,31 @@ TEST_F(Queues, ThreadExpiryOnTwoQueuesMatchesInlineExpiryOnOne) {
     ASSERT_EQ(two.cmd.exitCode, 0) << two.cmd.err;
     EXPECT_EQ(setDifference(flowSet(one.flows, true), flowSet(two.flows, true)), "");
     EXPECT_GT(statValue(two, "total.cache.exported_by_sweep"), 1000U);
+}
+
+// A worker reads a regular file itself; --input-thread gives the file a thread and rings of its
+// own as before. Both must export exactly the same records, on one queue and on two.
+TEST_F(Queues, WorkerReadingItsFileMatchesAnInputThread) {
+    const std::vector<fs::path> parts = splitByFlow(m_trace, 2, m_dir);
+    const std::vector<std::vector<std::string>> layouts = {
+        {"-i", "pcap;file=" + m_trace.string()},
+        {"-i", "pcap;file=" + parts[0].string(), "-i", "pcap;file=" + parts[1].string()},
+        {"-i", "pcap;file=" + m_trace.string(), "-c", "100000"}};
+    for (const auto& layout : layouts) {
+        std::vector<std::string> args = layout;
+        args.insert(args.end(), {"-s", kShortTimeouts});
+        const ProbeResult inWorker = runProbe(args, m_dir, "worker");
+        args.emplace_back("--input-thread");
+        const ProbeResult threaded = runProbe(args, m_dir, "thread");
+        ASSERT_EQ(inWorker.cmd.exitCode, 0) << inWorker.cmd.err;
+        ASSERT_EQ(threaded.cmd.exitCode, 0) << threaded.cmd.err;
+        ASSERT_GT(inWorker.flows.size(), 1000U);
+        EXPECT_EQ(setDifference(flowSet(inWorker.flows, true), flowSet(threaded.flows, true)), "")
+            << layout.size() << " arguments";
+        EXPECT_EQ(statValue(inWorker, "total.packets"), statValue(threaded, "total.packets"));
+        EXPECT_EQ(statValue(inWorker, "total.input.received"),
+                  statValue(threaded, "total.input.received"));
+    }
 }
 
 TEST(QueuesOptions, BadQueueAndCpuOptionsStopWithExitCode2) {

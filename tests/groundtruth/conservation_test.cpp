@@ -173,6 +173,35 @@ TEST_P(StopOnSignal, FlushesEveryCachedFlowWhileInputStillOpen) {
     ADD_FAILURE() << "no record with end_reason 'forced': the cache was not flushed at shutdown";
 }
 
+// Inputs that never block are read by their worker, which has no input thread to wait for:
+// the signal must still end an endless generator on every queue, with every flow exported.
+TEST(StopOnSignalInWorker, EndlessGeneratorsReadByTheirWorkersStopAndFlushEverything) {
+    ROWPROBE_REQUIRE_BINARY();
+    const auto dir = tempDir();
+    const std::string gen = "gen;pattern=random;flows=50000;packets=0;pps=1000000";
+    ChildProcess child({rowprobeBinary().string(), "-i", gen + ";seed=1", "-i", gen + ";seed=2",
+                        "-s", "cache;seed=1", "-o", "json;file=" + (dir / "flows.json").string(),
+                        "--stats-json", (dir / "stats.json").string()});
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    ASSERT_TRUE(child.running()) << "rowprobe ended an endless input:\n" << child.wait(1).err;
+    child.signal(SIGINT);
+    const CommandResult r = child.wait(10);
+    ASSERT_NE(r.exitCode, -1) << "rowprobe did not stop within 10 s of SIGINT";
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+
+    ProbeRun run;
+    run.result = r;
+    run.flows = readFlows(dir / "flows.json", &run.error);
+    ASSERT_TRUE(run.error.empty()) << run.error;
+    run.stats = parseJsonFlat(readFile(dir / "stats.json"));
+    expectConserved(run, "SIGINT on two generators");
+    EXPECT_GT(run.stat("queues.0.parsed"), 10000U) << "worker 0 read its generator";
+    EXPECT_GT(run.stat("queues.1.parsed"), 10000U) << "worker 1 read its generator";
+    std::size_t forced = 0;
+    for (const auto& f : run.flows) forced += flowValue(f, "end_reason") == "forced" ? 1 : 0;
+    EXPECT_GT(forced, 1000U) << "the cache was not flushed at shutdown";
+}
+
 INSTANTIATE_TEST_SUITE_P(Signals, StopOnSignal,
                          ::testing::Values(SignalCase{SIGINT, "SIGINT", "demo"},
                                            SignalCase{SIGTERM, "SIGTERM", "demo"},

@@ -1,7 +1,7 @@
 // Packets as they travel from an input plugin to the flow table.
 //
-//   input thread                         worker thread
-//   ------------                         -------------
+//   input thread (or the worker itself)  worker thread
+//   -----------------------------------  -------------
 //   PacketBlock { RawPacket[64],  ──────▶ parsePacket(raw) ──▶ ParsedPacket[64] ──▶ storage
 //                 byte arena }            (pure, never throws)
 //
@@ -155,7 +155,7 @@ bool parsePacket(const RawPacket& raw, LinkType link, const ParserConfig& config
 /// Maximum packets in one block; batches through the flow table use the same bound.
 inline constexpr std::size_t kMaxBatch = 64;
 
-/// A batch of raw packets handed from an input thread to its worker. The arena holds copies
+/// A batch of raw packets handed from an input thread to its worker (or read by the worker). The arena holds copies
 /// of the frames for inputs whose buffers do not outlive the next read (libpcap).
 struct PacketBlock {
     static constexpr std::size_t kArenaBytes = 256 * 1024;

@@ -31,8 +31,9 @@ public:
     virtual ~Plugin() = default;
 };
 
-/// Reads packets. One instance per queue, used by that queue's input thread only, except
-/// `stop` and `stats`, which other threads may call at any time.
+/// Reads packets. One instance per queue, used by one thread only (the queue's input thread, or
+/// its worker when `neverBlocks`), except `stop` and `stats`, which other threads may call at
+/// any time.
 class InputPlugin : public Plugin {
 public:
     enum class Status : std::uint8_t {
@@ -50,6 +51,10 @@ public:
     virtual InputStats stats() const { return {}; }
     /// True for live sources: the worker then expires idle flows on wall-clock time.
     virtual bool live() const noexcept { return false; }
+    /// True when `read` never waits for packets to arrive (a regular file, a generator). Fixed
+    /// after construction. The core may then call `read` (and `stats`) from the queue's worker
+    /// thread instead of giving the input a thread of its own.
+    virtual bool neverBlocks() const noexcept { return false; }
 };
 
 /// The ring that carries finished records from a worker to the export thread.
