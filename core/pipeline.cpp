@@ -23,6 +23,10 @@ constexpr std::size_t kExportRingRecords = 16 * 1024;
 constexpr std::size_t kExpiryRingRecords = 4 * 1024;
 constexpr std::size_t kExportBatch = 1024;
 constexpr std::uint64_t kPublishEveryBatches = 256;
+/// The export thread waits kExportGatherWait after a drain that found fewer records than
+/// kExportGather: at most ~5 M records/s per worker, far less than the ring holds meanwhile.
+constexpr std::size_t kExportGather = 256;
+constexpr auto kExportGatherWait = std::chrono::microseconds(50);
 /// How long a worker waits, after a stop request, for an input stuck in a blocking read (a
 /// pcap file on a FIFO that nobody writes) before it flushes its flows without it.
 constexpr double kInputGraceSeconds = 1.0;
@@ -493,43 +497,47 @@ void Pipeline::exportLoop() {
     std::vector<FlowRecord> batch(kExportBatch);
     std::uint64_t exported = 0;
     bool dirty = false;
-    auto drainRing = [&](ExportRing& ring) -> bool {
+    auto drainRing = [&](ExportRing& ring) -> std::size_t {
         std::size_t n = 0;
         while (n < kExportBatch && ring.tryPop(batch[n])) ++n;
-        if (n == 0) return false;
+        if (n == 0) return 0;
         dirty = true;
         exported += n;
         if (!m_abandon.load(std::memory_order_relaxed)) {
             m_output->write(std::span<const FlowRecord>(batch.data(), n));
         }
-        return true;
+        return n;
     };
-    auto drain = [&]() -> bool {
-        bool any = false;
+    auto drain = [&]() -> std::size_t {
+        std::size_t got = 0;
         for (auto& q : m_queues) {
-            any = drainRing(q->exportRing) || any;
+            got += drainRing(q->exportRing);
             if (q->expiryRing) {
                 // expiry=thread: this thread is the table's second expirer, and its ring's only
                 // producer and consumer. A finished worker has flushed everything.
                 if (!q->workerDone.load(std::memory_order_acquire))
                     q->storage->sweepFromExportThread(*q->expiryRing);
-                any = drainRing(*q->expiryRing) || any;
+                got += drainRing(*q->expiryRing);
             }
         }
-        return any;
+        return got;
     };
     try {
         unsigned idle = 0;
         for (;;) {
-            if (drain()) {
+            if (const std::size_t got = drain(); got != 0) {
                 idle = 0;
+                // A few records at a time means this thread keeps up with the workers: let
+                // records gather rather than take each one as it is published, which costs the
+                // worker a cache line taken back from this core per record.
+                if (got < kExportGather) std::this_thread::sleep_for(kExportGatherWait);
                 continue;
             }
             bool allDone = true;
             for (auto& q : m_queues)
                 allDone = allDone && q->workerDone.load(std::memory_order_acquire);
             if (allDone) {
-                while (drain()) {
+                while (drain() != 0) {
                 }
                 break;
             }
@@ -553,7 +561,7 @@ void Pipeline::exportLoop() {
             bool allDone = true;
             for (auto& q : m_queues)
                 allDone = allDone && q->workerDone.load(std::memory_order_acquire);
-            const bool any = drain();
+            const bool any = drain() != 0;
             if (allDone && !any) break;
             if (!any) std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
