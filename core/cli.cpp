@@ -25,9 +25,9 @@ po::options_description describeOptions() {
             "RSS) or one reader spreading flows over N workers by a symmetric flow hash")
         ("cpus", po::value<std::string>(),
             "pin worker q to the q-th CPU of LIST, e.g. '0,1' or '2-5'")
-        ("input-thread",
-            "give every input a thread of its own; by default a worker reads a file or the "
-            "generator of its own queue itself")
+        ("input-thread", po::value<std::string>(),
+            "who reads a file or the generator of one queue: 'yes' a thread of its own, 'no' "
+            "the queue's worker, 'auto' (default) a thread when there are 2 CPUs per queue")
         ("storage,s", po::value<std::string>(), "storage plugin string (default 'cache')")
         ("process,p", po::value<std::vector<std::string>>()->composing(),
             "process plugin string (repeatable)")
@@ -198,7 +198,18 @@ CliResult parseCommandLine(int argc, const char* const* argv) {
     if (vm.count("pid-file") != 0) c.pidFile = vm["pid-file"].as<std::string>();
     c.quiet = vm.count("quiet") != 0;
     c.vlanInKey = vm.count("no-vlan-key") == 0;
-    c.inputThreads = vm.count("input-thread") != 0;
+    if (vm.count("input-thread") != 0) {
+        const std::string mode = vm["input-thread"].as<std::string>();
+        if (mode == "yes") {
+            c.inputThread = InputThreadMode::Yes;
+        } else if (mode == "no") {
+            c.inputThread = InputThreadMode::No;
+        } else if (mode != "auto") {
+            throw cliError("--input-thread", mode,
+                           "must be 'auto', 'yes' or 'no', got '" + mode + "'",
+                           {"auto", "yes", "no"});
+        }
+    }
     if (c.inputs.empty()) {
         throw cliError(
             "-i", {},

@@ -8,6 +8,14 @@
 
 namespace rowprobe::core {
 
+/// Who reads an input whose reads never wait (a regular file, the generator) for one queue:
+/// a thread of its own, or the queue's worker (core/pipeline.hpp, "Who reads an input").
+enum class InputThreadMode : std::uint8_t {
+    Auto,  ///< a thread when the process may use at least 2 CPUs per queue
+    Yes,   ///< always a thread
+    No,    ///< always the worker
+};
+
 /// Everything the command line (and an optional --config file) asks for.
 struct Config {
     std::vector<std::string> inputs;  ///< -i, one per queue (or one for all with -q)
@@ -25,7 +33,7 @@ struct Config {
     std::string pidFile;               ///< --pid-file FILE
     bool quiet = false;                ///< -Q: no statistics on stderr at exit
     bool vlanInKey = true;             ///< --no-vlan-key clears it
-    bool inputThreads = false;         ///< --input-thread: no input read by its worker
+    InputThreadMode inputThread = InputThreadMode::Auto;  ///< --input-thread
 };
 
 /// What main should do after parsing.

@@ -147,7 +147,7 @@ struct Pipeline::Source {
     std::thread thread;
     std::atomic<bool> finished{false};
     /// Read by the worker of its queue, without a thread of its own: an input whose reads never
-    /// wait (a file, the generator) feeding one queue, unless --input-thread.
+    /// wait (a file, the generator) feeding one queue, as --input-thread decides.
     bool inWorker = false;
 };
 
@@ -181,6 +181,13 @@ Pipeline::Pipeline(const Config& config) : m_config(config), m_board(queueCount(
             q->expiryRing = std::make_unique<ExportRing>(kExpiryRingRecords);
         m_queues.push_back(std::move(q));
     }
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    sched_getaffinity(0, sizeof allowed, &allowed);
+    // A reader thread per file pays off only with a core of its own beside its worker's.
+    const bool readerThreads = config.inputThread == InputThreadMode::Yes ||
+                               (config.inputThread == InputThreadMode::Auto &&
+                                static_cast<std::size_t>(CPU_COUNT(&allowed)) >= 2 * queues);
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         auto s = std::make_unique<Source>();
         s->input = reg.createAs<InputPlugin>(PluginKind::Input, inputs[i], "-i");
@@ -189,7 +196,7 @@ Pipeline::Pipeline(const Config& config) : m_config(config), m_board(queueCount(
         } else {
             s->queues.push_back(i);
         }
-        s->inWorker = !config.inputThreads && !distribute && s->input->neverBlocks();
+        s->inWorker = !readerThreads && !distribute && s->input->neverBlocks();
         m_queues[s->queues.front()]->source = s.get();
         m_sources.push_back(std::move(s));
     }
@@ -205,9 +212,6 @@ Pipeline::Pipeline(const Config& config) : m_config(config), m_board(queueCount(
         m_process.push_back(reg.createAs<ProcessPlugin>(PluginKind::Process, p, "-p"));
     }
     m_output = reg.createAs<OutputPlugin>(PluginKind::Output, config.output, "-o");
-    cpu_set_t allowed;
-    CPU_ZERO(&allowed);
-    sched_getaffinity(0, sizeof allowed, &allowed);
     for (const unsigned cpu : config.cpus) {
         if (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed)) {
             throw ConfigError({.component = "command line",

@@ -9,11 +9,12 @@
 //
 // Who reads an input:
 // * An input whose reads never wait (InputPlugin::neverBlocks: a regular pcap file, the
-//   generator) and that feeds one queue is read by that queue's worker, one block at a time,
-//   with no input thread and no rings (queue r). On a machine with as many cores as workers the
-//   input thread of a file would only compete with the workers: it walks the file a core away
-//   from the worker that then reads every frame again (docs/performance.md, "Queues").
-//   --input-thread gives every input its own thread anyway.
+//   generator) and that feeds one queue has a thread of its own only when the process may use
+//   at least two CPUs per queue (--input-thread auto, the default): the reader then runs beside
+//   its worker. With fewer, the queue's worker reads it, one block at a time, with no input
+//   thread and no rings (queue r): a reader would only compete with the workers for the cores,
+//   walking the file a core away from the worker that then reads every frame again
+//   (docs/performance.md, "Queues"). --input-thread yes / no chooses either way.
 // * Every other input (live capture, a pipe, a distributor) has an input thread (queue q).
 //
 // Queues and inputs ("sources"):

@@ -4,6 +4,12 @@
 // would; fragments keep their ports on any queue; -q / --cpus errors.
 #include <gtest/gtest.h>
 #include <pcap/pcap.h>
+#include <sched.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <thread>
 
 #include "queues_flow_set.hpp"
 #include "rowprobe/packet.hpp"
@@ -112,8 +118,8 @@ TEST_F(Queues, ThreadExpiryOnTwoQueuesMatchesInlineExpiryOnOne) {
     EXPECT_GT(statValue(two, "total.cache.exported_by_sweep"), 1000U);
 }
 
-// A worker reads a regular file itself; --input-thread gives the file a thread and rings of its
-// own as before. Both must export exactly the same records, on one queue and on two.
+// A worker reads a regular file itself (--input-thread no), or the file has a thread and rings of
+// its own (yes). Both must export exactly the same records, on one queue and on two.
 TEST_F(Queues, WorkerReadingItsFileMatchesAnInputThread) {
     const std::vector<fs::path> parts = splitByFlow(m_trace, 2, m_dir);
     const std::vector<std::vector<std::string>> layouts = {
@@ -122,9 +128,10 @@ TEST_F(Queues, WorkerReadingItsFileMatchesAnInputThread) {
         {"-i", "pcap;file=" + m_trace.string(), "-c", "100000"}};
     for (const auto& layout : layouts) {
         std::vector<std::string> args = layout;
-        args.insert(args.end(), {"-s", kShortTimeouts});
+        args.insert(args.end(), {"-s", kShortTimeouts, "--input-thread"});
+        args.emplace_back("no");
         const ProbeResult inWorker = runProbe(args, m_dir, "worker");
-        args.emplace_back("--input-thread");
+        args.back() = "yes";
         const ProbeResult threaded = runProbe(args, m_dir, "thread");
         ASSERT_EQ(inWorker.cmd.exitCode, 0) << inWorker.cmd.err;
         ASSERT_EQ(threaded.cmd.exitCode, 0) << threaded.cmd.err;
@@ -134,6 +141,60 @@ TEST_F(Queues, WorkerReadingItsFileMatchesAnInputThread) {
         EXPECT_EQ(statValue(inWorker, "total.packets"), statValue(threaded, "total.packets"));
         EXPECT_EQ(statValue(inWorker, "total.input.received"),
                   statValue(threaded, "total.input.received"));
+    }
+}
+
+/// Names of the threads of process `pid` (/proc/PID/task/*/comm), sorted.
+std::vector<std::string> threadNames(int pid) {
+    std::vector<std::string> names;
+    for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+        std::string name = readFile(task.path() / "comm");
+        while (!name.empty() && name.back() == '\n') name.pop_back();
+        names.push_back(name);
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+// --input-thread auto gives a file its own reader only with two CPUs per queue: on one CPU the
+// worker reads it; yes and no force either way whatever the CPUs. Threads carry their role.
+TEST(QueuesReaders, AutoGivesAReaderThreadOnlyWithTwoCpusPerQueue) {
+    if (std::system("taskset -c 0 true >/dev/null 2>&1") != 0) GTEST_SKIP() << "no taskset";
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    sched_getaffinity(0, sizeof mine, &mine);
+    const int cpus = CPU_COUNT(&mine);
+    struct Case {
+        std::string cpuList;  // taskset -c
+        std::string mode;
+        bool reader;
+    };
+    std::vector<Case> cases = {{"0", "auto", false}, {"0", "yes", true}, {"0", "no", false}};
+    if (cpus >= 2 && CPU_ISSET(0, &mine) && CPU_ISSET(1, &mine)) {
+        cases.push_back({"0,1", "auto", true});
+        cases.push_back({"0,1", "no", false});
+    }
+    for (const Case& c : cases) {
+        ChildProcess child({"taskset", "-c", c.cpuList, rowprobeBinary().string(), "-i",
+                            "gen;pattern=random;flows=1000;packets=0", "--input-thread", c.mode,
+                            "-o", "json;file=/dev/null", "-Q"});
+        std::vector<std::string> names;
+        for (int i = 0; i < 200 && child.running(); ++i) {
+            names = threadNames(child.pid());
+            if (std::find(names.begin(), names.end(), "rp-export") != names.end()) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // every thread started
+        names = threadNames(child.pid());
+        child.signal(SIGTERM);
+        EXPECT_EQ(child.wait(10).exitCode, 0) << c.cpuList << " " << c.mode;
+        auto has = [&](const std::string& n) {
+            return std::find(names.begin(), names.end(), n) != names.end();
+        };
+        EXPECT_TRUE(has("rp-worker/0")) << c.cpuList << " " << c.mode;
+        EXPECT_TRUE(has("rp-export")) << c.cpuList << " " << c.mode;
+        EXPECT_EQ(has("rp-input/0"), c.reader)
+            << "CPUs " << c.cpuList << ", --input-thread " << c.mode;
     }
 }
 
@@ -159,6 +220,10 @@ TEST(QueuesOptions, BadQueueAndCpuOptionsStopWithExitCode2) {
     EXPECT_NE(r.err.find("not available"), std::string::npos) << r.err;
     r = run({"-i", in, "-q", "2", "--cpus", "0"});  // both workers on CPU 0
     EXPECT_EQ(r.exitCode, 0) << r.err;
+    r = run({"-i", in, "--input-thread", "yess"});
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find("--input-thread"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("did you mean 'yes'"), std::string::npos) << r.err;
 }
 
 TEST(QueuesFragments, FragmentsKeepTheirPortsOnAnyNumberOfQueues) {

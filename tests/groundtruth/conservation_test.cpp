@@ -180,8 +180,9 @@ TEST(StopOnSignalInWorker, EndlessGeneratorsReadByTheirWorkersStopAndFlushEveryt
     const auto dir = tempDir();
     const std::string gen = "gen;pattern=random;flows=50000;packets=0;pps=1000000";
     ChildProcess child({rowprobeBinary().string(), "-i", gen + ";seed=1", "-i", gen + ";seed=2",
-                        "-s", "cache;seed=1", "-o", "json;file=" + (dir / "flows.json").string(),
-                        "--stats-json", (dir / "stats.json").string()});
+                        "--input-thread", "no", "-s", "cache;seed=1", "-o",
+                        "json;file=" + (dir / "flows.json").string(), "--stats-json",
+                        (dir / "stats.json").string()});
     std::this_thread::sleep_for(std::chrono::milliseconds(700));
     ASSERT_TRUE(child.running()) << "rowprobe ended an endless input:\n" << child.wait(1).err;
     child.signal(SIGINT);
