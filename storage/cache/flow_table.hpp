@@ -8,7 +8,8 @@
 //   │    load both lines of the candidate record (a hint: the tag match, else the slot a miss
 //   │    would take), all 64 packets' loads in flight together (expiry=inline)
 //   ├ 3  strictly in arrival order: update packet i (full lookup again, never the hint)
-//   └ 4  incremental sweep: a few blocks of 64 rows, skipping blocks and rows not yet due
+//   └ 4  incremental sweep: a few blocks of 64 rows, skipping blocks and rows not yet due;
+//        a due block's records are prefetched two due rows ahead of the one being expired
 //
 //   h = hash(canonical key)      row = h & (rows-1)      tag = top 8 bits of h (0 → 1)
 //
