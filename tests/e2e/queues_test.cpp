@@ -181,10 +181,11 @@ TEST(QueuesReaders, AutoGivesAReaderThreadOnlyWithTwoCpusPerQueue) {
         std::vector<std::string> names;
         for (int i = 0; i < 200 && child.running(); ++i) {
             names = threadNames(child.pid());
-            if (std::find(names.begin(), names.end(), "rp-export") != names.end()) break;
+            // Started last but one: the readers follow right after the workers.
+            if (std::find(names.begin(), names.end(), "rp-worker/0") != names.end()) break;
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // every thread started
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));  // every thread started
         names = threadNames(child.pid());
         child.signal(SIGTERM);
         EXPECT_EQ(child.wait(10).exitCode, 0) << c.cpuList << " " << c.mode;
