@@ -5,13 +5,16 @@
 #   queues   flow-heavy workload: one worker on file A; two workers with one file each (-i A
 #            -i B); the single-file distributor (-q 2) on the file A+B; one worker on A+B
 #   flood    background-only vs a sustained SYN flood mixed into the same background
+#   ratio    1 worker on A against 2 workers on A and B, alternated RUNS times: the medians and
+#            their ratio (steadier than best-of on a shared machine); ROWPROBE=BINARY picks the
+#            binary, e.g. an older build to compare
 # Every configuration runs RUNS times and the best run is printed: the pipeline rate (packets /
 # --stats-json wall_seconds), the process's CPU time (user+sys), its peak RSS (the table plus the
 # memory-mapped capture) and the workers' busy time per packet (parse + flow table, including
 # waits for room in the export ring).
 # Traces are generated once into /dev/shm/rowprobe-bench with rowprobe-tracegen (the gen input's
 # traffic model: exact and reproducible from the options printed below).
-# Usage: scripts/bench-queues.sh [BUILD_DIR] [RUNS] [expiry|queues|flood ...]
+# Usage: scripts/bench-queues.sh [BUILD_DIR] [RUNS] [expiry|queues|flood|ratio ...]
 #   OUTPUT='ipfix;file=/dev/null' scripts/bench-queues.sh ...   (default: json to /dev/null)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +24,7 @@ shift $(( $# > 2 ? 2 : $# ))
 sections=("$@")
 [[ ${#sections[@]} -gt 0 ]] || sections=(expiry queues flood)
 output=${OUTPUT:-json;file=/dev/null}
-bin=$build/core/rowprobe
+bin=${ROWPROBE:-$build/core/rowprobe}
 tracegen=$build/tools/tracegen/rowprobe-tracegen
 dir=/dev/shm/rowprobe-bench
 mkdir -p "$dir"
@@ -89,6 +92,30 @@ for section in "${sections[@]}"; do
                 -s "$heavy_cache;inactive=0.1;expiry=$e"
         done
         ;;
+    ratio)
+        gen "$dir/heavy-a.pcap" "$heavy;seed=11"
+        gen "$dir/heavy-b.pcap" "$heavy;seed=12"
+        one=() two=()
+        for ((i = 0; i < runs; i++)); do
+            for w in 1 2; do
+                inputs=(-i "pcap;file=$dir/heavy-a.pcap")
+                [[ $w == 2 ]] && inputs+=(-i "pcap;file=$dir/heavy-b.pcap")
+                "$bin" "${inputs[@]}" -s "$heavy_cache" -o "$output" -Q --stats-json "$stats" 2>/dev/null
+                rate=$(python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))
+print(s["total"]["packets"] / s["wall_seconds"] / 1e6)' "$stats")
+                if [[ $w == 1 ]]; then one+=("$rate"); else two+=("$rate"); fi
+            done
+        done
+        python3 - "${one[*]}" "${two[*]}" "$bin" "$runs" <<'PY'
+import statistics, sys
+one = [float(x) for x in sys.argv[1].split()]
+two = [float(x) for x in sys.argv[2].split()]
+m1, m2 = statistics.median(one), statistics.median(two)
+print(f'## ratio, {sys.argv[3]}, {sys.argv[4]} alternated rounds')
+print(f'1 worker, file A: median {m1:.2f} Mpps; 2 workers, -i A -i B: median {m2:.2f} Mpps; '
+      f'ratio of medians {m2 / m1:.2f}')
+PY
+        ;;
     queues)
         gen "$dir/heavy-a.pcap" "$heavy;seed=11"
         gen "$dir/heavy-b.pcap" "$heavy;seed=12"
@@ -146,7 +173,7 @@ PY
         done
         ;;
     *)
-        echo "unknown section '$section' (expiry, queues, flood)" >&2
+        echo "unknown section '$section' (expiry, queues, flood, ratio)" >&2
         exit 2
         ;;
     esac
