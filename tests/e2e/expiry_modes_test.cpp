@@ -36,11 +36,18 @@ TEST(ExpiryModes, ThreadAndInlineExportTheSameFlowsOnTheSyntheticTrace) {
         const ProbeResult thr = runProbe(
             {"-i", "pcap;file=" + trace.string(), "-s", "cache;seed=1;expiry=thread" + timeouts},
             dir, "thread");
+        // The export thread sweeps while the worker reads the file itself (no input thread).
+        const ProbeResult own = runProbe({"-i", "pcap;file=" + trace.string(), "--input-thread",
+                                          "no", "-s", "cache;seed=1;expiry=thread" + timeouts},
+                                         dir, "thread-own");
         ASSERT_EQ(inl.cmd.exitCode, 0) << inl.cmd.err;
         ASSERT_EQ(thr.cmd.exitCode, 0) << thr.cmd.err;
+        ASSERT_EQ(own.cmd.exitCode, 0) << own.cmd.err;
         ASSERT_GT(inl.flows.size(), 9000U);
         EXPECT_EQ(setDifference(flowSet(inl.flows, true), flowSet(thr.flows, true)), "")
             << timeouts;
+        EXPECT_EQ(setDifference(flowSet(inl.flows, true), flowSet(own.flows, true)), "")
+            << timeouts << ", --input-thread no";
         EXPECT_EQ(statValue(thr, "total.cache.flows_in_cache"), 0U);
         EXPECT_EQ(statValue(thr, "total.cache.exported_total"), thr.flows.size());
         EXPECT_EQ(statValue(thr, "export.records"), thr.flows.size());
