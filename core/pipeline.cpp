@@ -69,6 +69,15 @@ bool waitFor(Ready&& ready, const std::atomic<bool>& abort) {
 /// as much CPU as the worker, which the second worker of a 2-core machine then lacks).
 constexpr std::size_t kResumeFreeBlocks = kBlocksPerQueue / 2;
 
+/// -c: cuts `block` so that at most `limit` packets (0 = no limit) are delivered in all, and
+/// counts them in `delivered`. True when this block reaches the limit: the input is done.
+bool cutAtLimit(PacketBlock& block, std::uint64_t limit, std::uint64_t& delivered) noexcept {
+    const bool reached = limit != 0 && delivered + block.count >= limit;
+    if (reached) block.count = static_cast<std::size_t>(limit - delivered);
+    delivered += block.count;
+    return reached;
+}
+
 /// Queues the configuration asks for: -q N with one -i, else one per -i.
 std::size_t queueCount(const Config& config) {
     if (config.queues > 1 && config.inputs.size() == 1) return config.queues;
@@ -280,20 +289,13 @@ void Pipeline::inputLoop(Source& source) {
                 q.freeBlocks.tryPop(block);
             }
             block->clear();
-            const InputPlugin::Status status = source.input->read(*block);
-            if (status == InputPlugin::Status::End) {
-                if (block->count > 0) q.fullBlocks.tryPush(block);  // a final partial block
-                break;
-            }
-            if (limit != 0 && delivered + block->count >= limit) {
-                block->count = static_cast<std::size_t>(limit - delivered);
-                delivered = limit;
-                q.fullBlocks.tryPush(block);
-                break;
-            }
-            delivered += block->count;
+            const bool end = source.input->read(*block) == InputPlugin::Status::End;
+            const bool reached = cutAtLimit(*block, limit, delivered);
+            if (end && block->count == 0) break;
             // The full ring holds every block of the pool plus the end marker: never full here.
+            // An empty block that is not the end tells the worker the live input is idle.
             q.fullBlocks.tryPush(block);
+            if (end || reached) break;
         }
     } catch (const std::exception& e) {
         fail(e.what());
@@ -352,12 +354,8 @@ void Pipeline::distributeLoop(Source& source) {
         while (more && !m_stopInputs.load(std::memory_order_relaxed)) {
             scratch->clear();
             const InputPlugin::Status status = source.input->read(*scratch);
-            more = status != InputPlugin::Status::End;
-            if (limit != 0 && delivered + scratch->count >= limit) {
-                scratch->count = static_cast<std::size_t>(limit - delivered);
-                more = false;
-            }
-            delivered += scratch->count;
+            const bool reached = cutAtLimit(*scratch, limit, delivered);
+            more = status != InputPlugin::Status::End && !reached;
             if (status == InputPlugin::Status::Timeout && scratch->count == 0) {
                 handOnAll();  // live input idle: every worker expires flows on wall time
                 for (std::size_t q = 0; q < n; ++q) {
@@ -445,13 +443,8 @@ void Pipeline::workerLoop(Queue& q, std::size_t index) {
             fail(e.what());
             return nullptr;
         }
-        ownEnded = status == InputPlugin::Status::End;
-        const std::uint64_t limit = m_config.packetLimit;
-        if (limit != 0 && delivered + ownBlock->count >= limit) {
-            ownBlock->count = static_cast<std::size_t>(limit - delivered);
-            ownEnded = true;
-        }
-        delivered += ownBlock->count;
+        const bool reached = cutAtLimit(*ownBlock, m_config.packetLimit, delivered);
+        ownEnded = reached || status == InputPlugin::Status::End;
         if (ownEnded && ownBlock->count == 0) return nullptr;
         return ownBlock;
     };

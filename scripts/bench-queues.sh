@@ -6,8 +6,7 @@
 #            -i B); the single-file distributor (-q 2) on the file A+B; one worker on A+B
 #   flood    background-only vs a sustained SYN flood mixed into the same background
 #   ratio    1 worker on A against 2 workers on A and B, alternated RUNS times: the medians and
-#            their ratio (steadier than best-of on a shared machine); ROWPROBE=BINARY picks the
-#            binary, e.g. an older build to compare
+#            their ratio (steadier than best-of on a shared machine)
 # Every configuration runs RUNS times and the best run is printed: the pipeline rate (packets /
 # --stats-json wall_seconds), the process's CPU time (user+sys), its peak RSS (the table plus the
 # memory-mapped capture) and the workers' busy time per packet (parse + flow table, including
@@ -16,6 +15,8 @@
 # traffic model: exact and reproducible from the options printed below).
 # Usage: scripts/bench-queues.sh [BUILD_DIR] [RUNS] [expiry|queues|flood|ratio ...]
 #   OUTPUT='ipfix;file=/dev/null' scripts/bench-queues.sh ...   (default: json to /dev/null)
+#   ARGS='--input-thread no' scripts/bench-queues.sh ...         (added to every rowprobe run)
+#   ROWPROBE=/path/to/rowprobe scripts/bench-queues.sh ...        (another build, e.g. an older one)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/release}
@@ -25,6 +26,7 @@ sections=("$@")
 [[ ${#sections[@]} -gt 0 ]] || sections=(expiry queues flood)
 output=${OUTPUT:-json;file=/dev/null}
 bin=${ROWPROBE:-$build/core/rowprobe}
+read -r -a extra <<<"${ARGS:-}"
 tracegen=$build/tools/tracegen/rowprobe-tracegen
 dir=/dev/shm/rowprobe-bench
 mkdir -p "$dir"
@@ -54,7 +56,7 @@ run() {
     local results=()
     for ((i = 0; i < runs; i++)); do
         /usr/bin/time -f '%U %S %M' -o "$timing" \
-            "$bin" "$@" -o "$output" -Q --stats-json "$stats" 2>/dev/null
+            "$bin" "$@" "${extra[@]}" -o "$output" -Q --stats-json "$stats" 2>/dev/null
         results+=("$(python3 - "$stats" "$timing" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -100,7 +102,8 @@ for section in "${sections[@]}"; do
             for w in 1 2; do
                 inputs=(-i "pcap;file=$dir/heavy-a.pcap")
                 [[ $w == 2 ]] && inputs+=(-i "pcap;file=$dir/heavy-b.pcap")
-                "$bin" "${inputs[@]}" -s "$heavy_cache" -o "$output" -Q --stats-json "$stats" 2>/dev/null
+                "$bin" "${inputs[@]}" -s "$heavy_cache" "${extra[@]}" -o "$output" -Q \
+                    --stats-json "$stats" 2>/dev/null
                 rate=$(python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))
 print(s["total"]["packets"] / s["wall_seconds"] / 1e6)' "$stats")
                 if [[ $w == 1 ]]; then one+=("$rate"); else two+=("$rate"); fi

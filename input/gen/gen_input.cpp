@@ -3,9 +3,9 @@
 //
 //   TrafficModel::next ──GenPacket──▶ writeFrame straight into the PacketBlock arena ──▶ worker
 //
-// * Threads: `read` runs on the queue's worker (the input never blocks: `neverBlocks`), or on an
-//   input thread with --input-thread; `stop` and `stats` may be called from any thread (one
-//   atomic flag, one atomic counter updated once per block).
+// * Threads: `read` runs on one thread: the queue's input thread, or the queue's worker (the
+//   input never blocks, `neverBlocks`; --input-thread decides); `stop` and `stats` may be called
+//   from any thread (one atomic flag, one atomic counter updated once per block).
 // * No allocation after construction: frames are written in place into the block's arena, 64-byte
 //   aligned like PacketBlock::append; a block holds at most as many frames as fit the arena at
 //   the largest frame length the options allow (64 for frames up to 4 KiB).

@@ -155,8 +155,9 @@ bool parsePacket(const RawPacket& raw, LinkType link, const ParserConfig& config
 /// Maximum packets in one block; batches through the flow table use the same bound.
 inline constexpr std::size_t kMaxBatch = 64;
 
-/// A batch of raw packets handed from an input thread to its worker (or read by the worker). The arena holds copies
-/// of the frames for inputs whose buffers do not outlive the next read (libpcap).
+/// A batch of raw packets handed from an input thread to its worker (or read by the worker).
+/// The arena holds copies of the frames for inputs whose buffers do not outlive the next read
+/// (libpcap).
 struct PacketBlock {
     static constexpr std::size_t kArenaBytes = 256 * 1024;
     std::array<RawPacket, kMaxBatch> packets{};
