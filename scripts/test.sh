@@ -8,10 +8,18 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 jobs=$(nproc)
 
+# ccache (when present) keeps rebuilds of unchanged files cheap; the base directory makes its
+# hits independent of where the clone lives.
+launcher=()
+if command -v ccache >/dev/null; then
+    export CCACHE_BASEDIR="$(cd .. && pwd)" CCACHE_NOHASHDIR=true
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+
 configure() {  # dir, extra cmake args...
     local dir=$1
     shift
-    cmake -S . -B "$dir" -G Ninja -DROWPROBE_WERROR=ON "$@" >/dev/null
+    cmake -S . -B "$dir" -G Ninja -DROWPROBE_WERROR=ON "${launcher[@]}" "$@" >/dev/null
 }
 
 status=0
