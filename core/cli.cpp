@@ -1,6 +1,10 @@
 #include "cli.hpp"
 
+#include <sys/stat.h>
+
 #include <boost/program_options.hpp>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -126,6 +130,63 @@ std::vector<unsigned> parseCpus(const std::string& text) {
     return cpus;
 }
 
+std::string trim(const std::string& s) {
+    const std::size_t b = s.find_first_not_of(" \t\r");
+    if (b == std::string::npos) return {};
+    return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+}  // namespace
+
+std::vector<std::string> configFileArguments(const std::string& path, std::istream& in) {
+    const po::options_description desc = describeOptions();
+    std::vector<std::string> args;
+    std::string line;
+    for (unsigned number = 1; std::getline(in, line); ++number) {
+        const std::string where = path + ":" + std::to_string(number);
+        if (const std::size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+        line = trim(line);
+        if (line.empty()) continue;
+        const std::size_t eq = line.find('=');
+        if (line.front() == '[' || eq == std::string::npos) {
+            throw cliError(
+                "--config", line,
+                where + ": expected 'name = value' (e.g. 'output = json'), got '" + line + "'");
+        }
+        const std::string name = trim(line.substr(0, eq));
+        const std::string value = trim(line.substr(eq + 1));
+        const po::option_description* o = desc.find_nothrow(name, false);
+        if (o == nullptr || name == "config" || name == "help") {
+            std::vector<std::string> choices;
+            for (const auto& d : desc.options()) {
+                if (d->long_name() != "config" && d->long_name() != "help")
+                    choices.push_back(d->long_name());
+            }
+            throw cliError("--config", name,
+                           where + ": unknown option '" + name + "' in a configuration file",
+                           choices);
+        }
+        if (o->semantic()->max_tokens() == 0) {
+            // An on/off option: its value says which, and nothing else is accepted.
+            if (value == "true" || value == "yes" || value == "on" || value == "1") {
+                args.push_back("--" + name);
+            } else if (value != "false" && value != "no" && value != "off" && value != "0") {
+                throw cliError("--config", value,
+                               where + ": '" + name + "' is on or off, got '" + value + "'",
+                               {"true", "false", "yes", "no", "on", "off", "1", "0"});
+            }
+            continue;
+        }
+        if (value.empty())
+            throw cliError("--config", name, where + ": '" + name + "' needs a value");
+        args.push_back("--" + name + "=" + value);  // one token: a value may start with '-'
+    }
+    if (in.bad()) throw cliError("--config", path, "cannot read '" + path + "'");
+    return args;
+}
+
+namespace {
+
 double parseSeconds(const std::string& text) {
     std::uint64_t ns = 0;
     if (!parseDuration(text, ns) || ns > 86400ULL * kNsPerSec) {
@@ -164,12 +225,19 @@ CliResult parseCommandLine(int argc, const char* const* argv) {
     try {
         po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
         if (vm.count("config") != 0) {
+            // Command-line values win: they were stored first.
             const std::string path = vm["config"].as<std::string>();
+            struct stat st {};
+            if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+                throw cliError("--config", path, "'" + path + "' is a directory, not a file");
             std::ifstream file(path);
-            if (!file)
+            if (!file) {
                 throw cliError("--config", path,
-                               "cannot read the configuration file '" + path + "'");
-            po::store(po::parse_config_file(file, desc), vm);
+                               "cannot read the configuration file '" + path +
+                                   "': " + std::strerror(errno ? errno : ENOENT));
+            }
+            const std::vector<std::string> args = configFileArguments(path, file);
+            po::store(po::command_line_parser(args).options(desc).run(), vm);
         }
         po::notify(vm);
     } catch (const po::unknown_option& e) {

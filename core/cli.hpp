@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <istream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +47,11 @@ struct CliResult {
 /// Parses argv. Throws ConfigError for anything wrong (unknown option with "did you mean",
 /// bad value, missing -i, unreadable --config file).
 CliResult parseCommandLine(int argc, const char* const* argv);
+
+/// The options of a --config file (`name = value` lines, `#` comments) as command-line
+/// arguments. On/off options take true/false/yes/no/on/off/1/0 and nothing else. Throws
+/// ConfigError naming the file and line for anything wrong.
+std::vector<std::string> configFileArguments(const std::string& path, std::istream& in);
 
 /// The text for `-h` (general usage) or `-h TOPIC`; throws ConfigError for an unknown topic.
 std::string helpText(const std::string& topic);

@@ -1,14 +1,22 @@
-// rowprobe: command-line entry point. Exit codes: 0 success, 1 runtime failure (I/O, output),
-// 2 configuration error (bad option or plugin string), printed as one message.
+// rowprobe: command-line entry point. Exit codes (docs/reliability.md, "Exit codes"):
+//   0  success: every record taken from the flow caches was delivered;
+//   1  failure after start-up: an I/O error, records dropped by the output (collector down,
+//      disk full, ...), memory or threads exhausted;
+//   2  the configuration was refused at start-up (bad option or plugin string, a file named in
+//      it that cannot be opened or created), printed as one message.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
 #include "cli.hpp"
+#include "failure.hpp"
 #include "pipeline.hpp"
 #include "rowprobe/errors.hpp"
 
@@ -36,12 +44,40 @@ int configError(const rowprobe::ConfigError& e) {
     return 2;
 }
 
+rowprobe::ConfigError fileError(const std::string& option, const std::string& path,
+                                const std::string& problem) {
+    return rowprobe::ConfigError({.component = "command line",
+                                  .option = option,
+                                  .value = path,
+                                  .problem = problem,
+                                  .help = "rowprobe -h"});
+}
+
+/// Opens (creates, truncates) a file named by an option at start-up, so that a path that
+/// cannot be written stops start-up (exit 2) rather than fail after the run.
+void openAtStart(std::ofstream& out, const std::string& option, const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        throw fileError(option, path, "'" + path + "' is a directory, expected a file");
+    out.open(path, std::ios::out | std::ios::trunc);
+    if (!out) {
+        throw fileError(option, path,
+                        "cannot create '" + path + "': " + std::strerror(errno ? errno : EIO));
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    // First of all, so that a stop request during start-up (which may take a while: plugins,
+    // large flow tables) is honoured like any other rather than ending the process with 143.
+    installSignals();
+
     using namespace rowprobe;
     using namespace rowprobe::core;
     CliResult cli;
+    std::ofstream statsFile;
+    std::ofstream pidFile;
     try {
         cli = parseCommandLine(argc, argv);
         if (cli.action == CliResult::Action::Help) {
@@ -52,42 +88,58 @@ int main(int argc, char** argv) {
             std::cout << versionText() << '\n';
             return 0;
         }
+        if (!cli.config.statsJson.empty())
+            openAtStart(statsFile, "--stats-json", cli.config.statsJson);
+        if (!cli.config.pidFile.empty()) {
+            openAtStart(pidFile, "--pid-file", cli.config.pidFile);
+            if (!(pidFile << getpid() << '\n' << std::flush)) {
+                throw fileError("--pid-file", cli.config.pidFile,
+                                "cannot write '" + cli.config.pidFile + "'");
+            }
+            pidFile.close();
+        }
     } catch (const ConfigError& e) {
         return configError(e);
     }
     const Config& config = cli.config;
+    auto removePidFile = [&] {
+        if (!config.pidFile.empty()) std::remove(config.pidFile.c_str());
+    };
 
     std::unique_ptr<Pipeline> pipeline;
     try {
         pipeline = std::make_unique<Pipeline>(config);
     } catch (const ConfigError& e) {
+        removePidFile();
         return configError(e);
     } catch (const std::exception& e) {
-        std::cerr << "rowprobe: error: " << e.what() << '\n';
+        removePidFile();
+        std::cerr << "rowprobe: error: " << describeFailure(e) << '\n';
         return 1;
     }
 
-    if (!config.pidFile.empty()) {
-        std::ofstream pid(config.pidFile);
-        if (!pid || !(pid << getpid() << '\n')) {
-            std::cerr << "rowprobe: error: cannot write pid file '" << config.pidFile << "'\n";
-            return 1;
-        }
-    }
-    installSignals();
-    const int rc = pipeline->run(g_stop);
+    int rc = pipeline->run(g_stop);
     const StatsSnapshot stats = pipeline->stats();
     if (!config.quiet) std::cerr << formatStatsText(stats, nullptr);
-    if (!config.statsJson.empty()) {
-        std::ofstream out(config.statsJson);
-        if (!out || !(out << formatStatsJson(stats))) {
+    if (statsFile.is_open()) {
+        if (!(statsFile << formatStatsJson(stats) << std::flush)) {
             std::cerr << "rowprobe: error: cannot write statistics to '" << config.statsJson
                       << "'\n";
-            return 1;
+            rc = 1;
         }
+        statsFile.close();
     }
-    if (!config.pidFile.empty()) std::remove(config.pidFile.c_str());
-    if (rc != 0) std::cerr << "rowprobe: error: " << pipeline->error() << '\n';
+    removePidFile();
+    if (rc != 0) {
+        std::cerr << "rowprobe: error: " << pipeline->error() << '\n';
+    } else if (stats.output.dropped > stats.output.discarded) {
+        // Records that left the flow caches but were not delivered: the run failed its purpose
+        // even though nothing crashed (a collector that never came up, a full disk, ...).
+        std::cerr << "rowprobe: error: the output dropped "
+                  << stats.output.dropped - stats.output.discarded << " of "
+                  << stats.exportedRecords << " records (see the messages above)\n";
+        rc = 1;
+    }
     if (pipeline->inputsDetached()) {
         std::cout.flush();
         std::cerr.flush();

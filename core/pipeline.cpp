@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "distributor.hpp"
+#include "failure.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/format.hpp"
 #include "rowprobe/options.hpp"
@@ -184,6 +185,8 @@ Pipeline::Pipeline(const Config& config) : m_config(config), m_board(queueCount(
         if (distribute) inputs = config.inputs;
     }
     for (std::size_t i = 0; i < queues; ++i) {
+        const AllocationScope scope("queue " + std::to_string(i) + " (its rings and the -s '" +
+                                    config.storage + "' flow table)");
         auto q = std::make_unique<Queue>();
         q->storage = reg.createAs<StoragePlugin>(PluginKind::Storage, config.storage, "-s");
         if (q->storage->sweepsInExportThread())
@@ -198,6 +201,7 @@ Pipeline::Pipeline(const Config& config) : m_config(config), m_board(queueCount(
                                (config.inputThread == InputThreadMode::Auto &&
                                 static_cast<std::size_t>(CPU_COUNT(&allowed)) >= 2 * queues);
     for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const AllocationScope scope("the input -i '" + inputs[i] + "'");
         auto s = std::make_unique<Source>();
         s->input = reg.createAs<InputPlugin>(PluginKind::Input, inputs[i], "-i");
         if (distribute) {
@@ -212,14 +216,18 @@ Pipeline::Pipeline(const Config& config) : m_config(config), m_board(queueCount(
     for (auto& q : m_queues) {
         // A worker that reads its own input needs one block, and no rings.
         const bool own = q->source != nullptr && q->source->inWorker;
+        const AllocationScope scope("the packet blocks (" + std::to_string(sizeof(PacketBlock)) +
+                                    " bytes each)");
         for (std::size_t b = 0; b < (own ? 1 : kBlocksPerQueue); ++b) {
             q->blocks.push_back(std::make_unique<PacketBlock>());
             q->freeBlocks.tryPush(q->blocks.back().get());
         }
     }
     for (const auto& p : config.process) {
+        const AllocationScope scope("the process plugin -p '" + p + "'");
         m_process.push_back(reg.createAs<ProcessPlugin>(PluginKind::Process, p, "-p"));
     }
+    const AllocationScope outputScope("the output -o '" + config.output + "'");
     m_output = reg.createAs<OutputPlugin>(PluginKind::Output, config.output, "-o");
     for (const unsigned cpu : config.cpus) {
         if (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed)) {
@@ -298,7 +306,7 @@ void Pipeline::inputLoop(Source& source) {
             if (end || reached) break;
         }
     } catch (const std::exception& e) {
-        fail(e.what());
+        fail(describeFailure(e));
     }
     waitFor([&] { return q.fullBlocks.tryPush(nullptr); }, m_abandon);
     source.finished.store(true, std::memory_order_release);
@@ -394,7 +402,7 @@ void Pipeline::distributeLoop(Source& source) {
     try {
         pump();
     } catch (const std::exception& e) {
-        fail(e.what());
+        fail(describeFailure(e));
     }
     // An empty block still open stays out of circulation (this thread only consumes the free
     // rings); the queue owns it and frees it.
@@ -440,7 +448,7 @@ void Pipeline::workerLoop(Queue& q, std::size_t index) {
             } while (status == InputPlugin::Status::Timeout && ownBlock->count == 0 &&
                      !m_stopInputs.load(std::memory_order_relaxed));
         } catch (const std::exception& e) {
-            fail(e.what());
+            fail(describeFailure(e));
             return nullptr;
         }
         const bool reached = cutAtLimit(*ownBlock, m_config.packetLimit, delivered);
@@ -493,6 +501,16 @@ void Pipeline::workerLoop(Queue& q, std::size_t index) {
 void Pipeline::exportLoop() {
     std::vector<FlowRecord> batch(kExportBatch);
     std::uint64_t exported = 0;
+    std::uint64_t abandoned = 0;  // taken off the rings after the output failed: dropped
+    auto outputStats = [&] {
+        OutputStats s = m_output->stats();
+        s.dropped += abandoned;
+        // After a failure every record taken off the rings and not written is lost, including
+        // those of the batch the failing write() was given.
+        if (m_abandon.load(std::memory_order_relaxed) && s.records <= exported)
+            s.dropped = exported - s.records;
+        return s;
+    };
     bool dirty = false;
     auto drainRing = [&](ExportRing& ring) -> std::size_t {
         std::size_t n = 0;
@@ -502,6 +520,8 @@ void Pipeline::exportLoop() {
         exported += n;
         if (!m_abandon.load(std::memory_order_relaxed)) {
             m_output->write(std::span<const FlowRecord>(batch.data(), n));
+        } else {
+            abandoned += n;
         }
         return n;
     };
@@ -541,7 +561,7 @@ void Pipeline::exportLoop() {
             if (dirty) {
                 m_output->flush();
                 dirty = false;
-                m_board.publishExport(exported, m_output->stats());
+                m_board.publishExport(exported, outputStats());
             }
             if (++idle < 64) {
                 std::this_thread::yield();
@@ -552,8 +572,8 @@ void Pipeline::exportLoop() {
         m_output->finish();
     } catch (const std::exception& e) {
         m_abandon = true;
-        fail(e.what());
-        // Keep draining so workers finish; records are counted as exported but not written.
+        fail(describeFailure(e));
+        // Keep draining so workers finish; those records are counted as dropped.
         for (;;) {
             bool allDone = true;
             for (auto& q : m_queues)
@@ -563,7 +583,7 @@ void Pipeline::exportLoop() {
             if (!any) std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
     }
-    m_board.publishExport(exported, m_output->stats());
+    m_board.publishExport(exported, outputStats());
     {
         const std::lock_guard lock(m_doneMutex);
         m_exportDone.store(true, std::memory_order_release);
@@ -592,24 +612,57 @@ void Pipeline::logFloods(const StatsSnapshot& now) {
 
 int Pipeline::run(const std::atomic<bool>& stopRequested) {
     m_startSeconds = monotonicSeconds();
-    std::thread exporter([this] { exportLoop(); });
-    nameThread(exporter, "rp-export");
-    for (std::size_t i = 0; i < m_queues.size(); ++i) {
-        Queue& q = *m_queues[i];
-        q.workerThread = std::thread([this, &q, i] { workerLoop(q, i); });
-        nameThread(q.workerThread, "rp-worker/" + std::to_string(i));
-        if (!m_config.cpus.empty() &&
-            !pinToCpu(q.workerThread, m_config.cpus[i % m_config.cpus.size()])) {
-            std::cerr << "rowprobe: warning: cannot pin worker " << i << " to CPU "
-                      << m_config.cpus[i % m_config.cpus.size()] << '\n';
+    // Every thread is created before any of them starts: when one cannot be created (a thread
+    // or memory limit) the others return at once, nothing has been read, and the run ends with
+    // exit 1 and the name of the thread (issue 10, defect 6).
+    std::atomic<int> gate{0};  // 0 wait, 1 go, -1 cancelled
+    auto gated = [&gate](auto body) {
+        return [&gate, body] {
+            gate.wait(0);
+            if (gate.load() > 0) body();
+        };
+    };
+    std::thread exporter;
+    std::string creating = "rp-export";
+    try {
+        exporter = std::thread(gated([this] { exportLoop(); }));
+        nameThread(exporter, creating);
+        for (std::size_t i = 0; i < m_queues.size(); ++i) {
+            Queue& q = *m_queues[i];
+            creating = "rp-worker/" + std::to_string(i);
+            q.workerThread = std::thread(gated([this, &q, i] { workerLoop(q, i); }));
+            nameThread(q.workerThread, creating);
+            if (!m_config.cpus.empty() &&
+                !pinToCpu(q.workerThread, m_config.cpus[i % m_config.cpus.size()])) {
+                std::cerr << "rowprobe: warning: cannot pin worker " << i << " to CPU "
+                          << m_config.cpus[i % m_config.cpus.size()] << '\n';
+            }
         }
+        for (auto& s : m_sources) {
+            Source& source = *s;
+            if (source.inWorker) continue;
+            creating = "rp-input/" + std::to_string(source.queues.front());
+            source.thread = std::thread(gated([this, &source] { inputLoop(source); }));
+            nameThread(source.thread, creating);
+        }
+    } catch (const std::exception& e) {
+        const std::string why = describeFailure(e);
+        gate.store(-1);
+        gate.notify_all();
+        if (exporter.joinable()) exporter.join();
+        for (auto& q : m_queues) {
+            if (q->workerThread.joinable()) q->workerThread.join();
+        }
+        for (auto& s : m_sources) {
+            if (s->thread.joinable()) s->thread.join();
+        }
+        const std::lock_guard lock(m_errorMutex);
+        m_error = "cannot create thread '" + creating + "': " + why +
+                  "; nothing was processed (check ulimit -u and ulimit -v)";
+        return 1;
     }
-    for (auto& s : m_sources) {
-        Source& source = *s;
-        if (source.inWorker) continue;
-        source.thread = std::thread([this, &source] { inputLoop(source); });
-        nameThread(source.thread, "rp-input/" + std::to_string(source.queues.front()));
-    }
+    gate.store(1);
+    gate.notify_all();
     StatsSnapshot previous = stats();
     double nextReport = m_startSeconds + m_config.statsInterval;
     bool stopped = false;
@@ -621,6 +674,7 @@ int Pipeline::run(const std::atomic<bool>& stopRequested) {
         }
         if (!stopped && stopRequested.load()) {
             stopInputs();
+            m_output->requestStop();  // an output waiting for a peer stops waiting
             stopped = true;
         }
         StatsSnapshot now = stats();

@@ -129,7 +129,7 @@ std::string formatStatsJson(const StatsSnapshot& s) {
     }
     o << "],\"export\":{\"records\":" << s.exportedRecords
       << "},\"output\":{\"records\":" << s.output.records << ",\"dropped\":" << s.output.dropped
-      << ",\"bytes\":" << s.output.bytes << "}}\n";
+      << ",\"discarded\":" << s.output.discarded << ",\"bytes\":" << s.output.bytes << "}}\n";
     return o.str();
 }
 
@@ -199,7 +199,10 @@ std::string formatStatsText(const StatsSnapshot& s, const StatsSnapshot* previou
             o << '\n';
         }
         o << "output: " << s.output.records << " records written, " << s.output.dropped
-          << " dropped\n";
+          << " dropped";
+        if (s.output.discarded != 0)
+            o << " (" << s.output.discarded << " of them with no receiver connected)";
+        o << '\n';
     }
     return o.str();
 }

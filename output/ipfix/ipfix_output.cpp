@@ -159,7 +159,11 @@ IpfixOutput::IpfixOutput(const Options& o) {
     }
 
     if (toFile) {
-        m_transport = std::make_unique<FileTransport>(o.getString("file"));
+        try {
+            m_transport = std::make_unique<FileTransport>(o.getString("file"));
+        } catch (const RuntimeError& e) {
+            o.fail("file", e.what());  // like every output file: a start-up error (exit 2)
+        }
         m_encoder = std::make_unique<IpfixEncoder>(config, fields, *m_transport);
         return;
     }

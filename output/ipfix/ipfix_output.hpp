@@ -24,6 +24,7 @@ public:
     void flush() override;
     void finish() override;
     OutputStats stats() const override;
+    void requestStop() override { m_transport->requestStop(); }
 
     const IpfixEncoder& encoder() const { return *m_encoder; }
     IpfixTransport& transport() { return *m_transport; }

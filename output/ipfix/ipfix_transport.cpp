@@ -25,6 +25,10 @@ namespace {
 constexpr auto kBackoffStart = std::chrono::milliseconds(100);
 constexpr auto kConnectTimeout = std::chrono::seconds(2);
 constexpr auto kIdlePoll = std::chrono::milliseconds(20);
+/// A connection that lived this long resets the reconnect back-off.
+constexpr auto kHealthyConnection = std::chrono::seconds(2);
+/// At most one connection-event log line per interval (unless verbose).
+constexpr auto kLogInterval = std::chrono::seconds(10);
 
 std::string errnoText(int e) { return std::strerror(e); }
 
@@ -131,56 +135,87 @@ OutputStats UdpTransport::stats() const {
 // ---------------------------------------------------------------------------------------------
 // File (RFC 5655: a file is a sequence of IPFIX messages, templates before their data)
 
+namespace {
+constexpr std::size_t kFileBuffer = 1 << 20;
+}  // namespace
+
 FileTransport::FileTransport(const std::string& path) : m_path(path) {
     if (path == "-") {
-        m_file = stdout;
+        m_fd = STDOUT_FILENO;
         m_ownsFile = false;
     } else {
-        m_file = std::fopen(path.c_str(), "wb");
-        if (m_file == nullptr) {
+        m_fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (m_fd < 0) {
             throw RuntimeError("output 'ipfix'", "cannot open '" + path + "': " + errnoText(errno));
         }
     }
-    m_buffer.resize(1 << 20);
-    std::setvbuf(m_file, m_buffer.data(), _IOFBF, m_buffer.size());
+    m_buffer.reserve(kFileBuffer);
 }
 
 FileTransport::~FileTransport() {
-    if (m_file != nullptr) {
-        std::fflush(m_file);
-        if (m_ownsFile) std::fclose(m_file);
+    try {
+        finish();
+    } catch (const std::exception&) {
+        // finish() is called explicitly by the pipeline, which reports errors.
     }
+}
+
+void FileTransport::writeBuffer() {
+    std::size_t done = 0;
+    while (done < m_buffer.size()) {
+        const ssize_t n = ::write(m_fd, m_buffer.data() + done, m_buffer.size() - done);
+        if (n > 0) {
+            done += static_cast<std::size_t>(n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        const int e = n < 0 ? errno : EIO;
+        m_dropped.fetch_add(m_bufferedRecords, std::memory_order_relaxed);
+        m_bufferedRecords = 0;
+        m_buffer.clear();
+        throw RuntimeError("output 'ipfix'", "cannot write '" + m_path + "': " + errnoText(e));
+    }
+    m_records.fetch_add(m_bufferedRecords, std::memory_order_relaxed);
+    m_bytes.fetch_add(m_buffer.size(), std::memory_order_relaxed);
+    m_bufferedRecords = 0;
+    m_buffer.clear();
 }
 
 bool FileTransport::sendMessage(std::span<const std::uint8_t> message, std::uint32_t dataRecords,
                                 bool /*templates*/) {
-    if (std::fwrite(message.data(), 1, message.size(), m_file) != message.size()) {
-        throw RuntimeError("output 'ipfix'", "cannot write '" + m_path + "': " + errnoText(errno));
+    if (m_fd < 0) {
+        m_dropped.fetch_add(dataRecords, std::memory_order_relaxed);
+        return false;
     }
-    m_records.fetch_add(dataRecords, std::memory_order_relaxed);
-    m_bytes.fetch_add(message.size(), std::memory_order_relaxed);
+    if (m_buffer.size() + message.size() > kFileBuffer && !m_buffer.empty()) writeBuffer();
+    m_buffer.insert(m_buffer.end(), message.begin(), message.end());
+    m_bufferedRecords += dataRecords;
     return true;
 }
 
 void FileTransport::flush() {
-    if (m_file != nullptr && std::fflush(m_file) != 0) {
-        throw RuntimeError("output 'ipfix'", "cannot write '" + m_path + "': " + errnoText(errno));
-    }
+    if (m_fd >= 0 && !m_buffer.empty()) writeBuffer();
 }
 
 void FileTransport::finish() {
-    if (m_file == nullptr) return;
-    std::FILE* f = m_file;
-    m_file = nullptr;
-    const bool ok = std::fflush(f) == 0;
-    const bool closed = !m_ownsFile || std::fclose(f) == 0;
-    if (!ok || !closed) {
+    if (m_fd < 0) return;
+    const int fd = m_fd;
+    try {
+        flush();
+    } catch (...) {
+        m_fd = -1;
+        if (m_ownsFile) ::close(fd);
+        throw;
+    }
+    m_fd = -1;
+    if (m_ownsFile && ::close(fd) != 0) {
         throw RuntimeError("output 'ipfix'", "cannot write '" + m_path + "': " + errnoText(errno));
     }
 }
 
 OutputStats FileTransport::stats() const {
-    return {m_records.load(std::memory_order_relaxed), 0, m_bytes.load(std::memory_order_relaxed)};
+    return {m_records.load(std::memory_order_relaxed), m_dropped.load(std::memory_order_relaxed),
+            m_bytes.load(std::memory_order_relaxed)};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -286,22 +321,40 @@ bool TcpTransport::sendMessage(std::span<const std::uint8_t> message, std::uint3
     }
     m_templateBatchOpen = false;
     while (!m_ring.push(message, dataRecords)) {
-        if (m_fd < 0 || m_stopping || m_ring.capacity() < message.size() + 32) {
+        const auto now = Clock::now();
+        const bool stopDue = m_stopRequestedEarly && now >= m_stopDeadline;
+        if (m_fd < 0 || m_stopping || m_stalled || stopDue ||
+            m_ring.capacity() < message.size() + 32) {
             m_dropped.fetch_add(dataRecords, std::memory_order_relaxed);
             return false;
         }
         // Connected: wait while the collector keeps taking data (back-pressure).
         const std::uint64_t tailBefore = m_ring.tail();
-        m_space.wait_for(lock, m_config.stall, [&] {
-            return m_ring.fits(message.size()) || m_fd < 0 || m_ring.tail() != tailBefore;
+        auto until = now + m_config.stall;
+        if (m_stopRequestedEarly) until = std::min(until, m_stopDeadline);
+        m_space.wait_until(lock, until, [&] {
+            return m_ring.fits(message.size()) || m_fd < 0 || m_ring.tail() != tailBefore ||
+                   m_stopping;
         });
-        if (!m_ring.fits(message.size()) && m_fd >= 0 && m_ring.tail() == tailBefore) {
-            m_dropped.fetch_add(dataRecords, std::memory_order_relaxed);  // stalled collector
-            return false;
+        if (!m_ring.fits(message.size()) && m_fd >= 0 && m_ring.tail() == tailBefore &&
+            !m_stopping && !(m_stopRequestedEarly && Clock::now() >= m_stopDeadline)) {
+            m_stalled = true;  // until the collector acknowledges data again (updateAcks)
+            log("collector " + m_config.addresses.front().text + ": took no data for " +
+                std::to_string(
+                    std::chrono::duration_cast<std::chrono::milliseconds>(m_config.stall).count()) +
+                " ms with the buffer full; dropping new records until it reads again");
         }
     }
     m_wake.notify_one();
     return true;
+}
+
+void TcpTransport::requestStop() {
+    std::lock_guard lock(m_mutex);
+    if (m_stopRequestedEarly || m_finished) return;
+    m_stopRequestedEarly = true;
+    m_stopDeadline = Clock::now() + m_config.linger;
+    m_space.notify_all();
 }
 
 void TcpTransport::finish() {
@@ -311,6 +364,7 @@ void TcpTransport::finish() {
         m_finished = true;
         m_stopping = true;
         m_deadline = Clock::now() + m_config.linger;
+        if (m_stopRequestedEarly) m_deadline = std::min(m_deadline, m_stopDeadline);
         m_deadlineTicks.store(m_deadline.time_since_epoch().count());
         m_stopRequested.store(true, std::memory_order_release);
         m_wake.notify_all();
@@ -409,6 +463,10 @@ void TcpTransport::updateAcks() {
         m_ring.release(tail);
         m_delivered.fetch_add(records, std::memory_order_relaxed);
         m_bytes.fetch_add(bytes, std::memory_order_relaxed);
+        if (m_stalled) {
+            m_stalled = false;
+            log("collector " + m_config.addresses.front().text + ": reading again");
+        }
         m_space.notify_all();
     }
 }
@@ -418,15 +476,41 @@ void TcpTransport::disconnect(const char* why) {
     m_fd = -1;
     m_connected.store(false);
     m_sendPos = m_ring.tail();  // everything not acknowledged goes out again
-    m_nextAttempt = Clock::now();
-    m_backoff = kBackoffStart;
-    m_outageStart = Clock::now();
+    m_stalled = false;
+    const auto now = Clock::now();
+    if (now - m_connectedAt >= kHealthyConnection) {
+        m_backoff = kBackoffStart;  // a connection that worked: try again at once
+        m_nextAttempt = now;
+    } else {
+        // Accepted and lost at once (a collector that closes every connection): keep backing
+        // off rather than reconnect in a loop.
+        m_nextAttempt = now + m_backoff;
+        m_backoff = std::min<std::chrono::nanoseconds>(m_backoff * 2, m_config.reconnectMax);
+    }
+    m_outageStart = now;
     m_inOutage = true;
     const auto buffered = static_cast<double>(m_config.bufferBytes) / (1 << 20);
-    log(std::string("collector ") + m_config.addresses.front().text + ": connection lost (" + why +
-        "); buffering up to " + std::to_string(static_cast<int>(buffered)) +
-        " MiB and reconnecting");
+    logEvent(std::string("collector ") + m_config.addresses.front().text + ": connection lost (" +
+             why + "); buffering up to " + std::to_string(static_cast<int>(buffered)) +
+             " MiB and reconnecting");
     m_space.notify_all();
+}
+
+void TcpTransport::logEvent(const std::string& line) {
+    const auto now = Clock::now();
+    if (!m_config.verbose && m_lastEventLog != Clock::time_point{} &&
+        now - m_lastEventLog < kLogInterval) {
+        ++m_eventsNotLogged;
+        return;
+    }
+    std::string text = line;
+    if (m_eventsNotLogged != 0) {
+        text += " (" + std::to_string(m_eventsNotLogged) +
+                " connection events not logged since the last message)";
+    }
+    m_eventsNotLogged = 0;
+    m_lastEventLog = now;
+    log(text);
 }
 
 void TcpTransport::run() {
@@ -474,12 +558,12 @@ void TcpTransport::run() {
             m_streamSent = 0;
             m_sendPos = m_ring.tail();
             m_templatesSentVersion = 0;
-            m_backoff = kBackoffStart;
+            m_connectedAt = Clock::now();  // the back-off is reset by disconnect() if it lasts
             if (m_inOutage || m_config.verbose) {
                 const auto down =
                     std::chrono::duration<double>(Clock::now() - m_outageStart).count();
-                log("collector " + m_config.addresses.front().text + ": connected" +
-                    (m_inOutage ? " after " + std::to_string(down) + " s" : std::string()));
+                logEvent("collector " + m_config.addresses.front().text + ": connected" +
+                         (m_inOutage ? " after " + std::to_string(down) + " s" : std::string()));
             }
             m_inOutage = false;
             continue;

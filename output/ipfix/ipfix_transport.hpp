@@ -1,6 +1,8 @@
 // Where IPFIX messages go: a UDP collector, a TCP collector, or an IPFIX file (RFC 5655).
 //
-// UDP and file sinks run on the export thread: one sendto() / buffered fwrite() per message.
+// UDP and file sinks run on the export thread: one sendto() per message; a file collects
+// messages in a 1 MiB buffer written with write(2), and counts their records as written only
+// once write() took them (a failed write, e.g. ENOSPC, counts the buffer's records as dropped).
 //
 // The TCP sink decouples the export thread from the collector with a bounded byte ring and a
 // sender thread:
@@ -18,10 +20,18 @@
 // * On a lost connection the sender rewinds to `tail`, reconnects with exponential back-off
 //   (0.1 s doubling up to `reconnect`), sends every template first, then the rewound
 //   entries with sequence numbers patched for the new transport session (starting at 0).
+//   The back-off is reset only by a connection that lived at least kHealthyConnection: a
+//   collector that accepts and closes at once is retried at 0.1, 0.2, 0.4 ... s, not in a
+//   loop. Connection events are logged at most once per kLogInterval (with the number of
+//   events not logged), unless `verbose`.
 // * A full ring: while connected the export thread waits (back-pressure) as long as the
-//   collector keeps taking data; with no connection, or after `stall` without progress, the
-//   new message is dropped and its records are counted in `dropped`. Never a hang, never a
-//   crash.
+//   collector keeps taking data. After one wait of `stall` without progress the collector is
+//   "stalled" (logged once): from then on a message that does not fit is dropped at once and
+//   counted in `dropped`, until the collector acknowledges data again. With no connection a
+//   message that does not fit is dropped at once too. Never a hang, never a crash.
+// * requestStop() (SIGINT/SIGTERM): the export thread waits for ring space at most until
+//   `linger` after the request, and finish() ends by then too: shutdown takes at most `linger`
+//   whatever the collector does.
 // * finish(): waits at most `linger` for everything to be acknowledged, then stops the
 //   sender; whatever is left is counted in `dropped`.
 //
@@ -68,6 +78,8 @@ public:
     /// Last call before destruction: delivers what it can within the transport's limits.
     virtual void finish() {}
     virtual OutputStats stats() const = 0;
+    /// A stop was requested: bound every wait by the transport's linger (any thread).
+    virtual void requestStop() {}
 };
 
 class UdpTransport final : public IpfixTransport {
@@ -99,11 +111,15 @@ public:
     OutputStats stats() const override;
 
 private:
+    void writeBuffer();  ///< throws RuntimeError (the buffered records are then dropped)
+
     std::string m_path;
-    std::FILE* m_file = nullptr;
+    int m_fd = -1;
     bool m_ownsFile = true;
-    std::vector<char> m_buffer;
+    std::vector<std::uint8_t> m_buffer;  ///< messages not yet written
+    std::uint64_t m_bufferedRecords = 0;
     std::atomic<std::uint64_t> m_records{0};
+    std::atomic<std::uint64_t> m_dropped{0};
     std::atomic<std::uint64_t> m_bytes{0};
 };
 
@@ -164,6 +180,7 @@ public:
                      bool templates) override;
     void finish() override;
     OutputStats stats() const override;
+    void requestStop() override;
 
     bool connected() const noexcept { return m_connected.load(); }
     std::uint64_t connections() const noexcept { return m_connections.load(); }
@@ -179,6 +196,8 @@ private:
     void updateAcks();                 // mutex held
     void disconnect(const char* why);  // mutex held
     void log(const std::string& line) const;
+    /// Logs a connection event at most once per kLogInterval (mutex held).
+    void logEvent(const std::string& line);
 
     Config m_config;
     std::mutex m_mutex;
@@ -200,6 +219,12 @@ private:
     std::chrono::nanoseconds m_backoff{};
     Clock::time_point m_outageStart{};
     bool m_inOutage = false;
+    Clock::time_point m_connectedAt{};
+    bool m_stalled = false;  ///< no progress for `stall` while the ring was full
+    bool m_stopRequestedEarly = false;
+    Clock::time_point m_stopDeadline{};  ///< requestStop() + linger
+    Clock::time_point m_lastEventLog{};
+    std::uint64_t m_eventsNotLogged = 0;
     bool m_stopping = false;
     Clock::time_point m_deadline{};
     std::atomic<bool> m_stopRequested{false};    ///< copy of m_stopping for sendAll

@@ -109,7 +109,16 @@ JsonOutput::JsonOutput(const Options& options)
     : m_file(options, "file"), m_layout(JsonLayout::defaults()) {
     if (!options.explicitlySet("fields")) return;
     m_layout = JsonLayout({});
-    for (const FieldSpec* spec : parseRecordFieldList(options, "fields")) m_layout.add(*spec);
+    const std::vector<const FieldSpec*> fields = parseRecordFieldList(options, "fields");
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+        for (std::size_t j = 0; j < i; ++j) {
+            if (fields[j] == fields[i]) {
+                options.fail("fields", "field '" + std::string(fields[i]->name) +
+                                           "' is listed twice (a JSON object has each key once)");
+            }
+        }
+    }
+    for (const FieldSpec* spec : fields) m_layout.add(*spec);
     if (m_layout.maxLine() > kLineLimit) {
         options.fail("fields", "too many fields: a line could exceed " +
                                    std::to_string(kLineLimit) + " bytes");

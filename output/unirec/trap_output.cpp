@@ -2,9 +2,11 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -18,6 +20,7 @@
 #include <filesystem>
 #include <iostream>
 #include <stdexcept>
+#include <thread>
 
 #ifndef ROWPROBE_TRAP_SOCKET_DIR
 #define ROWPROBE_TRAP_SOCKET_DIR "/tmp"
@@ -35,6 +38,8 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kStallLimit = std::chrono::seconds(10);
 constexpr auto kHelloBudget = std::chrono::seconds(1);
 constexpr auto kCloseBudget = std::chrono::seconds(5);
+/// After a stop request: the longest wait for a slow client, and for acknowledgements at close.
+constexpr auto kStoppingBudget = std::chrono::seconds(1);
 
 std::vector<std::string> split(std::string_view text, char sep) {
     std::vector<std::string> out;
@@ -234,16 +239,34 @@ void TrapOutput::finishContainer() {
         std::memcpy(h + 4, &m_sequence, 8);   // host order (LE)
         std::memcpy(h + 12, &m_messages, 2);  // host order (LE)
     }
-    if (deliver({m_container.data(), m_used})) {
-        m_stats.records += m_records;
-        m_stats.bytes += m_used;
-    } else {
-        m_stats.dropped += m_records;
-    }
+    const std::uint32_t records = m_records;
+    const std::size_t used = m_used;
     m_sequence += m_messages;
     m_messages = 0;
     m_records = 0;
     m_used = m_headerSize;
+    Delivery d = Delivery::Dropped;
+    try {
+        d = deliver({m_container.data(), used}, records);
+    } catch (...) {
+        m_stats.dropped += records;  // an I/O error: the container is lost
+        throw;
+    }
+    switch (d) {
+        case Delivery::Delivered:
+            m_stats.records += records;
+            m_stats.bytes += used;
+            break;
+        case Delivery::Pending:
+            break;
+        case Delivery::Discarded:
+            m_stats.discarded += records;
+            m_stats.dropped += records;
+            break;
+        case Delivery::Dropped:
+            m_stats.dropped += records;
+            break;
+    }
 }
 
 void TrapOutput::flush(bool force) {
@@ -295,6 +318,10 @@ TrapStreamServer::TrapStreamServer(TrapIfcSpec spec, std::string specifier, bool
         m_port =
             ntohs(bound.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
                                              : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+        if (m_spec.port == "0") {  // the system chose: say which, or nobody can connect
+            std::cerr << "rowprobe: output 'unirec': interface '" << m_spec.text
+                      << "' listens on TCP port " << m_port << '\n';
+        }
     } else {
         m_path = trapSocketDir() + "/trap-" + m_spec.name + ".sock";
         sockaddr_un a{};
@@ -318,11 +345,51 @@ TrapStreamServer::TrapStreamServer(TrapIfcSpec spec, std::string specifier, bool
 TrapStreamServer::~TrapStreamServer() { close(); }  // never throws
 
 void TrapStreamServer::close() {
+    // Finish sending, then give the clients the rest of the budget to acknowledge; whatever is
+    // still unacknowledged is dropped and the connection reset, so it cannot arrive later.
+    const auto budget =
+        stopRequested() ? Clock::duration(kStoppingBudget) : Clock::duration(kCloseBudget);
+    const auto deadline = Clock::now() + budget;
+    auto left = [&] {
+        return std::chrono::duration_cast<std::chrono::microseconds>(
+            std::max(deadline - Clock::now(), Clock::duration::zero()));
+    };
+    for (std::size_t i = 0; i < m_clients.size();) {
+        if (drain(m_clients[i], true, left()) == Drain::Failed) {
+            drop(i, "not reading or disconnected at exit");
+            continue;
+        }
+        ++i;
+    }
+    for (;;) {
+        bool waiting = false;
+        for (std::size_t i = 0; i < m_clients.size();) {
+            Client& c = m_clients[i];
+            settle(c);
+            pollfd p{c.fd, static_cast<short>(POLLRDHUP), 0};
+            const bool gone = ::poll(&p, 1, 0) == 1 &&
+                              (p.revents & (POLLERR | POLLHUP | POLLRDHUP)) != 0 &&
+                              !c.unacked.empty();
+            if (gone) {
+                drop(i, "disconnected at exit");
+                continue;
+            }
+            waiting = waiting || !c.unacked.empty();
+            ++i;
+        }
+        if (!waiting || Clock::now() >= deadline) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     for (auto& c : m_clients) {
-        drain(c, true, std::chrono::duration_cast<std::chrono::microseconds>(kCloseBudget));
+        if (!c.unacked.empty()) {
+            const linger reset{1, 0};
+            ::setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+        }
+        release(c);
         ::close(c.fd);
     }
     m_clients.clear();
+    retire();
     if (m_listen >= 0) ::close(m_listen);
     m_listen = -1;
     if (!m_path.empty()) ::unlink(m_path.c_str());
@@ -342,6 +409,7 @@ void TrapStreamServer::acceptClients() {
         c.fd = fd;
         c.pending.reserve(std::max(m_hello.size(), kTrapMaxPayload + 14));
         c.pending = m_hello;
+        c.streamQueued = m_hello.size();
         if (drain(c, true, std::chrono::duration_cast<std::chrono::microseconds>(kHelloBudget)) ==
             Drain::Failed) {
             ::close(fd);
@@ -361,6 +429,7 @@ TrapStreamServer::Drain TrapStreamServer::drain(Client& c, bool block,
                                  MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0) {
             c.sent += static_cast<std::size_t>(n);
+            c.streamSent += static_cast<std::uint64_t>(n);
             lastProgress = Clock::now();
             continue;
         }
@@ -385,21 +454,73 @@ TrapStreamServer::Drain TrapStreamServer::drain(Client& c, bool block,
 void TrapStreamServer::drop(std::size_t index, const char* why) {
     std::cerr << "rowprobe: output 'unirec': " << m_spec.text << ": client dropped (" << why
               << ")\n";
+    release(m_clients[index]);
     ::close(m_clients[index].fd);
     m_clients.erase(m_clients.begin() + static_cast<std::ptrdiff_t>(index));
 }
 
-bool TrapStreamServer::deliver(std::span<const std::uint8_t> container) {
+TrapStreamServer::InFlight* TrapStreamServer::find(std::uint64_t id) {
+    if (m_inFlight.empty() || id < m_inFlight.front().id) return nullptr;
+    const std::uint64_t i = id - m_inFlight.front().id;
+    return i < m_inFlight.size() ? &m_inFlight[static_cast<std::size_t>(i)] : nullptr;
+}
+
+void TrapStreamServer::settle(Client& c) {
+    int outq = 0;
+    if (::ioctl(c.fd, SIOCOUTQ, &outq) != 0) return;
+    // On a UNIX socket the queue is counted with its buffers' overhead: acked is then an
+    // underestimate until the client has read everything, never an overestimate.
+    const std::uint64_t queued =
+        std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max(0, outq)), c.streamSent);
+    const std::uint64_t acked = c.streamSent - queued;
+    while (!c.unacked.empty() && c.unacked.front().first <= acked) {
+        if (InFlight* f = find(c.unacked.front().second); f != nullptr) {
+            if (!f->delivered) {
+                f->delivered = true;
+                m_stats.records += f->records;
+                m_stats.bytes += f->bytes;
+            }
+            --f->holders;
+        }
+        c.unacked.pop_front();
+    }
+    retire();
+}
+
+void TrapStreamServer::release(Client& c) {
+    for (const auto& [end, id] : c.unacked) {
+        if (InFlight* f = find(id); f != nullptr) --f->holders;
+    }
+    c.unacked.clear();
+    retire();
+}
+
+void TrapStreamServer::retire() {
+    while (!m_inFlight.empty() && m_inFlight.front().holders == 0 && !m_handingOut) {
+        const InFlight& f = m_inFlight.front();
+        if (!f.delivered) m_stats.dropped += f.records;
+        m_inFlight.pop_front();
+    }
+}
+
+TrapOutput::Delivery TrapStreamServer::deliver(std::span<const std::uint8_t> container,
+                                               std::uint32_t records) {
     acceptClients();
-    while (m_spec.timeout == TrapTimeout::Wait && m_clients.empty() && m_listen >= 0) {
+    while (m_spec.timeout == TrapTimeout::Wait && m_clients.empty() && m_listen >= 0 &&
+           !stopRequested()) {
         pollfd p{m_listen, POLLIN, 0};
         ::poll(&p, 1, 100);
         acceptClients();
     }
-    bool any = false;
     const bool block = m_spec.timeout != TrapTimeout::NoWait;
-    const auto budget = block ? std::chrono::duration_cast<std::chrono::microseconds>(kStallLimit)
-                              : std::chrono::microseconds(m_spec.timeoutUs);
+    const auto budget = !block ? std::chrono::microseconds(m_spec.timeoutUs)
+                               : std::chrono::duration_cast<std::chrono::microseconds>(
+                                     stopRequested() ? Clock::duration(kStoppingBudget)
+                                                     : Clock::duration(kStallLimit));
+    const std::uint64_t id = m_nextId++;
+    m_inFlight.push_back({.id = id, .records = records, .bytes = container.size()});
+    m_handingOut = true;  // retire() leaves the new container alone until it is handed out
+    std::size_t given = 0;
     for (std::size_t i = 0; i < m_clients.size();) {
         Client& c = m_clients[i];
         const Drain before = drain(c, block, budget);
@@ -407,19 +528,31 @@ bool TrapStreamServer::deliver(std::span<const std::uint8_t> container) {
             drop(i, "not reading or disconnected");
             continue;
         }
+        settle(c);
         if (before == Drain::Pending) {  // NO_WAIT: a slow client skips this container
             ++i;
             continue;
         }
         c.pending.assign(container.begin(), container.end());
+        c.streamQueued += container.size();
+        c.unacked.emplace_back(c.streamQueued, id);
+        ++find(id)->holders;
+        ++given;
         if (drain(c, false, std::chrono::microseconds(0)) == Drain::Failed) {
             drop(i, "disconnected");
             continue;
         }
-        any = true;
         ++i;
     }
-    return any;
+    m_handingOut = false;
+    if (given == 0) {
+        m_inFlight.pop_back();  // nobody got it: the caller counts it
+        retire();
+        return m_spec.timeout == TrapTimeout::Wait ? Delivery::Dropped : Delivery::Discarded;
+    }
+    for (auto& c : m_clients) settle(c);
+    retire();
+    return Delivery::Pending;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -468,6 +601,9 @@ void TrapFileOutput::open() {
     if (m_file == nullptr) {
         throw std::runtime_error("cannot open '" + m_currentPath + "': " + std::strerror(errno));
     }
+    // Containers are written whole (up to 100 kB each): no stdio buffer, so that a container
+    // counted as written is in the file, and one that fails (ENOSPC) is counted as dropped.
+    std::setvbuf(m_file, nullptr, _IONBF, 0);
     const auto h = hello();
     if (std::fwrite(h.data(), 1, h.size(), m_file) != h.size()) {
         throw std::runtime_error("cannot write '" + m_currentPath + "': " + std::strerror(errno));
@@ -475,7 +611,8 @@ void TrapFileOutput::open() {
     m_fileBytes = h.size();
 }
 
-bool TrapFileOutput::deliver(std::span<const std::uint8_t> container) {
+TrapOutput::Delivery TrapFileOutput::deliver(std::span<const std::uint8_t> container,
+                                             std::uint32_t /*records*/) {
     if (m_spec.rotateMinutes != 0 && std::time(nullptr) >= m_periodEnd) {
         close();
         m_suffix = 0;
@@ -490,7 +627,7 @@ bool TrapFileOutput::deliver(std::span<const std::uint8_t> container) {
         ++m_suffix;
         open();
     }
-    return true;
+    return Delivery::Delivered;
 }
 
 void TrapFileOutput::close() {

@@ -18,16 +18,28 @@
 // for slow clients; HALF_WAIT (ipfixprobe's default) blocks only for connected slow clients
 // and drops containers nobody is connected for; NO_WAIT never blocks, slow clients skip
 // containers. A client that takes nothing for 10 s is disconnected rather than blocking the
-// exporter forever.
+// exporter forever. After requestStop() (SIGINT/SIGTERM) WAIT no longer waits for a client and
+// a slow client gets at most 1 s.
+//
+// Accounting (as ipfix_transport.hpp): a container counts as delivered once some client's
+// stack has acknowledged its last byte (SIOCOUTQ; on a UNIX socket, once the client has read
+// it), not when send() took it. Each client keeps the stream offsets at which its containers
+// end; a container still unacknowledged by every client that got it when they are gone (a
+// crash, a reset, a stall) is dropped. At close, clients get kCloseBudget to acknowledge the
+// rest; a connection closed with unacknowledged data is reset so those records cannot arrive
+// after they were counted as dropped. Containers nobody was connected for (HALF_WAIT, NO_WAIT)
+// are dropped and counted in `discarded` too: that is the configured policy, not a failure.
 //
 // Sequence numbers count every message the interface handled before the container, from 0
 // (libtrap's `buffer=off` off-by-one is not reproduced).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
+#include <deque>
 #include <span>
 #include <string>
 #include <string_view>
@@ -86,16 +98,28 @@ public:
     void finish(bool eof);
     OutputStats stats() const noexcept { return m_stats; }
     const TrapIfcSpec& spec() const noexcept { return m_spec; }
+    /// Stop waiting for clients from now on (any thread; see the top of this file).
+    void requestStop() noexcept { m_stopRequested.store(true, std::memory_order_relaxed); }
 
 protected:
+    /// What became of a container handed to deliver().
+    enum class Delivery : std::uint8_t {
+        Delivered,  ///< written (file, blackhole)
+        Pending,    ///< the implementation accounts for its records later (stream server)
+        Dropped,    ///< lost: an error, or a WAIT interface stopped with nobody connected
+        Discarded,  ///< nobody was connected (HALF_WAIT / NO_WAIT): policy, counted as dropped
+    };
     TrapOutput(TrapIfcSpec spec, std::string specifier, std::size_t headerSize);
-    /// Delivers one finished container (header included); returns false if nobody got it.
-    virtual bool deliver(std::span<const std::uint8_t> container) = 0;
+    /// Delivers one finished container (header included) holding `records` records. Throws
+    /// std::runtime_error on an I/O error (the records are then counted as dropped).
+    virtual Delivery deliver(std::span<const std::uint8_t> container, std::uint32_t records) = 0;
     virtual void close() {}
     std::vector<std::uint8_t> hello() const;
+    bool stopRequested() const noexcept { return m_stopRequested.load(std::memory_order_relaxed); }
 
     TrapIfcSpec m_spec;
     std::string m_specifier;
+    OutputStats m_stats;
 
 private:
     void finishContainer();
@@ -107,7 +131,7 @@ private:
     std::uint32_t m_records = 0;
     std::uint64_t m_sequence = 0;
     bool m_closed = false;
-    OutputStats m_stats;
+    std::atomic<bool> m_stopRequested{false};
 };
 
 /// `t:` and `u:` servers.
@@ -124,19 +148,39 @@ public:
     void acceptClients();
 
 protected:
-    bool deliver(std::span<const std::uint8_t> container) override;
+    Delivery deliver(std::span<const std::uint8_t> container, std::uint32_t records) override;
     void close() override;
 
 private:
     struct Client {
         int fd = -1;
         std::vector<std::uint8_t> pending;
-        std::size_t sent = 0;  ///< bytes of `pending` already sent
+        std::size_t sent = 0;            ///< bytes of `pending` already sent
+        std::uint64_t streamSent = 0;    ///< bytes send() took on this connection
+        std::uint64_t streamQueued = 0;  ///< bytes given to this client (sent or pending)
+        /// Containers not yet acknowledged: {stream offset of their end, id}.
+        std::deque<std::pair<std::uint64_t, std::uint64_t>> unacked;
+    };
+    /// A container some client still has to acknowledge.
+    struct InFlight {
+        std::uint64_t id = 0;
+        std::uint32_t records = 0;
+        std::uint32_t holders = 0;  ///< clients that got it and have not acknowledged it
+        std::size_t bytes = 0;
+        bool delivered = false;
     };
     enum class Drain : std::uint8_t { Done, Pending, Failed };
     Drain drain(Client& c, bool block, std::chrono::microseconds budget);
     void drop(std::size_t index, const char* why);
+    /// Settles what `c` acknowledged (SIOCOUTQ), then retires finished containers.
+    void settle(Client& c);
+    void release(Client& c);  ///< a client leaves: its unacknowledged containers lose a holder
+    void retire();            ///< counts containers nobody holds any more
+    InFlight* find(std::uint64_t id);
 
+    std::deque<InFlight> m_inFlight;
+    std::uint64_t m_nextId = 0;
+    bool m_handingOut = false;
     int m_listen = -1;
     std::uint16_t m_port = 0;
     std::string m_path;
@@ -153,7 +197,7 @@ public:
     const std::string& currentPath() const noexcept { return m_currentPath; }
 
 protected:
-    bool deliver(std::span<const std::uint8_t> container) override;
+    Delivery deliver(std::span<const std::uint8_t> container, std::uint32_t records) override;
     void close() override;
 
 private:
@@ -173,7 +217,9 @@ public:
     TrapBlackhole(TrapIfcSpec spec, std::string specifier);
 
 protected:
-    bool deliver(std::span<const std::uint8_t>) override { return true; }
+    Delivery deliver(std::span<const std::uint8_t>, std::uint32_t) override {
+        return Delivery::Delivered;
+    }
 };
 
 }  // namespace rowprobe::output

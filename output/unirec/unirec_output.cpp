@@ -153,6 +153,8 @@ UnirecOutput::UnirecOutput(const Options& o) {
                     break;
             }
         } catch (const std::runtime_error& e) {
+            // A file that cannot be created is a start-up error like any output file (exit 2).
+            if (text.rfind("f:", 0) == 0) o.fail("ifc", "interface '" + text + "': " + e.what());
             throw RuntimeError("output 'unirec'", "interface '" + text + "': " + e.what());
         }
         m_record.resize(std::max(m_record.size(), ifc.encoder->recordSize()));
@@ -210,15 +212,21 @@ void UnirecOutput::publish() noexcept {
         total.records += s.records;
         total.dropped += s.dropped;
         total.bytes += s.bytes;
+        total.discarded += s.discarded;
     }
     m_records.store(total.records, std::memory_order_relaxed);
     m_dropped.store(total.dropped, std::memory_order_relaxed);
     m_bytes.store(total.bytes, std::memory_order_relaxed);
+    m_discarded.store(total.discarded, std::memory_order_relaxed);
+}
+
+void UnirecOutput::requestStop() {
+    for (auto& ifc : m_interfaces) ifc.trap->requestStop();
 }
 
 OutputStats UnirecOutput::stats() const {
     return {m_records.load(std::memory_order_relaxed), m_dropped.load(std::memory_order_relaxed),
-            m_bytes.load(std::memory_order_relaxed)};
+            m_bytes.load(std::memory_order_relaxed), m_discarded.load(std::memory_order_relaxed)};
 }
 
 ROWPROBE_REGISTER_PLUGIN(

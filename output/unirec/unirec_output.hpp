@@ -25,6 +25,7 @@ public:
     void flush() override;
     void finish() override;
     OutputStats stats() const override;
+    void requestStop() override;
 
     std::size_t interfaceCount() const noexcept { return m_interfaces.size(); }
     TrapOutput& interface(std::size_t i) { return *m_interfaces[i].trap; }
@@ -44,6 +45,7 @@ private:
     std::atomic<std::uint64_t> m_records{0};
     std::atomic<std::uint64_t> m_dropped{0};
     std::atomic<std::uint64_t> m_bytes{0};
+    std::atomic<std::uint64_t> m_discarded{0};
 };
 
 }  // namespace rowprobe::output

@@ -27,8 +27,26 @@ bool parseInt(std::string_view text, std::int64_t& out) {
     return ec == std::errc() && p == end;
 }
 
+/// A plain decimal: [-]digits[.digits] or [-].digits. No sign '+', no spaces, no hexadecimal,
+/// no exponent, no inf/nan (strtod accepts all of these; 1e-400 would silently become 0).
+bool isPlainDecimal(std::string_view text) {
+    if (!text.empty() && text.front() == '-') text.remove_prefix(1);
+    std::size_t digits = 0;
+    bool dot = false;
+    for (const char c : text) {
+        if (c >= '0' && c <= '9') {
+            ++digits;
+        } else if (c == '.' && !dot) {
+            dot = true;
+        } else {
+            return false;
+        }
+    }
+    return digits != 0 && text.back() != '.';
+}
+
 bool parseDouble(std::string_view text, double& out) {
-    if (text.empty()) return false;
+    if (!isPlainDecimal(text)) return false;
     std::string copy(text);
     char* end = nullptr;
     out = std::strtod(copy.c_str(), &end);

@@ -119,6 +119,12 @@ public:
     virtual void finish() { flush(); }
     /// Thread-safe counters (records written, dropped).
     virtual OutputStats stats() const { return {}; }
+    /// Called once from the main thread when a stop was requested (SIGINT/SIGTERM), while the
+    /// export thread may be inside write()/flush(): an output that can wait for a peer (a
+    /// client to connect, a stalled collector) stops waiting from now on, so that shutdown
+    /// ends within the plugin's bounded time; what it then cannot deliver is counted in
+    /// stats().dropped. Must be thread-safe. The default does nothing.
+    virtual void requestStop() {}
 };
 
 }  // namespace rowprobe

@@ -69,6 +69,9 @@ struct OutputStats {
     std::uint64_t records = 0;  ///< records written
     std::uint64_t dropped = 0;  ///< records lost (e.g. collector unreachable beyond the buffer)
     std::uint64_t bytes = 0;
+    /// The part of `dropped` the output discarded by its configured policy, not for a failure
+    /// (UniRec HALF_WAIT / NO_WAIT with nobody connected). Exit code 1 only for the rest.
+    std::uint64_t discarded = 0;
 };
 
 /// Everything a worker reports about its queue.
