@@ -1,5 +1,6 @@
 #include "failure.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
@@ -87,8 +88,25 @@ void* allocate(std::size_t bytes) {
     }
 }
 
+void* allocateAligned(std::size_t bytes, std::align_val_t alignment) {
+    const auto align = static_cast<std::size_t>(alignment);
+    const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + align - 1) / align * align;
+    for (;;) {
+        if (void* p = std::aligned_alloc(align, rounded)) return p;
+        if (std::new_handler handler = std::get_new_handler(); handler != nullptr) {
+            handler();
+            continue;
+        }
+        rowprobe::core::t_failedBytes = bytes;
+        throw std::bad_alloc();
+    }
+}
+
 }  // namespace
 
 void* operator new(std::size_t bytes) { return allocate(bytes); }
 void* operator new[](std::size_t bytes) { return allocate(bytes); }
+// libstdc++'s aligned operator delete frees with free(), which fits aligned_alloc.
+void* operator new(std::size_t bytes, std::align_val_t a) { return allocateAligned(bytes, a); }
+void* operator new[](std::size_t bytes, std::align_val_t a) { return allocateAligned(bytes, a); }
 #endif  // a sanitizer's own operator new (it pairs it with its operator delete) stays

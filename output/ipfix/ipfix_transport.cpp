@@ -170,14 +170,22 @@ void FileTransport::writeBuffer() {
         }
         if (n < 0 && errno == EINTR) continue;
         const int e = n < 0 ? errno : EIO;
-        m_dropped.fetch_add(m_bufferedRecords, std::memory_order_relaxed);
+        std::uint64_t written = 0;
+        for (const auto& [end, records] : m_bufferedMessages) {
+            if (end <= done) written += records;
+        }
+        m_records.fetch_add(written, std::memory_order_relaxed);
+        m_bytes.fetch_add(done, std::memory_order_relaxed);
+        m_dropped.fetch_add(m_bufferedRecords - written, std::memory_order_relaxed);
         m_bufferedRecords = 0;
+        m_bufferedMessages.clear();
         m_buffer.clear();
         throw RuntimeError("output 'ipfix'", "cannot write '" + m_path + "': " + errnoText(e));
     }
     m_records.fetch_add(m_bufferedRecords, std::memory_order_relaxed);
     m_bytes.fetch_add(m_buffer.size(), std::memory_order_relaxed);
     m_bufferedRecords = 0;
+    m_bufferedMessages.clear();
     m_buffer.clear();
 }
 
@@ -190,6 +198,7 @@ bool FileTransport::sendMessage(std::span<const std::uint8_t> message, std::uint
     if (m_buffer.size() + message.size() > kFileBuffer && !m_buffer.empty()) writeBuffer();
     m_buffer.insert(m_buffer.end(), message.begin(), message.end());
     m_bufferedRecords += dataRecords;
+    m_bufferedMessages.emplace_back(m_buffer.size(), dataRecords);
     return true;
 }
 
@@ -490,26 +499,29 @@ void TcpTransport::disconnect(const char* why) {
     m_outageStart = now;
     m_inOutage = true;
     const auto buffered = static_cast<double>(m_config.bufferBytes) / (1 << 20);
-    logEvent(std::string("collector ") + m_config.addresses.front().text + ": connection lost (" +
-             why + "); buffering up to " + std::to_string(static_cast<int>(buffered)) +
-             " MiB and reconnecting");
+    logEvent(0, std::string("collector ") + m_config.addresses.front().text +
+                    ": connection lost (" + why + "); buffering up to " +
+                    std::to_string(static_cast<int>(buffered)) + " MiB and reconnecting");
     m_space.notify_all();
 }
 
-void TcpTransport::logEvent(const std::string& line) {
+void TcpTransport::logEvent(int kind, const std::string& line) {
     const auto now = Clock::now();
-    if (!m_config.verbose && m_lastEventLog != Clock::time_point{} &&
-        now - m_lastEventLog < kLogInterval) {
-        ++m_eventsNotLogged;
+    if (!m_config.verbose && m_lastEventLog[kind] != Clock::time_point{} &&
+        now - m_lastEventLog[kind] < kLogInterval) {
+        ++m_eventsNotLogged[kind];
         return;
     }
     std::string text = line;
-    if (m_eventsNotLogged != 0) {
-        text += " (" + std::to_string(m_eventsNotLogged) +
-                " connection events not logged since the last message)";
+    if (m_eventsNotLogged[kind] != 0) {
+        text +=
+            " (" + std::to_string(m_eventsNotLogged[kind]) +
+            " more like this not logged in the last " +
+            std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kLogInterval).count()) +
+            " s)";
     }
-    m_eventsNotLogged = 0;
-    m_lastEventLog = now;
+    m_eventsNotLogged[kind] = 0;
+    m_lastEventLog[kind] = now;
     log(text);
 }
 
@@ -562,8 +574,9 @@ void TcpTransport::run() {
             if (m_inOutage || m_config.verbose) {
                 const auto down =
                     std::chrono::duration<double>(Clock::now() - m_outageStart).count();
-                logEvent("collector " + m_config.addresses.front().text + ": connected" +
-                         (m_inOutage ? " after " + std::to_string(down) + " s" : std::string()));
+                logEvent(
+                    1, "collector " + m_config.addresses.front().text + ": connected" +
+                           (m_inOutage ? " after " + std::to_string(down) + " s" : std::string()));
             }
             m_inOutage = false;
             continue;

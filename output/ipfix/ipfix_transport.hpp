@@ -118,6 +118,8 @@ private:
     bool m_ownsFile = true;
     std::vector<std::uint8_t> m_buffer;  ///< messages not yet written
     std::uint64_t m_bufferedRecords = 0;
+    /// Where each buffered message ends and its records: a partial write counts whole messages.
+    std::vector<std::pair<std::size_t, std::uint32_t>> m_bufferedMessages;
     std::atomic<std::uint64_t> m_records{0};
     std::atomic<std::uint64_t> m_dropped{0};
     std::atomic<std::uint64_t> m_bytes{0};
@@ -196,8 +198,9 @@ private:
     void updateAcks();                 // mutex held
     void disconnect(const char* why);  // mutex held
     void log(const std::string& line) const;
-    /// Logs a connection event at most once per kLogInterval (mutex held).
-    void logEvent(const std::string& line);
+    /// Logs a connection event of one kind (0 lost, 1 connected) at most once per
+    /// kLogInterval, with the number of events of that kind not logged since (mutex held).
+    void logEvent(int kind, const std::string& line);
 
     Config m_config;
     std::mutex m_mutex;
@@ -223,8 +226,8 @@ private:
     bool m_stalled = false;  ///< no progress for `stall` while the ring was full
     bool m_stopRequestedEarly = false;
     Clock::time_point m_stopDeadline{};  ///< requestStop() + linger
-    Clock::time_point m_lastEventLog{};
-    std::uint64_t m_eventsNotLogged = 0;
+    Clock::time_point m_lastEventLog[2]{};
+    std::uint64_t m_eventsNotLogged[2]{};
     bool m_stopping = false;
     Clock::time_point m_deadline{};
     std::atomic<bool> m_stopRequested{false};    ///< copy of m_stopping for sendAll

@@ -110,6 +110,11 @@ JsonOutput::JsonOutput(const Options& options)
     if (!options.explicitlySet("fields")) return;
     m_layout = JsonLayout({});
     const std::vector<const FieldSpec*> fields = parseRecordFieldList(options, "fields");
+    for (const FieldSpec* spec : fields) m_layout.add(*spec);
+    if (m_layout.maxLine() > kLineLimit) {
+        options.fail("fields", "too many fields: a line could exceed " +
+                                   std::to_string(kLineLimit) + " bytes");
+    }
     for (std::size_t i = 0; i < fields.size(); ++i) {
         for (std::size_t j = 0; j < i; ++j) {
             if (fields[j] == fields[i]) {
@@ -117,11 +122,6 @@ JsonOutput::JsonOutput(const Options& options)
                                            "' is listed twice (a JSON object has each key once)");
             }
         }
-    }
-    for (const FieldSpec* spec : fields) m_layout.add(*spec);
-    if (m_layout.maxLine() > kLineLimit) {
-        options.fail("fields", "too many fields: a line could exceed " +
-                                   std::to_string(kLineLimit) + " bytes");
     }
 }
 

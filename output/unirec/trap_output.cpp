@@ -467,9 +467,13 @@ TrapStreamServer::InFlight* TrapStreamServer::find(std::uint64_t id) {
 
 void TrapStreamServer::settle(Client& c) {
     int outq = 0;
-    if (::ioctl(c.fd, SIOCOUTQ, &outq) != 0) return;
-    // On a UNIX socket the queue is counted with its buffers' overhead: acked is then an
-    // underestimate until the client has read everything, never an overestimate.
+    // A UNIX stream socket queues what send() took directly on the client's receive queue,
+    // where it stays readable after this end closes: that is the acknowledgement.
+    if (m_spec.type == 'u') {
+        outq = 0;
+    } else if (::ioctl(c.fd, SIOCOUTQ, &outq) != 0) {
+        return;
+    }
     const std::uint64_t queued =
         std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max(0, outq)), c.streamSent);
     const std::uint64_t acked = c.streamSent - queued;

@@ -22,8 +22,8 @@
 // a slow client gets at most 1 s.
 //
 // Accounting (as ipfix_transport.hpp): a container counts as delivered once some client's
-// stack has acknowledged its last byte (SIOCOUTQ; on a UNIX socket, once the client has read
-// it), not when send() took it. Each client keeps the stream offsets at which its containers
+// stack has acknowledged its last byte (SIOCOUTQ; on a UNIX socket send() puts it on the
+// client's receive queue, which is the same), not when send() took it. Each client keeps the stream offsets at which its containers
 // end; a container still unacknowledged by every client that got it when they are gone (a
 // crash, a reset, a stall) is dropped. At close, clients get kCloseBudget to acknowledge the
 // rest; a connection closed with unacknowledged data is reset so those records cannot arrive

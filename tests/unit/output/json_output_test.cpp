@@ -363,9 +363,9 @@ TEST(JsonOutput, UnknownFieldIsAConfigErrorWithASuggestion) {
 // record follows the field list.
 TEST(JsonOutput, LongFieldListLinesAreWrittenWholeAcrossBufferRefills) {
     const fs::path path = scratchFile("long-fields.jsonl");
-    std::string list = "packets";
-    for (int i = 0; i < 40; ++i) list += ",src_ip";
-    constexpr std::uint32_t kRecords = 2'000;  // ~5 MB: the 1 MiB buffer drains several times
+    // Each field once (duplicate keys are refused); many records: ~3 MB through the 1 MiB buffer.
+    const std::string list = "packets,src_ip";
+    constexpr std::uint32_t kRecords = 40'000;
     {
         auto out = Registry::instance().createAs<OutputPlugin>(
             PluginKind::Output, "json;file=" + path.string() + ";fields=" + list, "-o");
@@ -394,7 +394,7 @@ TEST(JsonOutput, LongFieldListLinesAreWrittenWholeAcrossBufferRefills) {
              ++at) {
             ++count;
         }
-        ASSERT_EQ(count, 40U) << line;
+        ASSERT_EQ(count, 1U) << line;
         ++lines;
         start = end + 1;
     }

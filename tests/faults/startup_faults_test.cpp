@@ -1,0 +1,134 @@
+// Fault injection at start-up: signals before the pipeline is built (issue 10, defect 12) and
+// configuration that used to be half-accepted (defect 10). Exit codes as documented in
+// docs/reliability.md: 2 for anything refused at start-up, including files named by options
+// that cannot be created.
+#include <csignal>
+#include <fstream>
+
+#include "fault_support.hpp"
+
+namespace rowprobe::test::faults {
+namespace {
+
+namespace fs = std::filesystem;
+
+CommandResult rowprobe(std::vector<std::string> args, int timeoutSec = 15) {
+    args.insert(args.begin(), binary());
+    ChildProcess child(args);
+    return child.wait(timeoutSec);
+}
+
+fs::path writeConfig(const std::string& name, const std::string& text) {
+    const fs::path p = tempDir() / name;
+    std::ofstream(p) << text;
+    return p;
+}
+
+// Defect 12: a SIGTERM during start-up (here: while a 2^20-record flow table is allocated and
+// cleared, ~0.7 s) is a clean stop, exit 0, not death by signal (143).
+TEST(StartupFaults, SigtermDuringStartupIsACleanStop) {
+    const auto stats = tempDir() / "early-stop.json";
+    ChildProcess child({binary(), "-i", "gen;packets=0", "-s", "cache;size=20", "-o",
+                        "json;file=/dev/null", "-Q", "--stats-json", stats.string()});
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    child.signal(SIGTERM);
+    const CommandResult r = child.wait(15);
+    ASSERT_NE(r.exitCode, -1);
+    EXPECT_EQ(r.exitCode, 0) << "143 = killed by the signal before the handlers were installed\n"
+                             << r.err;
+    readAccounting(stats);
+}
+
+// Defect 10: on/off options in --config take true/false/yes/no/on/off/1/0 and mean them.
+TEST(StartupFaults, ConfigOnOffValuesAreHonouredAndCheckedStrictly) {
+    const auto off = writeConfig("off.conf",
+                                 "input = gen;packets=3\nversion = 0\n"
+                                 "no-vlan-key = false\nquiet = no\n"
+                                 "output = json;file=-\n");
+    const CommandResult r = rowprobe({"--config", off.string()});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(r.out.find("rowprobe 0."), std::string::npos) << "version = 0 printed the version";
+    EXPECT_EQ(countOf(r.out, "\"src_ip\""), 3U) << "version = 0 must run: " << r.out;
+    EXPECT_NE(r.err.find("records written"), std::string::npos) << "quiet = no keeps the stats";
+
+    const auto on = writeConfig("on.conf",
+                                "input = gen;packets=3 # comment\nquiet = yes\n"
+                                "output = json;file=/dev/null\n");
+    const CommandResult q = rowprobe({"--config", on.string()});
+    EXPECT_EQ(q.exitCode, 0) << q.err;
+    EXPECT_EQ(q.err.find("records written"), std::string::npos) << "quiet = yes: " << q.err;
+
+    const auto bad = writeConfig("bad.conf", "input = gen;packets=3\nquiet = banana\n");
+    const CommandResult b = rowprobe({"--config", bad.string()});
+    EXPECT_EQ(b.exitCode, 2);
+    EXPECT_NE(b.err.find("bad.conf:2"), std::string::npos) << b.err;
+    EXPECT_NE(b.err.find("banana"), std::string::npos) << b.err;
+
+    const CommandResult d = rowprobe({"--config", tempDir().string()});
+    EXPECT_EQ(d.exitCode, 2) << "a directory is not an empty configuration";
+    EXPECT_NE(d.err.find("is a directory"), std::string::npos) << d.err;
+
+    const auto junk = writeConfig("junk.conf", "input = gen;packets=3\njust some words\n");
+    EXPECT_EQ(rowprobe({"--config", junk.string()}).exitCode, 2);
+}
+
+// Defect 10: durations and decimals are plain decimals with a unit; json fields once each.
+TEST(StartupFaults, NumbersAndFieldListsAreStrict) {
+    for (const char* value : {"0x10", " 5", "+5", "1e-400", "5e3", "inf", "nan", "1.", "."}) {
+        const CommandResult r =
+            rowprobe({"-i", "gen;packets=3", "-s", std::string("cache;active=") + value, "-Q"});
+        EXPECT_EQ(r.exitCode, 2) << "active=" << value << "\n" << r.err;
+        const CommandResult t = rowprobe({"-i", "gen;packets=3", "-t", value, "-Q"});
+        EXPECT_EQ(t.exitCode, 2) << "-t " << value << "\n" << t.err;
+    }
+    for (const char* value : {"5", "1.5", "500ms", "0.25s", "2m"}) {
+        const CommandResult r =
+            rowprobe({"-i", "gen;packets=3", "-s", std::string("cache;active=") + value, "-o",
+                      "json;file=/dev/null", "-Q"});
+        EXPECT_EQ(r.exitCode, 0) << "active=" << value << "\n" << r.err;
+    }
+    const CommandResult j =
+        rowprobe({"-i", "gen;packets=3", "-o", "json;fields=src_ip,dst_ip,src_ip", "-Q"});
+    EXPECT_EQ(j.exitCode, 2);
+    EXPECT_NE(j.err.find("'src_ip' is listed twice"), std::string::npos) << j.err;
+}
+
+// Defect 10: files named by options are created at start-up; one that cannot be is exit 2
+// before anything runs (an endless input proves nothing ran), for every option and output.
+TEST(StartupFaults, UnwritableFilesStopStartupWithExit2) {
+    const std::string missing = (tempDir() / "no-such-dir" / "file").string();
+    const std::vector<std::vector<std::string>> cases = {
+        {"--stats-json", missing},          {"--pid-file", missing},
+        {"--pid-file", tempDir().string()}, {"-o", "json;file=" + missing},
+        {"-o", "text;file=" + missing},     {"-o", "ipfix;file=" + missing},
+        {"-o", "unirec;i=f:" + missing},
+    };
+    for (const auto& extra : cases) {
+        std::vector<std::string> args = {"-i", "gen;packets=0", "-Q"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const auto t0 = Clock::now();
+        const CommandResult r = rowprobe(args, 10);
+        EXPECT_EQ(r.exitCode, 2) << extra[0] << " " << extra[1] << "\n" << r.err;
+        EXPECT_LT(secondsSince(t0), 5.0) << extra[0] << ": checked only after a run";
+    }
+    // The pid file is written at start-up and removed at the end.
+    const auto pid = tempDir() / "rowprobe.pid";
+    ChildProcess child({binary(), "-i", "gen;packets=0", "-o", "json;file=/dev/null", "-Q",
+                        "--pid-file", pid.string()});
+    for (int i = 0; i < 200 && readFile(pid).empty(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_EQ(readFile(pid), std::to_string(child.pid()) + "\n");
+    child.signal(SIGTERM);
+    EXPECT_EQ(child.wait(10).exitCode, 0);
+    EXPECT_FALSE(fs::exists(pid));
+}
+
+// Defect 10: `unirec;i=t:0` names the port it listens on.
+TEST(StartupFaults, UnirecPortZeroIsNamed) {
+    const CommandResult r = rowprobe({"-i", "gen;packets=3", "-o", "unirec;i=t:0", "-Q"});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.err.find("listens on TCP port "), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace rowprobe::test::faults
