@@ -155,7 +155,10 @@ std::vector<std::string> configFileArguments(const std::string& path, std::istre
         }
         const std::string name = trim(line.substr(0, eq));
         const std::string value = trim(line.substr(eq + 1));
-        const po::option_description* o = desc.find_nothrow(name, false);
+        const po::option_description* o = nullptr;  // exact long names only, no prefixes
+        for (const auto& d : desc.options()) {
+            if (d->long_name() == name) o = d.get();
+        }
         if (o == nullptr || name == "config" || name == "help") {
             std::vector<std::string> choices;
             for (const auto& d : desc.options()) {

@@ -9,6 +9,8 @@ build_pkgs=(build-essential cmake ninja-build pkg-config python3
             libdpdk-dev libndpi-dev libssl-dev zlib1g-dev librdkafka-dev ccache)
 test_pkgs=(tshark libfixbuf-tools nfdump gnuplot-nox clang-format clang-tidy gzip iproute2 procps
            kcat mandoc rpm rpmlint)
+# The fuzz stage of scripts/test.sh: clang with libFuzzer and the sanitizer runtimes.
+test_pkgs+=(clang-14 libclang-rt-14-dev)
 
 want=("${build_pkgs[@]}")
 if [[ "${1:-}" != "--no-test-tools" ]]; then
