@@ -99,21 +99,32 @@ int main(int argc, char** argv) {
             pidFile.close();
         }
     } catch (const ConfigError& e) {
+        if (statsFile.is_open()) {
+            statsFile.close();
+            std::remove(cli.config.statsJson.c_str());
+        }
         return configError(e);
     }
     const Config& config = cli.config;
     auto removePidFile = [&] {
         if (!config.pidFile.empty()) std::remove(config.pidFile.c_str());
     };
+    auto startFailed = [&] {  // nothing ran: leave no empty statistics file behind
+        removePidFile();
+        if (statsFile.is_open()) {
+            statsFile.close();
+            std::remove(config.statsJson.c_str());
+        }
+    };
 
     std::unique_ptr<Pipeline> pipeline;
     try {
         pipeline = std::make_unique<Pipeline>(config);
     } catch (const ConfigError& e) {
-        removePidFile();
+        startFailed();
         return configError(e);
     } catch (const std::exception& e) {
-        removePidFile();
+        startFailed();
         std::cerr << "rowprobe: error: " << describeFailure(e) << '\n';
         return 1;
     }

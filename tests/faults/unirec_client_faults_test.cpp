@@ -1,8 +1,10 @@
 // Fault injection: UniRec `t:` clients that never come, crash with data in flight, or leave
 // (issue 10, defects 2 and 8).
 #include <sys/ioctl.h>
+#include <sys/un.h>
 
 #include <csignal>
+#include <cstdio>
 
 #include "fault_support.hpp"
 
@@ -115,6 +117,70 @@ TEST(UnirecClientFaults, ReadingClientGetsEverything) {
     EXPECT_EQ(a.written, 50000U);
     EXPECT_EQ(a.dropped, 0U);
     EXPECT_GT(got, 50000U * 40);
+}
+
+}  // namespace
+}  // namespace rowprobe::test::faults
+
+namespace rowprobe::test::faults {
+namespace {
+
+int connectUnix(const std::filesystem::path& path) {
+    const auto deadline = Clock::now() + std::chrono::seconds(5);
+    while (Clock::now() < deadline) {
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
+        if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
+        ::close(fd);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return -1;
+}
+
+std::uint64_t readAll(int fd, std::uint64_t limit) {
+    std::uint64_t got = 0;
+    char buf[65536];
+    while (got < limit) {
+        const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        got += static_cast<std::uint64_t>(n);
+    }
+    return got;
+}
+
+// A `u:` module that leaves mid-stream and a second one that comes (a module restart), with
+// timeout=WAIT: rowprobe waits for the second, which gets the rest; whatever was in flight
+// when the first left is dropped, and the exit code says whether anything was.
+TEST(UnirecClientFaults, UnixModuleRestartIsAccountedFor) {
+    const auto dir = tempDir() / "trap-u";
+    std::filesystem::create_directories(dir);
+    ::setenv("TRAP_SOCKET_DIR", dir.c_str(), 1);
+    const auto stats = tempDir() / "unirec-u-stats.json";
+    ChildProcess child(command(
+        {"-i", "gen;pattern=netscan;packets=200000", "-o", "unirec;i=u:faults:timeout=WAIT"},
+        stats));
+    ::unsetenv("TRAP_SOCKET_DIR");
+    const auto path = dir / "trap-faults.sock";
+    const int first = connectUnix(path);
+    ASSERT_GE(first, 0) << "no socket at " << path;
+    const std::uint64_t firstGot = readAll(first, 200000);
+    ::close(first);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const int second = connectUnix(path);
+    ASSERT_GE(second, 0);
+    const std::uint64_t secondGot = readAll(second, ~std::uint64_t{0});
+    ::close(second);
+    const CommandResult r = child.wait(15);
+    ASSERT_NE(r.exitCode, -1);
+    const Accounting a = readAccounting(stats);
+    EXPECT_EQ(a.exported, 200000U);
+    EXPECT_GT(firstGot, 0U);
+    EXPECT_GT(secondGot, 1000000U) << "the second module got the rest";
+    EXPECT_GT(a.written, 100000U);
+    EXPECT_EQ(a.discarded, 0U) << "WAIT discards nothing";
+    EXPECT_EQ(r.exitCode, a.dropped > 0 ? 1 : 0) << r.err;
 }
 
 }  // namespace
