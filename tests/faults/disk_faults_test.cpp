@@ -48,7 +48,7 @@ RunResult runOnFullDisk(const std::string& output, const fs::path& dir, bool fil
     argv.insert(argv.end(), cmd.begin(), cmd.end());
     const auto t0 = Clock::now();
     ChildProcess child(argv);
-    r.result = child.wait(15);
+    r.result = child.wait(scaled(15));
     r.seconds = secondsSince(t0);
     return r;
 }

@@ -51,6 +51,9 @@ constexpr bool kSanitized =
     false;
 #endif
 
+/// Time limits and bounds in a sanitizer build (3x slower or more) are scaled by this.
+inline double scaled(double seconds) { return kSanitized ? seconds * 3 : seconds; }
+
 inline double secondsSince(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
@@ -110,7 +113,7 @@ inline RunResult runFor(const std::vector<std::string>& args, double limitSec) {
                            std::to_string(Clock::now().time_since_epoch().count()) + ".json");
     const auto t0 = Clock::now();
     ChildProcess child(command(args, r.stats));
-    r.result = child.wait(limitSec);
+    r.result = child.wait(scaled(limitSec));
     r.seconds = secondsSince(t0);
     return r;
 }
@@ -126,7 +129,7 @@ inline RunResult runAndStop(const std::vector<std::string>& args, double afterSe
     std::this_thread::sleep_for(std::chrono::duration<double>(afterSec));
     child.signal(SIGTERM);
     const auto t1 = Clock::now();
-    r.result = child.wait(limitSec);
+    r.result = child.wait(scaled(limitSec));
     if (stopSeconds != nullptr) *stopSeconds = secondsSince(t1);
     r.seconds = secondsSince(t0);
     return r;

@@ -23,7 +23,7 @@ TEST(IpfixCollectorFaults, StalledCollectorIsDetectedOnceAndTheRunEnds) {
         runFor({"-i", kManyFlows, "-o", ipfixTo(collector.port(), "buffer=1;linger=1")}, 18);
     ASSERT_NE(r.result.exitCode, -1) << "still running after 18 s: the stalled collector froze it";
     EXPECT_EQ(r.result.exitCode, 1) << "records were dropped: exit 1\n" << r.result.err;
-    EXPECT_LT(r.seconds, 12.0);
+    EXPECT_LT(r.seconds, scaled(12.0));
     const Accounting a = readAccounting(r.stats);
     EXPECT_EQ(a.exported, 300000U);
     EXPECT_GT(a.dropped, 200000U);
@@ -41,7 +41,7 @@ TEST(IpfixCollectorFaults, SigtermEndsWithinLingerWhateverTheCollectorDoes) {
     ASSERT_NE(r.result.exitCode, -1) << "SIGTERM did not end the run within 12 s";
     EXPECT_NE(r.result.exitCode, 130) << "a clean stop, not the second-signal exit";
     EXPECT_EQ(r.result.exitCode, 1) << r.result.err;
-    EXPECT_LT(stopSeconds, 2.0 + 5.0 + 1.5) << "linger + one stall detection + slack";
+    EXPECT_LT(stopSeconds, 2.0 + 5.0 + scaled(1.5)) << "linger + one stall detection + slack";
     readAccounting(r.stats);
 }
 

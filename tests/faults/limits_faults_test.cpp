@@ -13,7 +13,7 @@ CommandResult runLimited(const std::string& limitKiB, const std::vector<std::str
                                      "sh", binary()};
     argv.insert(argv.end(), args.begin(), args.end());
     ChildProcess child(argv);
-    return child.wait(15);
+    return child.wait(scaled(15));
 }
 
 // From a generous limit down to a tiny one: whatever fails, the message is specific, the exit

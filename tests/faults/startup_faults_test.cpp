@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 CommandResult rowprobe(std::vector<std::string> args, int timeoutSec = 15) {
     args.insert(args.begin(), binary());
     ChildProcess child(args);
-    return child.wait(timeoutSec);
+    return child.wait(scaled(timeoutSec));
 }
 
 fs::path writeConfig(const std::string& name, const std::string& text) {
@@ -32,7 +32,7 @@ TEST(StartupFaults, SigtermDuringStartupIsACleanStop) {
                         "json;file=/dev/null", "-Q", "--stats-json", stats.string()});
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     child.signal(SIGTERM);
-    const CommandResult r = child.wait(15);
+    const CommandResult r = child.wait(scaled(15));
     ASSERT_NE(r.exitCode, -1);
     EXPECT_EQ(r.exitCode, 0) << "143 = killed by the signal before the handlers were installed\n"
                              << r.err;
@@ -109,7 +109,7 @@ TEST(StartupFaults, UnwritableFilesStopStartupWithExit2) {
         const auto t0 = Clock::now();
         const CommandResult r = rowprobe(args, 10);
         EXPECT_EQ(r.exitCode, 2) << extra[0] << " " << extra[1] << "\n" << r.err;
-        EXPECT_LT(secondsSince(t0), 5.0) << extra[0] << ": checked only after a run";
+        EXPECT_LT(secondsSince(t0), scaled(5.0)) << extra[0] << ": checked only after a run";
     }
     // The pid file is written at start-up and removed at the end.
     const auto pid = tempDir() / "rowprobe.pid";
@@ -119,7 +119,7 @@ TEST(StartupFaults, UnwritableFilesStopStartupWithExit2) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     EXPECT_EQ(readFile(pid), std::to_string(child.pid()) + "\n");
     child.signal(SIGTERM);
-    EXPECT_EQ(child.wait(10).exitCode, 0);
+    EXPECT_EQ(child.wait(scaled(10)).exitCode, 0);
     EXPECT_FALSE(fs::exists(pid));
 }
 

@@ -39,7 +39,7 @@ TEST(UnirecClientFaults, WaitWithoutClientStopsOnSigterm) {
                                    1.0, 10.0, &stopSeconds);
     ASSERT_NE(r.result.exitCode, -1) << "SIGTERM did not stop the wait for a client";
     EXPECT_EQ(r.result.exitCode, 1) << r.result.err;
-    EXPECT_LT(stopSeconds, 3.0);
+    EXPECT_LT(stopSeconds, scaled(3.0));
     const Accounting a = readAccounting(r.stats);
     EXPECT_EQ(a.exported, 20000U);
     EXPECT_EQ(a.dropped, 20000U);
@@ -64,7 +64,7 @@ TEST(UnirecClientFaults, ClientCrashCountsUnacknowledgedRecordsAsDropped) {
     const linger reset{1, 0};
     ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
     ::close(fd);  // the crash
-    const CommandResult r = child.wait(15);
+    const CommandResult r = child.wait(scaled(15));
     ASSERT_NE(r.exitCode, -1);
     EXPECT_EQ(r.exitCode, 1) << "records were lost with the client\n" << r.err;
     const Accounting a = readAccounting(stats);
@@ -107,7 +107,7 @@ TEST(UnirecClientFaults, ReadingClientGetsEverything) {
             got += static_cast<std::uint64_t>(n);
         }
     });
-    const CommandResult r = child.wait(15);
+    const CommandResult r = child.wait(scaled(15));
     ::shutdown(fd, SHUT_RDWR);
     reader.join();
     ::close(fd);
@@ -172,7 +172,7 @@ TEST(UnirecClientFaults, UnixModuleRestartIsAccountedFor) {
     ASSERT_GE(second, 0);
     const std::uint64_t secondGot = readAll(second, ~std::uint64_t{0});
     ::close(second);
-    const CommandResult r = child.wait(15);
+    const CommandResult r = child.wait(scaled(15));
     ASSERT_NE(r.exitCode, -1);
     const Accounting a = readAccounting(stats);
     EXPECT_EQ(a.exported, 200000U);
