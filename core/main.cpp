@@ -3,18 +3,25 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <thread>
 
 #include "cli.hpp"
+#include "metrics.hpp"
 #include "pipeline.hpp"
 #include "rowprobe/errors.hpp"
 
 namespace {
 
 std::atomic<bool> g_stop{false};
+std::atomic<bool> g_reopen{false};  ///< SIGHUP: the export thread reopens the file outputs
+
+extern "C" void onHangup(int /*signal*/) { g_reopen.store(true); }
 
 extern "C" void onSignal(int /*signal*/) {
     if (g_stop.exchange(true)) {
@@ -28,6 +35,11 @@ void installSignals() {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
+    struct sigaction hup {};
+    hup.sa_handler = onHangup;
+    sigemptyset(&hup.sa_mask);
+    hup.sa_flags = SA_RESTART;
+    sigaction(SIGHUP, &hup, nullptr);
     std::signal(SIGPIPE, SIG_IGN);
 }
 
@@ -67,6 +79,19 @@ int main(int argc, char** argv) {
         return 1;
     }
 
+    std::unique_ptr<MetricsServer> metrics;
+    if (!config.metrics.empty()) {
+        try {
+            metrics = std::make_unique<MetricsServer>(parseMetricsAddress(config.metrics),
+                                                      [&pipeline] { return pipeline->stats(); });
+        } catch (const std::exception& e) {
+            std::cerr << "rowprobe: error: " << e.what() << '\n';
+            return 1;
+        }
+        std::cerr << "rowprobe: metrics on " << metrics->url() << '\n' << std::flush;
+    }
+    pipeline->reopenOutputsOn(g_reopen);
+
     if (!config.pidFile.empty()) {
         std::ofstream pid(config.pidFile);
         if (!pid || !(pid << getpid() << '\n')) {
@@ -85,6 +110,15 @@ int main(int argc, char** argv) {
                       << "'\n";
             return 1;
         }
+    }
+    if (metrics) {
+        // The values are final now; let a scraper read them for --metrics-linger seconds (a
+        // signal ends the wait).
+        metrics->markFinished();
+        const auto until =
+            std::chrono::steady_clock::now() + std::chrono::duration<double>(config.metricsLinger);
+        while (!g_stop.load() && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     if (!config.pidFile.empty()) std::remove(config.pidFile.c_str());
     if (rc != 0) std::cerr << "rowprobe: error: " << pipeline->error() << '\n';

@@ -19,6 +19,8 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "rowprobe/format.hpp"
+
 #ifndef ROWPROBE_TRAP_SOCKET_DIR
 #define ROWPROBE_TRAP_SOCKET_DIR "/tmp"
 #endif
@@ -262,6 +264,12 @@ void TrapOutput::finish(bool eof) {
     m_closed = true;
 }
 
+void TrapOutput::reopen() {
+    if (m_closed) return;
+    finishContainer();
+    reopenFile();
+}
+
 // ---------------------------------------------------------------------------------------------
 // t: / u: servers
 
@@ -491,6 +499,29 @@ bool TrapFileOutput::deliver(std::span<const std::uint8_t> container) {
         open();
     }
     return true;
+}
+
+void TrapFileOutput::reopenFile() {
+    if (m_file == nullptr) return;
+    if (std::fflush(m_file) != 0)
+        throw std::runtime_error("cannot write '" + m_currentPath + "': " + std::strerror(errno));
+    if (isSameFile(m_file, m_currentPath)) return;
+    // Open the new file before letting go of the old one: when it cannot be opened, the
+    // interface keeps writing where it did.
+    std::FILE* old = m_file;
+    const std::string oldPath = m_currentPath;
+    const std::uint64_t oldBytes = m_fileBytes;
+    m_file = nullptr;
+    try {
+        open();
+    } catch (const std::runtime_error&) {
+        if (m_file != nullptr) std::fclose(m_file);
+        m_file = old;
+        m_currentPath = oldPath;
+        m_fileBytes = oldBytes;
+        throw;
+    }
+    std::fclose(old);
 }
 
 void TrapFileOutput::close() {

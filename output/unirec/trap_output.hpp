@@ -84,6 +84,9 @@ public:
     void flush(bool force = false);
     /// Optionally sends the EOF message (one zero byte), flushes, and closes.
     void finish(bool eof);
+    /// Log rotation: delivers the open container, then lets a file interface whose file was
+    /// moved away open a new one (with its own hello header).
+    void reopen();
     OutputStats stats() const noexcept { return m_stats; }
     const TrapIfcSpec& spec() const noexcept { return m_spec; }
 
@@ -92,6 +95,7 @@ protected:
     /// Delivers one finished container (header included); returns false if nobody got it.
     virtual bool deliver(std::span<const std::uint8_t> container) = 0;
     virtual void close() {}
+    virtual void reopenFile() {}
     std::vector<std::uint8_t> hello() const;
 
     TrapIfcSpec m_spec;
@@ -155,6 +159,7 @@ public:
 protected:
     bool deliver(std::span<const std::uint8_t> container) override;
     void close() override;
+    void reopenFile() override;
 
 private:
     void open();
