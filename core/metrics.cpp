@@ -104,7 +104,7 @@ constexpr QueueGauge kQueueGauges[] = {
     {"rowprobe_flood_last_alarm_timestamp_seconds",
         "Packet time of the latest flood alarm, 0 if none (cache.flood.last_alarm_ns / 1e9).",
         [](const WorkerStats& w) { return static_cast<double>(w.cache.floodLastAlarm) / 1e9; }},
-    {"rowprobe_flood_last_count", "New flows in the interval that raised the latest alarm (cache.flood.last_count).",
+    {"rowprobe_flood_last_alarm_flows", "New flows in the interval that raised the latest alarm (cache.flood.last_count).",
         [](const WorkerStats& w) { return static_cast<double>(w.cache.floodLastCount); }},
     {"rowprobe_flood_baseline", "Expected new flows per interval at the latest alarm (cache.flood.baseline).",
         [](const WorkerStats& w) { return static_cast<double>(w.cache.floodBaseline); }},
