@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "manpage.hpp"
+#include "metrics.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/options.hpp"
 #include "rowprobe/registry.hpp"
@@ -42,6 +44,10 @@ po::options_description describeOptions() {
         ("pid-file", po::value<std::string>(), "write the process id to FILE")
         ("quiet,Q", "do not print statistics to stderr at exit")
         ("no-vlan-key", "leave the VLAN id out of the flow key")
+        ("metrics", po::value<std::string>(),
+            "serve Prometheus metrics (HTTP GET /metrics) on ADDR:PORT, e.g. 127.0.0.1:9464")
+        ("metrics-linger", po::value<std::string>(),
+            "after the input ends, keep serving the final metrics for SECONDS before exit")
         ("config", po::value<std::string>(),
             "read options from FILE (same names, one 'name = value' per line)")
         ("help,h",
@@ -216,6 +222,15 @@ CliResult parseCommandLine(int argc, const char* const* argv) {
             result.helpTopic = "markdown";
             return result;
         }
+        if (a == "--man") {
+            result.action = CliResult::Action::Help;
+            const std::string section = i + 1 < argc ? argv[i + 1] : "";
+            if (section != "8" && section != "5")
+                throw cliError("--man", section, "must be followed by the section, 8 or 5",
+                               {"8", "5"});
+            result.helpTopic = "man" + section;
+            return result;
+        }
         if (a.rfind("--help=", 0) == 0) {
             result.action = CliResult::Action::Help;
             result.helpTopic = a.substr(7);
@@ -281,6 +296,19 @@ CliResult parseCommandLine(int argc, const char* const* argv) {
                            {"auto", "yes", "no"});
         }
     }
+    if (vm.count("metrics") != 0) {
+        c.metrics = vm["metrics"].as<std::string>();
+        parseMetricsAddress(c.metrics);  // throws ConfigError for a bad address
+    }
+    if (vm.count("metrics-linger") != 0) {
+        std::uint64_t ns = 0;
+        const std::string text = vm["metrics-linger"].as<std::string>();
+        if (!parseDuration(text, ns) || ns > 3600ULL * kNsPerSec) {
+            throw cliError("--metrics-linger", text,
+                           "must be a number of seconds in [0, 3600], got '" + text + "'");
+        }
+        c.metricsLinger = static_cast<double>(ns) / 1e9;
+    }
     if (c.inputs.empty()) {
         throw cliError(
             "-i", {},
@@ -301,6 +329,8 @@ std::string helpText(const std::string& topic) {
     const Registry& reg = Registry::instance();
     std::ostringstream out;
     if (topic == "markdown") return pluginReferenceMarkdown();
+    if (topic == "man8") return manPage(8);
+    if (topic == "man5") return manPage(5);
     if (topic.empty()) {
         out << "Usage: rowprobe -i INPUT [-s STORAGE] [-p PROCESS]... [-o OUTPUT] [options]\n\n"
             << "A flow exporter: packets from INPUT become bidirectional flow records in the\n"
@@ -391,6 +421,28 @@ std::string pluginReferenceMarkdown() {
         }
     }
     return out.str();
+}
+
+std::vector<CliOptionDoc> commandLineOptions() {
+    std::vector<CliOptionDoc> docs;
+    const po::options_description d = describeOptions();
+    for (const auto& o : d.options()) {
+        CliOptionDoc doc{.longName = o->long_name(),
+                         .takesValue = o->semantic()->max_tokens() > 0,
+                         .help = o->description()};
+        const std::string shown =
+            o->canonical_display_name(po::command_line_style::allow_dash_for_short);
+        if (shown.size() == 2 && shown[0] == '-') doc.shortName = shown.substr(1);
+        docs.push_back(std::move(doc));
+    }
+    docs.push_back({.longName = "help-markdown",
+                    .help = "print every plugin's option table as Markdown "
+                            "(docs/plugin-strings.md)"});
+    docs.push_back({.longName = "man",
+                    .takesValue = true,
+                    .help = "print the man page of section 8 (rowprobe) or 5 (rowprobe.conf) "
+                            "as roff (docs/man/)"});
+    return docs;
 }
 
 std::string versionText() {

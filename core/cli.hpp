@@ -35,12 +35,16 @@ struct Config {
     bool quiet = false;                ///< -Q: no statistics on stderr at exit
     bool vlanInKey = true;             ///< --no-vlan-key clears it
     InputThreadMode inputThread = InputThreadMode::Auto;  ///< --input-thread
+    std::string metrics;       ///< --metrics ADDR:PORT (Prometheus /metrics); empty = off
+    double metricsLinger = 0;  ///< --metrics-linger: keep serving the final values this long
 };
 
 /// What main should do after parsing.
 struct CliResult {
     enum class Action { Run, Help, Version } action = Action::Run;
-    std::string helpTopic;  ///< for Help: "", "input", "storage", "process", "output" or a plugin
+    /// for Help: "", "input", "storage", "process", "output", a plugin, "markdown", "man8" or
+    /// "man5" (--man 8|5: the man pages, core/manpage.hpp)
+    std::string helpTopic;
     Config config;
 };
 
@@ -58,6 +62,16 @@ std::string helpText(const std::string& topic);
 
 /// Every plugin's option table as Markdown (docs/plugin-strings.md is this text).
 std::string pluginReferenceMarkdown();
+
+/// One command-line option, as the man pages document it (every option the parser knows,
+/// including the hidden --help-markdown and --man).
+struct CliOptionDoc {
+    std::string longName;   ///< without "--"
+    std::string shortName;  ///< without "-", may be empty
+    bool takesValue = false;
+    std::string help;
+};
+std::vector<CliOptionDoc> commandLineOptions();
 
 /// "rowprobe 0.1.0 (...build features...)".
 std::string versionText();

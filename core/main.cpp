@@ -9,20 +9,27 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <thread>
 
 #include "cli.hpp"
 #include "failure.hpp"
+#include "metrics.hpp"
 #include "pipeline.hpp"
 #include "rowprobe/errors.hpp"
 
 namespace {
 
 std::atomic<bool> g_stop{false};
+std::atomic<bool> g_reopen{false};  ///< SIGHUP: the export thread reopens the file outputs
+
+extern "C" void onHangup(int /*signal*/) { g_reopen.store(true); }
 
 extern "C" void onSignal(int /*signal*/) {
     if (g_stop.exchange(true)) {
@@ -36,6 +43,11 @@ void installSignals() {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
+    struct sigaction hup {};
+    hup.sa_handler = onHangup;
+    sigemptyset(&hup.sa_mask);
+    hup.sa_flags = SA_RESTART;
+    sigaction(SIGHUP, &hup, nullptr);
     std::signal(SIGPIPE, SIG_IGN);
 }
 
@@ -129,6 +141,20 @@ int main(int argc, char** argv) {
         return 1;
     }
 
+    std::unique_ptr<MetricsServer> metrics;
+    if (!config.metrics.empty()) {
+        try {
+            metrics = std::make_unique<MetricsServer>(parseMetricsAddress(config.metrics),
+                                                      [&pipeline] { return pipeline->stats(); });
+        } catch (const std::exception& e) {
+            startFailed();
+            std::cerr << "rowprobe: error: " << e.what() << '\n';
+            return 1;
+        }
+        std::cerr << "rowprobe: metrics on " << metrics->url() << '\n' << std::flush;
+    }
+    pipeline->reopenOutputsOn(g_reopen);
+
     int rc = pipeline->run(g_stop);
     const StatsSnapshot stats = pipeline->stats();
     if (!config.quiet) std::cerr << formatStatsText(stats, nullptr);
@@ -150,6 +176,15 @@ int main(int argc, char** argv) {
                   << stats.output.dropped - stats.output.discarded << " of "
                   << stats.exportedRecords << " records (see the messages above)\n";
         rc = 1;
+    }
+    if (metrics) {
+        // The values are final now; let a scraper read them for --metrics-linger seconds (a
+        // signal ends the wait).
+        metrics->markFinished();
+        const auto until =
+            std::chrono::steady_clock::now() + std::chrono::duration<double>(config.metricsLinger);
+        while (!g_stop.load() && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     if (pipeline->inputsDetached()) {
         std::cout.flush();

@@ -542,6 +542,14 @@ void Pipeline::exportLoop() {
     try {
         unsigned idle = 0;
         for (;;) {
+            if (m_reopen != nullptr && m_reopen->load(std::memory_order_relaxed) &&
+                m_reopen->exchange(false)) {
+                try {
+                    m_output->reopen();
+                } catch (const RuntimeError& e) {
+                    std::cerr << "rowprobe: warning: " << e.what() << '\n' << std::flush;
+                }
+            }
             if (const std::size_t got = drain(); got != 0) {
                 idle = 0;
                 // A few records at a time means this thread keeps up with the workers: let

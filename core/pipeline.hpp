@@ -82,6 +82,10 @@ public:
     /// True when an input thread did not return within the grace period after a stop request
     /// and was left behind; the caller should end the process without further cleanup.
     bool inputsDetached() const noexcept { return m_inputsDetached; }
+    /// SIGHUP: whenever `flag` turns true the export thread clears it and calls
+    /// OutputPlugin::reopen() between two batches (log rotation of file outputs). Call before
+    /// run(); `flag` must outlive the pipeline.
+    void reopenOutputsOn(std::atomic<bool>& flag) noexcept { m_reopen = &flag; }
 
 private:
     struct Queue;
@@ -112,7 +116,8 @@ private:
     bool m_inputsDetached = false;
     std::mutex m_errorMutex;
     std::string m_error;
-    double m_startSeconds = 0;
+    std::atomic<double> m_startSeconds{0};  ///< atomic: --metrics reads stats() during run()
+    std::atomic<bool>* m_reopen = nullptr;  ///< reopenOutputsOn
 };
 
 }  // namespace rowprobe::core

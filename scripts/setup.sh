@@ -8,7 +8,8 @@ build_pkgs=(build-essential cmake ninja-build pkg-config python3
             libpcap-dev libxxhash-dev libboost-program-options-dev libgtest-dev
             libdpdk-dev libndpi-dev libssl-dev zlib1g-dev librdkafka-dev ccache)
 test_pkgs=(tshark libfixbuf-tools nfdump gnuplot-nox clang-format clang-tidy gzip iproute2 procps
-           kcat mandoc rpm rpmlint)
+           kcat mandoc rpm rpmlint
+           man-db prometheus)  # packaging tests: man -l; promtool checks the --metrics text
 # The fuzz stage of scripts/test.sh: clang with libFuzzer and the sanitizer runtimes.
 test_pkgs+=(clang-14 libclang-rt-14-dev)
 

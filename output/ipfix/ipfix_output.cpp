@@ -213,6 +213,13 @@ void IpfixOutput::flush() {
     m_transport->flush();
 }
 
+void IpfixOutput::reopen() {
+    // Everything encoded so far goes to the old file; the new file starts with the templates
+    // (RFC 5655: templates before the data they describe, in every file).
+    m_encoder->flush();
+    if (m_transport->reopen()) m_encoder->resendTemplates();
+}
+
 void IpfixOutput::finish() {
     if (m_finished) return;
     m_finished = true;

@@ -23,6 +23,7 @@ public:
     void write(std::span<const FlowRecord> records) override;
     void flush() override;
     void finish() override;
+    void reopen() override;  ///< SIGHUP: file= moved away -> new file, templates first
     OutputStats stats() const override;
     void requestStop() override { m_transport->requestStop(); }
 

@@ -17,6 +17,7 @@
 #include <iostream>
 
 #include "rowprobe/errors.hpp"
+#include "rowprobe/format.hpp"
 
 namespace rowprobe::output {
 
@@ -204,6 +205,21 @@ bool FileTransport::sendMessage(std::span<const std::uint8_t> message, std::uint
 
 void FileTransport::flush() {
     if (m_fd >= 0 && !m_buffer.empty()) writeBuffer();
+}
+
+bool FileTransport::reopen() {
+    flush();
+    if (m_file == nullptr || !m_ownsFile || isSameFile(m_file, m_path)) return false;
+    std::FILE* fresh = std::fopen(m_path.c_str(), "ab");
+    if (fresh == nullptr) {
+        throw RuntimeError("output 'ipfix'", "cannot reopen '" + m_path +
+                                                 "' after SIGHUP: " + errnoText(errno) +
+                                                 " (still writing to the old file)");
+    }
+    std::fclose(m_file);
+    m_file = fresh;
+    std::setvbuf(m_file, m_buffer.data(), _IOFBF, m_buffer.size());
+    return true;
 }
 
 void FileTransport::finish() {

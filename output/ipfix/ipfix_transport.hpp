@@ -77,6 +77,9 @@ public:
     virtual void flush() {}
     /// Last call before destruction: delivers what it can within the transport's limits.
     virtual void finish() {}
+    /// Log rotation: a file transport whose path was moved away opens it anew and returns
+    /// true (the encoder must then send the templates again). Network transports: false.
+    virtual bool reopen() { return false; }
     virtual OutputStats stats() const = 0;
     /// A stop was requested: bound every wait by the transport's linger (any thread).
     virtual void requestStop() {}
@@ -108,6 +111,7 @@ public:
                      bool templates) override;
     void flush() override;
     void finish() override;
+    bool reopen() override;
     OutputStats stats() const override;
 
 private:

@@ -139,6 +139,8 @@ void JsonOutput::write(std::span<const FlowRecord> records) {
 
 void JsonOutput::flush() { m_file.flush(); }
 
+void JsonOutput::reopen() { m_file.reopen(); }
+
 OutputStats JsonOutput::stats() const {
     return {.records = m_records.load(std::memory_order_relaxed),
             .bytes = m_bytes.load(std::memory_order_relaxed)};

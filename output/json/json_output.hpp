@@ -64,6 +64,7 @@ public:
 
     void write(std::span<const FlowRecord> records) override;
     void flush() override;
+    void reopen() override;  ///< SIGHUP: OutputPlugin::reopen
     OutputStats stats() const override;
 
     /// Writes one record with the default fields as a JSON object followed by '\n' (at most

@@ -268,8 +268,15 @@ TextOutput::TextOutput(const Options& options)
         options.fail("fields", "too many columns: a line could exceed " +
                                    std::to_string(kLineLimit) + " bytes");
     }
-    if (options.getFlag("header")) {
+    m_header = options.getFlag("header");
+    if (m_header) m_file.commit(m_layout.formatHeader(m_file.reserve(m_layout.maxLine())));
+}
+
+void TextOutput::reopen() {
+    if (m_file.reopen() && m_header) {
+        const std::uint64_t before = m_file.bytes();
         m_file.commit(m_layout.formatHeader(m_file.reserve(m_layout.maxLine())));
+        m_bytes.fetch_add(m_file.bytes() - before, std::memory_order_relaxed);
     }
 }
 

@@ -104,6 +104,8 @@ public:
 
     void write(std::span<const FlowRecord> records) override;
     void flush() override;
+    /// SIGHUP: a new file (the old one was rotated away) starts with the header line again.
+    void reopen() override;
     OutputStats stats() const override;
 
     const TextLayout& layout() const noexcept { return m_layout; }
@@ -113,6 +115,7 @@ private:
     OutputFile m_file;
     std::atomic<std::uint64_t> m_records{0};
     std::atomic<std::uint64_t> m_bytes{0};
+    bool m_header = false;  ///< header=true: a reopened, empty file gets the header line too
 };
 
 }  // namespace rowprobe::output

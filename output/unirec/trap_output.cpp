@@ -22,6 +22,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "rowprobe/format.hpp"
+
 #ifndef ROWPROBE_TRAP_SOCKET_DIR
 #define ROWPROBE_TRAP_SOCKET_DIR "/tmp"
 #endif
@@ -283,6 +285,12 @@ void TrapOutput::finish(bool eof) {
     finishContainer();
     close();
     m_closed = true;
+}
+
+void TrapOutput::reopen() {
+    if (m_closed) return;
+    finishContainer();
+    reopenFile();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -632,6 +640,29 @@ TrapOutput::Delivery TrapFileOutput::deliver(std::span<const std::uint8_t> conta
         open();
     }
     return Delivery::Delivered;
+}
+
+void TrapFileOutput::reopenFile() {
+    if (m_file == nullptr) return;
+    if (std::fflush(m_file) != 0)
+        throw std::runtime_error("cannot write '" + m_currentPath + "': " + std::strerror(errno));
+    if (isSameFile(m_file, m_currentPath)) return;
+    // Open the new file before letting go of the old one: when it cannot be opened, the
+    // interface keeps writing where it did.
+    std::FILE* old = m_file;
+    const std::string oldPath = m_currentPath;
+    const std::uint64_t oldBytes = m_fileBytes;
+    m_file = nullptr;
+    try {
+        open();
+    } catch (const std::runtime_error&) {
+        if (m_file != nullptr) std::fclose(m_file);
+        m_file = old;
+        m_currentPath = oldPath;
+        m_fileBytes = oldBytes;
+        throw;
+    }
+    std::fclose(old);
 }
 
 void TrapFileOutput::close() {

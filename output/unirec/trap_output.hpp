@@ -96,6 +96,9 @@ public:
     void flush(bool force = false);
     /// Optionally sends the EOF message (one zero byte), flushes, and closes.
     void finish(bool eof);
+    /// Log rotation: delivers the open container, then lets a file interface whose file was
+    /// moved away open a new one (with its own hello header).
+    void reopen();
     OutputStats stats() const noexcept { return m_stats; }
     const TrapIfcSpec& spec() const noexcept { return m_spec; }
     /// Stop waiting for clients from now on (any thread; see the top of this file).
@@ -114,6 +117,7 @@ protected:
     /// std::runtime_error on an I/O error (the records are then counted as dropped).
     virtual Delivery deliver(std::span<const std::uint8_t> container, std::uint32_t records) = 0;
     virtual void close() {}
+    virtual void reopenFile() {}
     std::vector<std::uint8_t> hello() const;
     bool stopRequested() const noexcept { return m_stopRequested.load(std::memory_order_relaxed); }
 
@@ -199,6 +203,7 @@ public:
 protected:
     Delivery deliver(std::span<const std::uint8_t> container, std::uint32_t records) override;
     void close() override;
+    void reopenFile() override;
 
 private:
     void open();

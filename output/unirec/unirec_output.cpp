@@ -193,6 +193,16 @@ void UnirecOutput::flush() {
     publish();
 }
 
+void UnirecOutput::reopen() {
+    try {
+        for (auto& ifc : m_interfaces) ifc.trap->reopen();
+    } catch (const std::runtime_error& e) {
+        publish();
+        throw RuntimeError("output 'unirec'", e.what());
+    }
+    publish();
+}
+
 void UnirecOutput::finish() {
     if (m_finished) return;
     m_finished = true;

@@ -24,6 +24,7 @@ public:
     void write(std::span<const FlowRecord> records) override;
     void flush() override;
     void finish() override;
+    void reopen() override;  ///< SIGHUP: every f: interface whose file was moved away
     OutputStats stats() const override;
     void requestStop() override;
 

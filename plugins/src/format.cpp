@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -248,6 +249,28 @@ void OutputFile::failed() const {
         std::raise(SIGPIPE);
     }
     throw RuntimeError(m_component, "writing to '" + m_path + "': " + std::strerror(errno));
+}
+
+bool isSameFile(std::FILE* file, const std::string& path) noexcept {
+    struct stat opened {};
+    struct stat named {};
+    if (::fstat(::fileno(file), &opened) != 0 || ::stat(path.c_str(), &named) != 0) return false;
+    return opened.st_dev == named.st_dev && opened.st_ino == named.st_ino;
+}
+
+bool OutputFile::reopen() {
+    flush();
+    if (!m_owned || isSameFile(m_file, m_path)) return false;
+    std::FILE* fresh = std::fopen(m_path.c_str(), "a");
+    if (fresh == nullptr) {
+        throw RuntimeError(m_component, "cannot reopen '" + m_path +
+                                            "' after SIGHUP: " + std::strerror(errno) +
+                                            " (still writing to the old file)");
+    }
+    std::fclose(m_file);
+    m_file = fresh;
+    struct stat st {};
+    return ::fstat(::fileno(m_file), &st) == 0 && st.st_size == 0;
 }
 
 void OutputFile::flush() {

@@ -11,6 +11,7 @@
 #include "cache/policy_registry.hpp"
 #include "cache/table_config.hpp"
 #include "rowprobe/errors.hpp"
+#include "rowprobe/paths.hpp"
 #include "rowprobe/registry.hpp"
 
 namespace rowprobe::storage {
@@ -66,7 +67,8 @@ constexpr OptionSpec kOptions[] = {
     {.name = "policy-dir",
      .type = OptionType::String,
      .help = "directories (colon-separated) searched for policy libraries named "
-             "librowprobe-policy-NAME.so or NAME.so, before $ROWPROBE_POLICY_PATH"},
+             "librowprobe-policy-NAME.so or NAME.so, before $ROWPROBE_POLICY_PATH and the "
+             "installed plugin directory"},
     {.name = "frag-enable",
      .shortName = "fe",
      .type = OptionType::Flag,
@@ -256,6 +258,7 @@ std::string policyLibraryFor(const std::string& name, const Options& options,
     if (const char* env = std::getenv("ROWPROBE_POLICY_PATH")) {
         for (auto& d : splitSearchPath(env)) dirs.push_back(std::move(d));
     }
+    dirs.emplace_back(defaultPluginDir());  // the installed plugin directory, last
     searched = dirs;
     return findRowPolicyLibrary(name, dirs);
 }

@@ -78,6 +78,10 @@ std::string_view protoName(std::uint8_t proto) noexcept;
 ///     char* p = file.reserve(kMaxLine);   // room for one line
 ///     p = formatUint(p, 42);
 ///     file.commit(p);
+/// True when `path` names the same file as the open `file` (same device and inode); false
+/// when the path is gone or now names another file (log rotation moved ours away).
+bool isSameFile(std::FILE* file, const std::string& path) noexcept;
+
 class OutputFile {
 public:
     /// Opens the path in option `option` of `options` ("-" = stdout) for writing, truncating it.
@@ -108,6 +112,11 @@ public:
         return m_drained + static_cast<std::uint64_t>(m_pos - m_buffer.get());
     }
     const std::string& path() const noexcept { return m_path; }
+    /// Log rotation: flushes, and when the path no longer names the open file (renamed or
+    /// removed) closes it and opens the path again for appending. Returns true when it opened
+    /// a new, empty file (a header may be written). Stdout and an unmoved file: only a flush.
+    /// Throws RuntimeError when the path cannot be opened; the old file then stays in use.
+    bool reopen();
 
 private:
     void drain();                      ///< writes the buffer out (no fflush)

@@ -117,6 +117,13 @@ public:
     /// it cannot deliver are counted in stats().dropped. The default flushes. Plugins must
     /// also behave when it is never called (their destructor then does the same work).
     virtual void finish() { flush(); }
+    /// Log rotation (SIGHUP, `systemctl reload`): called by the export thread between batches.
+    /// A plugin writing to a file writes out what it buffered, and when its path no longer names
+    /// the file it has open (renamed or removed by logrotate) closes that file and opens the
+    /// path anew, so records written after the call land in the new file and none is lost.
+    /// Throws RuntimeError when the new file cannot be opened (the old one then stays in use).
+    /// The default does nothing (network outputs, stdout).
+    virtual void reopen() {}
     /// Thread-safe counters (records written, dropped).
     virtual OutputStats stats() const { return {}; }
     /// Called once from the main thread when a stop was requested (SIGINT/SIGTERM), while the

@@ -1,0 +1,349 @@
+#include "metrics.hpp"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+#include "rowprobe/errors.hpp"
+#include "rowprobe/flow_record.hpp"
+
+namespace rowprobe::core {
+
+namespace {
+
+/// A counter of one queue (exposed with the label queue="N").
+struct QueueCounter {
+    const char* name;
+    const char* help;
+    std::uint64_t (*value)(const WorkerStats&);
+};
+
+/// A gauge of one queue.
+struct QueueGauge {
+    const char* name;
+    const char* help;
+    double (*value)(const WorkerStats&);
+};
+
+// clang-format off
+/// Every per-queue counter of docs/statistics.md (its JSON name in the help text).
+constexpr QueueCounter kQueueCounters[] = {
+    {"rowprobe_packets_total", "Frames read from the input (packets).",
+        [](const WorkerStats& w) { return w.packets; }},
+    {"rowprobe_parsed_total", "Frames that reached the flow table (parsed).",
+        [](const WorkerStats& w) { return w.parsed; }},
+    {"rowprobe_ip_bytes_total", "IP bytes of the parsed packets (ip_bytes).",
+        [](const WorkerStats& w) { return w.ipBytes; }},
+    {"rowprobe_skipped_total", "Frames that did not reach the flow table (skipped).",
+        [](const WorkerStats& w) { return w.packets - w.parsed; }},
+    {"rowprobe_input_received_total", "Packets the input plugin delivered (input.received).",
+        [](const WorkerStats& w) { return w.input.received; }},
+    {"rowprobe_input_kernel_drops_total",
+        "Packets the kernel or NIC dropped before rowprobe saw them (input.kernel_drops).",
+        [](const WorkerStats& w) { return w.input.kernelDrops; }},
+    {"rowprobe_input_interface_drops_total", "Packets the interface dropped (input.interface_drops).",
+        [](const WorkerStats& w) { return w.input.ifaceDrops; }},
+    {"rowprobe_cache_hits_total", "Packets that found their flow (cache.hits).",
+        [](const WorkerStats& w) { return w.cache.hits; }},
+    {"rowprobe_cache_flows_created_total", "Flows created (cache.flows_created).",
+        [](const WorkerStats& w) { return w.cache.flowsCreated; }},
+    {"rowprobe_cache_exported_by_sweep_total",
+        "Flows exported by the incremental expiry sweep (cache.exported_by_sweep).",
+        [](const WorkerStats& w) { return w.cache.exportedBySweep; }},
+    {"rowprobe_cache_exported_at_end_total", "Flows exported by the final flush (cache.exported_at_end).",
+        [](const WorkerStats& w) { return w.cache.exportedAtEnd; }},
+    {"rowprobe_cache_fragments_filled_total",
+        "Non-first fragments that got their ports from the fragment cache (cache.fragments_filled).",
+        [](const WorkerStats& w) { return w.cache.fragmentsFilled; }},
+    {"rowprobe_cache_fragments_no_ports_total",
+        "Non-first fragments without a known first fragment (cache.fragments_no_ports).",
+        [](const WorkerStats& w) { return w.cache.fragmentsNoPorts; }},
+    {"rowprobe_flood_intervals_total", "Intervals the flood detector evaluated (cache.flood.intervals).",
+        [](const WorkerStats& w) { return w.cache.floodIntervals; }},
+    {"rowprobe_flood_alarms_total", "Floods detected (cache.flood.alarms).",
+        [](const WorkerStats& w) { return w.cache.floodAlarms; }},
+    {"rowprobe_admission_deferred_total",
+        "First packets of new flows not admitted in flood mode (cache.admission_deferred).",
+        [](const WorkerStats& w) { return w.cache.admissionDeferred; }},
+    {"rowprobe_admission_evicted_total",
+        "Flows admitted during a flood evicted before others (cache.admission_evicted).",
+        [](const WorkerStats& w) { return w.cache.admissionEvicted; }},
+    {"rowprobe_batches_total", "Blocks of up to 64 packets processed (batches).",
+        [](const WorkerStats& w) { return w.batches; }},
+};
+
+/// Every per-queue gauge of docs/statistics.md.
+constexpr QueueGauge kQueueGauges[] = {
+    {"rowprobe_busy_seconds_total", "Time spent parsing and in the flow table (busy_ns / 1e9).",
+        [](const WorkerStats& w) { return static_cast<double>(w.busyNs) / 1e9; }},
+    {"rowprobe_cache_flows", "Flows in the cache (cache.flows_in_cache).",
+        [](const WorkerStats& w) { return static_cast<double>(w.cache.flowsInCache); }},
+    {"rowprobe_cache_capacity", "Flow records the cache can hold (cache.capacity).",
+        [](const WorkerStats& w) { return static_cast<double>(w.cache.capacity); }},
+    {"rowprobe_cache_load_factor", "Flows in the cache / capacity (cache.load_factor).",
+        [](const WorkerStats& w) { return w.cache.loadFactor(); }},
+    {"rowprobe_cache_hit_position_mean",
+        "Mean 1-based position of the hit flow in its row's policy order (cache.hit_position_mean).",
+        [](const WorkerStats& w) { return w.cache.hitPositionMean(); }},
+    {"rowprobe_cache_hit_position_variance",
+        "Variance of the hit position (cache.hit_position_variance).",
+        [](const WorkerStats& w) { return w.cache.hitPositionVariance(); }},
+    {"rowprobe_flood_active", "1 while a flood is detected (cache.flood.active).",
+        [](const WorkerStats& w) { return static_cast<double>(w.cache.floodActive); }},
+    {"rowprobe_flood_last_alarm_timestamp_seconds",
+        "Packet time of the latest flood alarm, 0 if none (cache.flood.last_alarm_ns / 1e9).",
+        [](const WorkerStats& w) { return static_cast<double>(w.cache.floodLastAlarm) / 1e9; }},
+    {"rowprobe_flood_last_alarm_flows", "New flows in the interval that raised the latest alarm (cache.flood.last_count).",
+        [](const WorkerStats& w) { return static_cast<double>(w.cache.floodLastCount); }},
+    {"rowprobe_flood_baseline", "Expected new flows per interval at the latest alarm (cache.flood.baseline).",
+        [](const WorkerStats& w) { return static_cast<double>(w.cache.floodBaseline); }},
+};
+// clang-format on
+
+std::string formatDouble(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+}
+
+void family(std::ostringstream& o, const char* name, const char* type, const char* help) {
+    // The text format's TYPE line names the family without the _total suffix of its samples
+    // for counters in OpenMetrics, but format 0.0.4 (what promtool and the Python parser
+    // read) uses the sample name itself.
+    o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
+}
+
+}  // namespace
+
+MetricsAddress parseMetricsAddress(const std::string& text) {
+    auto bad = [&](const std::string& why) {
+        return ConfigError({.component = "command line",
+                            .option = "--metrics",
+                            .value = text,
+                            .problem = "must be ADDR:PORT, e.g. 127.0.0.1:9464, [::1]:9464 or "
+                                       ":9464 (every address); " +
+                                       why,
+                            .help = "rowprobe -h"});
+    };
+    const std::size_t colon = text.rfind(':');
+    if (colon == std::string::npos) throw bad("no ':PORT' in '" + text + "'");
+    MetricsAddress a;
+    a.host = text.substr(0, colon);
+    if (a.host.size() >= 2 && a.host.front() == '[' && a.host.back() == ']')
+        a.host = a.host.substr(1, a.host.size() - 2);
+    else if (a.host.find(':') != std::string::npos)
+        throw bad("an IPv6 address goes in brackets, e.g. [::1]:9464");
+    const std::string port = text.substr(colon + 1);
+    std::size_t used = 0;
+    unsigned long v = 0;
+    try {
+        if (!port.empty() && port[0] != '-' && port[0] != '+') v = std::stoul(port, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used == 0 || used != port.size() || v > 65535)
+        throw bad("the port must be a number in [0, 65535], got '" + port + "'");
+    a.port = static_cast<std::uint16_t>(v);
+    return a;
+}
+
+std::string formatPrometheus(const StatsSnapshot& s, bool finished) {
+    std::ostringstream o;
+    const std::size_t queues = s.queues.size();
+    auto q = [](std::size_t i) { return "{queue=\"" + std::to_string(i) + "\""; };
+    for (const QueueCounter& c : kQueueCounters) {
+        family(o, c.name, "counter", c.help);
+        for (std::size_t i = 0; i < queues; ++i)
+            o << c.name << q(i) << "} " << c.value(s.queues[i]) << '\n';
+    }
+    for (const QueueGauge& g : kQueueGauges) {
+        // busy seconds only ever grows: a counter, though fractional.
+        const bool counter = std::string_view(g.name).ends_with("_total");
+        family(o, g.name, counter ? "counter" : "gauge", g.help);
+        for (std::size_t i = 0; i < queues; ++i)
+            o << g.name << q(i) << "} " << formatDouble(g.value(s.queues[i])) << '\n';
+    }
+    family(o, "rowprobe_anomalies_total", "counter",
+           "Frames with a named parsing anomaly (anomalies.<reason>).");
+    for (std::size_t i = 0; i < queues; ++i) {
+        for (std::size_t a = 0; a < kAnomalyCount; ++a) {
+            o << "rowprobe_anomalies_total" << q(i) << ",reason=\""
+              << anomalyName(static_cast<Anomaly>(a)) << "\"} " << s.queues[i].anomalies.count[a]
+              << '\n';
+        }
+    }
+    family(o, "rowprobe_cache_misses_total", "counter",
+           "New flows by where they were placed: free slot, evicting a live flow, or an expired "
+           "flow's slot (cache.miss_free, miss_evict, miss_reclaim).");
+    for (std::size_t i = 0; i < queues; ++i) {
+        const CacheStats& c = s.queues[i].cache;
+        o << "rowprobe_cache_misses_total" << q(i) << ",kind=\"free\"} " << c.missFree << '\n'
+          << "rowprobe_cache_misses_total" << q(i) << ",kind=\"evict\"} " << c.missEvict << '\n'
+          << "rowprobe_cache_misses_total" << q(i) << ",kind=\"reclaim\"} " << c.missReclaim
+          << '\n';
+    }
+    family(o, "rowprobe_flows_exported_total", "counter",
+           "Flows exported by end reason (cache.exported.<reason>).");
+    for (std::size_t i = 0; i < queues; ++i) {
+        for (std::size_t r = 1; r < kEndReasonSlots; ++r) {
+            o << "rowprobe_flows_exported_total" << q(i) << ",reason=\""
+              << endReasonName(static_cast<EndReason>(r)) << "\"} " << s.queues[i].cache.exported[r]
+              << '\n';
+        }
+    }
+    family(o, "rowprobe_export_records_total", "counter",
+           "Records the export thread took off the workers' rings (export.records).");
+    o << "rowprobe_export_records_total " << s.exportedRecords << '\n';
+    family(o, "rowprobe_output_records_total", "counter",
+           "Records the output plugin wrote (output.records).");
+    o << "rowprobe_output_records_total " << s.output.records << '\n';
+    family(o, "rowprobe_output_dropped_total", "counter",
+           "Records the output plugin lost, e.g. collector unreachable (output.dropped).");
+    o << "rowprobe_output_dropped_total " << s.output.dropped << '\n';
+    family(o, "rowprobe_output_bytes_total", "counter",
+           "Bytes the output plugin wrote (output.bytes).");
+    o << "rowprobe_output_bytes_total " << s.output.bytes << '\n';
+    family(o, "rowprobe_queues", "gauge", "Queues (workers, flow tables).");
+    o << "rowprobe_queues " << queues << '\n';
+    family(o, "rowprobe_uptime_seconds", "gauge", "Seconds since the pipeline started.");
+    o << "rowprobe_uptime_seconds " << formatDouble(s.wallSeconds) << '\n';
+    family(o, "rowprobe_finished", "gauge",
+           "1 once every input has ended and every flow is exported (the values are final).");
+    o << "rowprobe_finished " << (finished ? 1 : 0) << '\n';
+    family(o, "rowprobe_build_info", "gauge", "Always 1; the version in a label.");
+    o << "rowprobe_build_info{version=\"" ROWPROBE_VERSION "\"} 1\n";
+    return o.str();
+}
+
+MetricsServer::MetricsServer(const MetricsAddress& address, Source source)
+    : m_host(address.host.empty() ? "0.0.0.0" : address.host), m_source(std::move(source)) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    addrinfo* found = nullptr;
+    const std::string port = std::to_string(address.port);
+    const int rc = getaddrinfo(address.host.empty() ? nullptr : address.host.c_str(), port.c_str(),
+                               &hints, &found);
+    if (rc != 0) {
+        throw RuntimeError("metrics", "cannot resolve '" + address.host + "': " + gai_strerror(rc));
+    }
+    std::string why = "no address";
+    for (addrinfo* a = found; a != nullptr && m_listen < 0; a = a->ai_next) {
+        const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0) {
+            why = std::strerror(errno);
+            continue;
+        }
+        const int one = 1;
+        ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0 || ::listen(fd, 8) != 0) {
+            why = std::strerror(errno);
+            ::close(fd);
+            continue;
+        }
+        m_listen = fd;
+        sockaddr_storage bound{};
+        socklen_t len = sizeof bound;
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+        m_port =
+            ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                              : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    }
+    freeaddrinfo(found);
+    if (m_listen < 0) {
+        throw RuntimeError("metrics", "cannot listen on " + m_host + ":" + port + ": " + why);
+    }
+    m_thread = std::thread([this] { serve(); });
+    pthread_setname_np(m_thread.native_handle(), "rp-metrics");
+}
+
+MetricsServer::~MetricsServer() {
+    m_stop.store(true, std::memory_order_relaxed);
+    if (m_thread.joinable()) m_thread.join();
+    if (m_listen >= 0) ::close(m_listen);
+}
+
+std::string MetricsServer::url() const {
+    const bool v6 = m_host.find(':') != std::string::npos;
+    return "http://" + (v6 ? "[" + m_host + "]" : m_host) + ":" + std::to_string(m_port) +
+           "/metrics";
+}
+
+void MetricsServer::serve() {
+    while (!m_stop.load(std::memory_order_relaxed)) {
+        pollfd p{.fd = m_listen, .events = POLLIN, .revents = 0};
+        if (::poll(&p, 1, 100) <= 0) continue;  // wakes up to check m_stop
+        const int client = ::accept4(m_listen, nullptr, nullptr, SOCK_CLOEXEC);
+        if (client < 0) continue;
+        const timeval timeout{.tv_sec = 2, .tv_usec = 0};  // a client that stops reading
+        ::setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+        answer(client);
+        ::close(client);
+    }
+}
+
+void MetricsServer::answer(int client) {
+    // Read the request head (bounded in size and time: one slow client cannot hold the
+    // server for long), then answer and close (HTTP/1.0).
+    std::string request;
+    char buf[2048];
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (request.find("\r\n\r\n") == std::string::npos &&
+           request.find("\n\n") == std::string::npos && request.size() < 16384) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0 || m_stop.load(std::memory_order_relaxed)) return;
+        pollfd p{.fd = client, .events = POLLIN, .revents = 0};
+        if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return;
+        const ssize_t n = ::recv(client, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        request.append(buf, static_cast<std::size_t>(n));
+    }
+    const std::size_t lineEnd = request.find_first_of("\r\n");
+    const std::string line = request.substr(0, lineEnd);
+    std::string method, target;
+    std::istringstream(line) >> method >> target;
+    const std::size_t query = target.find('?');
+    if (query != std::string::npos) target.resize(query);
+
+    std::string status = "200 OK";
+    std::string type = "text/plain; version=0.0.4; charset=utf-8";
+    std::string body;
+    if (method != "GET" && method != "HEAD") {
+        status = "405 Method Not Allowed";
+        type = "text/plain; charset=utf-8";
+        body = "only GET /metrics\n";
+    } else if (target != "/metrics" && target != "/") {
+        status = "404 Not Found";
+        type = "text/plain; charset=utf-8";
+        body = "rowprobe serves /metrics\n";
+    } else {
+        // Read the flag first: values read after it are at least as new as the flag says.
+        const bool finished = m_finished.load(std::memory_order_acquire);
+        body = formatPrometheus(m_source(), finished);
+    }
+    std::string reply = "HTTP/1.0 " + status + "\r\nContent-Type: " + type +
+                        "\r\nContent-Length: " + std::to_string(body.size()) +
+                        "\r\nConnection: close\r\n\r\n";
+    if (method != "HEAD") reply += body;
+    std::size_t sent = 0;
+    while (sent < reply.size()) {
+        const ssize_t n = ::send(client, reply.data() + sent, reply.size() - sent, MSG_NOSIGNAL);
+        if (n <= 0) return;
+        sent += static_cast<std::size_t>(n);
+    }
+}
+
+}  // namespace rowprobe::core
