@@ -83,8 +83,8 @@ constexpr OptionSpec kOptions[] = {
      .max = 900},
     {.name = "buffer",
      .type = OptionType::Int,
-     .defaultValue = "64",
-     .help = "MiB of messages queued locally while brokers are slow or down",
+     .defaultValue = "1024",
+     .help = "MiB of messages queued locally while brokers are slow or down (librdkafka's default)",
      .min = 1,
      .max = 2047},
     {.name = "block",
@@ -123,6 +123,11 @@ constexpr OptionSpec kOptions[] = {
      .help = "ipfix: observation domain id",
      .min = 0,
      .max = 4294967295.0},
+    {.name = "probe",
+     .shortName = "p",
+     .type = OptionType::String,
+     .help = "name of this probe, sent as the Kafka header 'probe' of every message (default: "
+             "no header)"},
     {.name = "conf",
      .type = OptionType::String,
      .help = "librdkafka properties, prop=value[,prop=value...], applied last (checked at "
@@ -289,6 +294,8 @@ KafkaOutput::KafkaOutput(const Options& o) {
     m_block = std::chrono::nanoseconds(o.getDurationNs("block"));
     m_linger = std::chrono::nanoseconds(o.getDurationNs("linger"));
     m_topicName = o.getString("topic");
+    m_probe = o.getString("probe");
+    if (o.explicitlySet("probe") && m_probe.empty()) o.fail("probe", "needs a name");
     if (!validTopic(m_topicName)) {
         o.fail("topic",
                "is not a valid Kafka topic name: 1 to 249 of a-z A-Z 0-9 . _ - "
@@ -444,15 +451,26 @@ void KafkaOutput::deliveryReport(rd_kafka_t* /*rk*/, const rd_kafka_message_t* m
 bool KafkaOutput::produceMessage(const void* value, std::size_t length, std::uint32_t records) {
     Clock::time_point deadline{};
     for (;;) {
-        const int rc = rd_kafka_produce(
-            m_topic, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, const_cast<void*>(value), length,
-            m_pendingKey, m_pendingKeyLength, reinterpret_cast<void*>(std::uintptr_t{records}));
-        if (rc == 0) {
+        rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
+        void* opaque = reinterpret_cast<void*>(std::uintptr_t{records});
+        if (m_probe.empty()) {
+            if (rd_kafka_produce(m_topic, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY,
+                                 const_cast<void*>(value), length, m_pendingKey, m_pendingKeyLength,
+                                 opaque) != 0)
+                e = rd_kafka_last_error();
+        } else {
+            e = rd_kafka_producev(
+                m_rk, RD_KAFKA_V_RKT(m_topic), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                RD_KAFKA_V_VALUE(const_cast<void*>(value), length),
+                RD_KAFKA_V_KEY(m_pendingKey, m_pendingKeyLength),
+                RD_KAFKA_V_HEADER("probe", m_probe.data(), static_cast<ssize_t>(m_probe.size())),
+                RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+        }
+        if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
             m_produced.fetch_add(records, std::memory_order_relaxed);
             m_queueStalled = false;
             return true;
         }
-        const rd_kafka_resp_err_t e = rd_kafka_last_error();
         if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL && !m_queueStalled) {
             const Clock::time_point now = Clock::now();
             if (deadline == Clock::time_point{}) deadline = now + m_block;

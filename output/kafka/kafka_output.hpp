@@ -92,6 +92,7 @@ private:
     std::chrono::nanoseconds m_block{};
     std::chrono::nanoseconds m_linger{};
     std::string m_topicName;
+    std::string m_probe;  ///< value of the "probe" header; empty = no header
 
     rd_kafka_s* m_rk = nullptr;
     rd_kafka_topic_s* m_topic = nullptr;

@@ -68,6 +68,7 @@ struct Consumed {
     std::int64_t offset = 0;
     std::string key;
     std::string value;
+    std::string probe;  ///< the "probe" header, if any
 };
 
 /// Reads every partition of `topic` from the beginning until `expected` messages arrived and
@@ -104,6 +105,13 @@ std::vector<Consumed> consumeAll(const std::string& bootstraps, std::size_t expe
             c.offset = m->offset;
             if (m->key != nullptr) c.key.assign(static_cast<const char*>(m->key), m->key_len);
             c.value.assign(static_cast<const char*>(m->payload), m->len);
+            rd_kafka_headers_t* headers = nullptr;
+            const void* probe = nullptr;
+            std::size_t probeSize = 0;
+            if (rd_kafka_message_headers(m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+                rd_kafka_header_get_last(headers, "probe", &probe, &probeSize) ==
+                    RD_KAFKA_RESP_ERR_NO_ERROR)
+                c.probe.assign(static_cast<const char*>(probe), probeSize);
             out.push_back(std::move(c));
             quietSince = Clock::now();
         }
@@ -192,7 +200,7 @@ TEST(KafkaOutput, JsonEveryRecordOnceKeyedByFlow) {
     MockCluster cluster;
     constexpr std::uint64_t kCount = 3000;
     {
-        auto out = makeOutput("kafka;brokers=" + cluster.bootstraps() + ";key=flow");
+        auto out = makeOutput("kafka;brokers=" + cluster.bootstraps() + ";key=flow;probe=edge-1");
         writeRange(*out, 0, kCount);
         // Both directions and a later piece of the same flow share the flow's key.
         FlowRecord back = numbered(7);
@@ -214,6 +222,7 @@ TEST(KafkaOutput, JsonEveryRecordOnceKeyedByFlow) {
     std::string backKey;
     for (const Consumed& c : got) {
         EXPECT_TRUE(seen.insert(c.value).second) << "twice: " << c.value;
+        EXPECT_EQ(c.probe, "edge-1");
         if (c.value.find("\"bytes\":" + std::to_string(kCount + 1)) != std::string::npos) {
             backKey = c.key;
             continue;
@@ -242,6 +251,7 @@ TEST(KafkaOutput, IpfixMessagesAreSelfContainedAndHoldEveryRecordOnce) {
     std::multiset<std::uint64_t> ids;
     for (const Consumed& c : got) {
         EXPECT_TRUE(c.key.empty());
+        EXPECT_TRUE(c.probe.empty());  // no probe= option: no header
         // A fresh decoder per message: the message must carry its own templates.
         dec::Decoder d;
         std::vector<dec::Message> msgs;
