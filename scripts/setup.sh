@@ -9,6 +9,8 @@ build_pkgs=(build-essential cmake ninja-build pkg-config python3
             libdpdk-dev libndpi-dev libssl-dev zlib1g-dev librdkafka-dev ccache)
 test_pkgs=(tshark libfixbuf-tools nfdump gnuplot-nox clang-format clang-tidy gzip iproute2 procps
            kcat mandoc rpm rpmlint)
+# The real-broker Kafka test (scripts/kafka-broker.sh): Java 17 runs Kafka 4, mvn fetches it.
+test_pkgs+=(openjdk-17-jre-headless maven)
 
 want=("${build_pkgs[@]}")
 if [[ "${1:-}" != "--no-test-tools" ]]; then
