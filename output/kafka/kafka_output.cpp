@@ -196,30 +196,30 @@ public:
             m_templates.emplace_back(t.id, t.record);
             total += t.record.size();
         }
+        m_templateBytes = total;
+        m_done.reserve(m_templates.size());
         return total;
     }
 
     bool sendMessage(std::span<const std::uint8_t> message, std::uint32_t dataRecords,
                      bool templates) override {
         if (templates || dataRecords == 0) return true;  // every data message carries its own
-        m_buffer.resize(message.size() + kIpfixSetHeaderSize + m_templateBytes());
+        m_buffer.resize(message.size() + kIpfixSetHeaderSize + m_templateBytes);
         std::uint8_t* out = m_buffer.data();
         std::memcpy(out, message.data(), kIpfixHeaderSize);
         std::size_t at = kIpfixHeaderSize + kIpfixSetHeaderSize;
         // Template records for the data sets present, in the order of the sets.
-        std::uint16_t done[4] = {};
-        std::size_t doneCount = 0;
+        m_done.clear();
         for (std::size_t p = kIpfixHeaderSize; p + kIpfixSetHeaderSize <= message.size();) {
             const auto id = static_cast<std::uint16_t>((message[p] << 8) | message[p + 1]);
             const std::size_t length = (std::size_t{message[p + 2]} << 8) | message[p + 3];
             if (length < kIpfixSetHeaderSize) break;
-            const bool seen = std::find(done, done + doneCount, id) != done + doneCount;
-            if (!seen && doneCount < std::size(done)) {
-                done[doneCount++] = id;
+            if (std::find(m_done.begin(), m_done.end(), id) == m_done.end()) {
                 for (const auto& [tid, record] : m_templates) {
                     if (tid != id) continue;
                     std::memcpy(out + at, record.data(), record.size());
                     at += record.size();
+                    m_done.push_back(id);  // at most one entry per template: no reallocation
                 }
             }
             p += length;
@@ -239,41 +239,28 @@ private:
         p[0] = static_cast<std::uint8_t>(v >> 8);
         p[1] = static_cast<std::uint8_t>(v);
     }
-    std::size_t m_templateBytes() const noexcept {
-        std::size_t n = 0;
-        for (const auto& t : m_templates) n += t.second.size();
-        return n;
-    }
 
     KafkaOutput& m_out;
     std::vector<std::pair<std::uint16_t, std::vector<std::uint8_t>>> m_templates;
+    std::size_t m_templateBytes = 0;
+    std::vector<std::uint16_t> m_done;  ///< template ids already in the message being built
     std::vector<std::uint8_t> m_buffer;
 };
 
 char* kafkaFlowKey(char* out, const FlowRecord& r) noexcept {
-    // Direction-independent: the smaller (address, port) endpoint first.
-    struct Tuple {
-        std::array<std::uint8_t, 16> a;
-        std::array<std::uint8_t, 16> b;
-        std::uint16_t pa;
-        std::uint16_t pb;
-        std::uint8_t proto;
-    } t{};
+    // Direction-independent: the smaller (address, port) endpoint first, then the protocol.
     const int cmp = std::memcmp(r.srcAddr.data(), r.dstAddr.data(), 16);
     const bool swap = cmp > 0 || (cmp == 0 && r.srcPort > r.dstPort);
-    t.a = swap ? r.dstAddr : r.srcAddr;
-    t.b = swap ? r.srcAddr : r.dstAddr;
-    t.pa = swap ? r.dstPort : r.srcPort;
-    t.pb = swap ? r.srcPort : r.dstPort;
-    t.proto = r.proto;
+    const std::uint16_t pa = swap ? r.dstPort : r.srcPort;
+    const std::uint16_t pb = swap ? r.srcPort : r.dstPort;
     std::uint8_t bytes[37];
-    std::memcpy(bytes, t.a.data(), 16);
-    std::memcpy(bytes + 16, t.b.data(), 16);
-    bytes[32] = static_cast<std::uint8_t>(t.pa >> 8);
-    bytes[33] = static_cast<std::uint8_t>(t.pa);
-    bytes[34] = static_cast<std::uint8_t>(t.pb >> 8);
-    bytes[35] = static_cast<std::uint8_t>(t.pb);
-    bytes[36] = t.proto;
+    std::memcpy(bytes, (swap ? r.dstAddr : r.srcAddr).data(), 16);
+    std::memcpy(bytes + 16, (swap ? r.srcAddr : r.dstAddr).data(), 16);
+    bytes[32] = static_cast<std::uint8_t>(pa >> 8);
+    bytes[33] = static_cast<std::uint8_t>(pa);
+    bytes[34] = static_cast<std::uint8_t>(pb >> 8);
+    bytes[35] = static_cast<std::uint8_t>(pb);
+    bytes[36] = r.proto;
     std::uint64_t h = XXH3_64bits(bytes, sizeof bytes);
     static constexpr char kHex[] = "0123456789abcdef";
     for (int i = 15; i >= 0; --i) {
