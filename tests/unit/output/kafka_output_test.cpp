@@ -71,10 +71,11 @@ struct Consumed {
     std::string probe;  ///< the "probe" header, if any
 };
 
-/// Reads every partition of `topic` from the beginning until `expected` messages arrived and
-/// nothing more came for 0.3 s, or `seconds` passed.
-std::vector<Consumed> consumeAll(const std::string& bootstraps, std::size_t expected,
-                                 double seconds = 20, const char* topic = "flows") {
+/// Reads every partition of `topic` from the beginning until `done(messages)` holds and nothing
+/// more came for 0.3 s (duplicates would show), or `seconds` passed.
+template <typename Done>
+std::vector<Consumed> consumeUntil(const std::string& bootstraps, Done done, double seconds = 20,
+                                   const char* topic = "flows") {
     char err[256];
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     rd_kafka_conf_set(conf, "bootstrap.servers", bootstraps.c_str(), err, sizeof err);
@@ -94,9 +95,7 @@ std::vector<Consumed> consumeAll(const std::string& bootstraps, std::size_t expe
     while (Clock::now() < deadline) {
         rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, 50);
         if (m == nullptr) {
-            if (out.size() >= expected &&
-                Clock::now() - quietSince > std::chrono::milliseconds(300))
-                break;
+            if (done(out) && Clock::now() - quietSince > std::chrono::milliseconds(300)) break;
             continue;
         }
         if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -120,6 +119,35 @@ std::vector<Consumed> consumeAll(const std::string& bootstraps, std::size_t expe
     rd_kafka_consumer_close(rk);
     rd_kafka_destroy(rk);
     return out;
+}
+
+std::vector<Consumed> consumeAll(const std::string& bootstraps, std::size_t expected) {
+    return consumeUntil(bootstraps, [expected](const std::vector<Consumed>& got) {
+        return got.size() >= expected;
+    });
+}
+
+/// The IPFIX messages among `values`, each decoded with a fresh decoder (so each must carry
+/// its own templates).
+std::vector<dec::Message> decodeEach(const std::vector<Consumed>& values) {
+    std::vector<dec::Message> all;
+    for (const Consumed& c : values) {
+        dec::Decoder d;
+        std::vector<dec::Message> msgs;
+        std::string error;
+        const auto* bytes = reinterpret_cast<const std::uint8_t*>(c.value.data());
+        EXPECT_TRUE(d.decode(std::span<const std::uint8_t>(bytes, c.value.size()), msgs, error))
+            << error;
+        EXPECT_EQ(msgs.size(), 1U);
+        all.insert(all.end(), msgs.begin(), msgs.end());
+    }
+    return all;
+}
+
+std::size_t recordCount(const std::vector<dec::Message>& msgs) {
+    std::size_t n = 0;
+    for (const auto& m : msgs) n += m.records.size();
+    return n;
 }
 
 std::unique_ptr<KafkaOutput> makeOutput(const std::string& text) {
@@ -246,24 +274,20 @@ TEST(KafkaOutput, IpfixMessagesAreSelfContainedAndHoldEveryRecordOnce) {
         EXPECT_EQ(out->stats().records, kCount);
         EXPECT_EQ(out->stats().dropped, 0U);
     }
-    const auto got = consumeAll(cluster.bootstraps(), 2);
+    const auto got = consumeUntil(cluster.bootstraps(), [](const std::vector<Consumed>& v) {
+        return recordCount(decodeEach(v)) >= kCount;
+    });
     ASSERT_GT(got.size(), 10U);  // 1400-byte messages: many of them
-    std::multiset<std::uint64_t> ids;
     for (const Consumed& c : got) {
         EXPECT_TRUE(c.key.empty());
         EXPECT_TRUE(c.probe.empty());  // no probe= option: no header
-        // A fresh decoder per message: the message must carry its own templates.
-        dec::Decoder d;
-        std::vector<dec::Message> msgs;
-        std::string error;
-        const auto* bytes = reinterpret_cast<const std::uint8_t*>(c.value.data());
-        ASSERT_TRUE(d.decode(std::span<const std::uint8_t>(bytes, c.value.size()), msgs, error))
-            << error;
-        ASSERT_EQ(msgs.size(), 1U);
-        EXPECT_EQ(msgs[0].domain, 77U);
-        EXPECT_FALSE(msgs[0].templates.empty());
-        EXPECT_LE(msgs[0].length, 1400U + 4U + 2U * 120U);
-        for (const auto& r : msgs[0].records) ids.insert(*r.number(0, 1));  // octetDeltaCount
+    }
+    std::multiset<std::uint64_t> ids;
+    for (const dec::Message& m : decodeEach(got)) {
+        EXPECT_EQ(m.domain, 77U);
+        EXPECT_FALSE(m.templates.empty());
+        EXPECT_LE(m.length, 1400U + 4U + 2U * 120U);
+        for (const auto& r : m.records) ids.insert(*r.number(0, 1));  // octetDeltaCount
     }
     std::multiset<std::uint64_t> want;
     for (std::uint64_t i = 0; i < kCount; ++i) want.insert(i);
