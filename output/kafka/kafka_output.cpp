@@ -439,19 +439,32 @@ bool KafkaOutput::produceMessage(const void* value, std::size_t length, std::uin
     Clock::time_point deadline{};
     for (;;) {
         rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
-        void* opaque = reinterpret_cast<void*>(std::uintptr_t{records});
+        // The delivery report gets the message's record count back as its opaque pointer.
+        void* opaque =
+            reinterpret_cast<void*>(std::uintptr_t{records});  // NOLINT(performance-no-int-to-ptr)
         if (m_probe.empty()) {
             if (rd_kafka_produce(m_topic, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY,
                                  const_cast<void*>(value), length, m_pendingKey, m_pendingKeyLength,
                                  opaque) != 0)
                 e = rd_kafka_last_error();
         } else {
-            e = rd_kafka_producev(
-                m_rk, RD_KAFKA_V_RKT(m_topic), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                RD_KAFKA_V_VALUE(const_cast<void*>(value), length),
-                RD_KAFKA_V_KEY(m_pendingKey, m_pendingKeyLength),
-                RD_KAFKA_V_HEADER("probe", m_probe.data(), static_cast<ssize_t>(m_probe.size())),
-                RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+            rd_kafka_vu_t vu[6] = {};
+            vu[0].vtype = RD_KAFKA_VTYPE_RKT;
+            vu[0].u.rkt = m_topic;
+            vu[1].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
+            vu[1].u.i = RD_KAFKA_MSG_F_COPY;
+            vu[2].vtype = RD_KAFKA_VTYPE_VALUE;
+            vu[2].u.mem = {const_cast<void*>(value), length};
+            vu[3].vtype = RD_KAFKA_VTYPE_KEY;
+            vu[3].u.mem = {const_cast<char*>(m_pendingKey), m_pendingKeyLength};
+            vu[4].vtype = RD_KAFKA_VTYPE_HEADER;
+            vu[4].u.header = {"probe", m_probe.data(), static_cast<ssize_t>(m_probe.size())};
+            vu[5].vtype = RD_KAFKA_VTYPE_OPAQUE;
+            vu[5].u.ptr = opaque;
+            if (rd_kafka_error_t* error = rd_kafka_produceva(m_rk, vu, std::size(vu))) {
+                e = rd_kafka_error_code(error);
+                rd_kafka_error_destroy(error);
+            }
         }
         if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
             m_produced.fetch_add(records, std::memory_order_relaxed);
