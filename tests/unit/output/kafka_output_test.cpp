@@ -450,6 +450,17 @@ TEST(KafkaOutput, RowprobeProcessProducesItsJsonOutputIntoTheMockCluster) {
         EXPECT_EQ(c.key.rfind("1:", 0), 0U);
     }
     EXPECT_EQ(values, expected);
+
+    // A librdkafka property that does not exist stops start-up with exit code 2 and its name.
+    const auto bad = runCommand({rowprobeBinary().string(), "-i", "pcap;file=" + pcap, "-o",
+                                 "kafka;brokers=" + cluster.bootstraps() +
+                                     ";conf=linger.ms=5,queue.bufering.max.kbytes=10"});
+    EXPECT_EQ(bad.exitCode, 2);
+    EXPECT_NE(bad.err.find("unknown librdkafka property 'queue.bufering.max.kbytes'"),
+              std::string::npos)
+        << bad.err;
+    EXPECT_NE(bad.err.find("did you mean 'queue.buffering.max.kbytes'"), std::string::npos)
+        << bad.err;
 }
 
 }  // namespace
