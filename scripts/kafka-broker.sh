@@ -15,7 +15,7 @@ set -euo pipefail
 
 KAFKA_VERSION=${KAFKA_VERSION:-4.4.0}
 LOG4J_VERSION=${LOG4J_VERSION:-2.24.3}
-KAFKA_CACHE=${KAFKA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rowprobe/kafka-$KAFKA_VERSION}
+KAFKA_CACHE=${KAFKA_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/rowprobe/kafka-$KAFKA_VERSION}
 LIB=$KAFKA_CACHE/lib
 
 die() { echo "kafka-broker.sh: $*" >&2; exit 1; }
@@ -112,12 +112,12 @@ L4J
     nohup "${java[@]}" kafka.Kafka "$dir/server.properties" >>"$dir/stdout.log" 2>&1 &
     echo $! >"$dir/broker.pid"
     local i
-    for i in $(seq 1 300); do
+    for i in $(seq 1 600); do
         if port_open "$port"; then echo "broker on 127.0.0.1:$port (pid $(cat "$dir/broker.pid"))"; return 0; fi
         kill -0 "$(cat "$dir/broker.pid")" 2>/dev/null || { tail -30 "$dir/stdout.log" "$dir/broker.log" >&2 || true; die "broker exited"; }
         sleep 0.1
     done
-    die "broker did not open 127.0.0.1:$port within 30 s"
+    die "broker did not open 127.0.0.1:$port within 60 s"
 }
 
 stop() {
