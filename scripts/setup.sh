@@ -12,6 +12,8 @@ test_pkgs=(tshark libfixbuf-tools nfdump gnuplot-nox clang-format clang-tidy gzi
            man-db prometheus)  # packaging tests: man -l; promtool checks the --metrics text
 # The fuzz stage of scripts/test.sh: clang with libFuzzer and the sanitizer runtimes.
 test_pkgs+=(clang-14 libclang-rt-14-dev)
+# The real-broker Kafka test (scripts/kafka-broker.sh): Java 17 runs Kafka 4, mvn fetches it.
+test_pkgs+=(openjdk-17-jre-headless maven)
 
 want=("${build_pkgs[@]}")
 if [[ "${1:-}" != "--no-test-tools" ]]; then
