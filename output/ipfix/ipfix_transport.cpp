@@ -209,16 +209,15 @@ void FileTransport::flush() {
 
 bool FileTransport::reopen() {
     flush();
-    if (m_file == nullptr || !m_ownsFile || isSameFile(m_file, m_path)) return false;
-    std::FILE* fresh = std::fopen(m_path.c_str(), "ab");
-    if (fresh == nullptr) {
+    if (m_fd < 0 || !m_ownsFile || isSameFile(m_fd, m_path)) return false;
+    const int fresh = ::open(m_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fresh < 0) {
         throw RuntimeError("output 'ipfix'", "cannot reopen '" + m_path +
                                                  "' after SIGHUP: " + errnoText(errno) +
                                                  " (still writing to the old file)");
     }
-    std::fclose(m_file);
-    m_file = fresh;
-    std::setvbuf(m_file, m_buffer.data(), _IOFBF, m_buffer.size());
+    ::close(m_fd);
+    m_fd = fresh;
     return true;
 }
 

@@ -251,11 +251,15 @@ void OutputFile::failed() const {
     throw RuntimeError(m_component, "writing to '" + m_path + "': " + std::strerror(errno));
 }
 
-bool isSameFile(std::FILE* file, const std::string& path) noexcept {
+bool isSameFile(int fd, const std::string& path) noexcept {
     struct stat opened {};
     struct stat named {};
-    if (::fstat(::fileno(file), &opened) != 0 || ::stat(path.c_str(), &named) != 0) return false;
+    if (::fstat(fd, &opened) != 0 || ::stat(path.c_str(), &named) != 0) return false;
     return opened.st_dev == named.st_dev && opened.st_ino == named.st_ino;
+}
+
+bool isSameFile(std::FILE* file, const std::string& path) noexcept {
+    return isSameFile(::fileno(file), path);
 }
 
 bool OutputFile::reopen() {

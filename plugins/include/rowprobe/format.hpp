@@ -81,6 +81,8 @@ std::string_view protoName(std::uint8_t proto) noexcept;
 /// True when `path` names the same file as the open `file` (same device and inode); false
 /// when the path is gone or now names another file (log rotation moved ours away).
 bool isSameFile(std::FILE* file, const std::string& path) noexcept;
+/// The same for an open file descriptor.
+bool isSameFile(int fd, const std::string& path) noexcept;
 
 class OutputFile {
 public:
