@@ -212,12 +212,25 @@ std::string flowKey(const FlowRecord& r) {
     return s;
 }
 
-/// Every key maps to exactly one partition, and more than one partition is used.
+/// CRC-32 (IEEE, zlib's): librdkafka's default partitioner, consistent_random, puts a keyed
+/// message on partition crc32(key) % partitions.
+std::uint32_t crc32(const std::string& data) {
+    std::uint32_t crc = 0xFFFFFFFFU;
+    for (const char ch : data) {
+        crc ^= static_cast<std::uint8_t>(ch);
+        for (int i = 0; i < 8; ++i) crc = (crc >> 1) ^ (0xEDB88320U & (0U - (crc & 1U)));
+    }
+    return ~crc;
+}
+
+/// Every key maps to exactly one partition, the one librdkafka's default partitioner assigns
+/// (so another producer of the same keys agrees), and more than one partition is used.
 void expectKeyAffinity(const std::vector<Consumed>& got) {
     std::map<std::string, std::set<int>> partitionsOf;
     std::set<int> used;
     for (const Consumed& c : got) {
         partitionsOf[c.key].insert(c.partition);
+        EXPECT_EQ(static_cast<std::uint32_t>(c.partition), crc32(c.key) % kPartitions) << c.key;
         used.insert(c.partition);
     }
     for (const auto& [key, parts] : partitionsOf) EXPECT_EQ(parts.size(), 1U) << key;
