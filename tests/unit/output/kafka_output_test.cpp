@@ -38,6 +38,14 @@ using test::sourceDir;
 
 constexpr int kPartitions = 4;
 
+// Under ThreadSanitizer the threads librdkafka starts (C11 thrd_create, which GCC 12's TSan does
+// not intercept) have no TSan state and crash in their first malloc: nothing to learn there.
+#if defined(__SANITIZE_THREAD__)
+#define SKIP_UNDER_TSAN() GTEST_SKIP() << "librdkafka's threads are invisible to TSan"
+#else
+#define SKIP_UNDER_TSAN() static_cast<void>(0)
+#endif
+
 /// A mock cluster of `brokers` brokers with topic "flows" of kPartitions partitions.
 class MockCluster {
 public:
@@ -238,6 +246,7 @@ void expectKeyAffinity(const std::vector<Consumed>& got) {
 }
 
 TEST(KafkaOutput, JsonEveryRecordOnceKeyedByFlow) {
+    SKIP_UNDER_TSAN();
     MockCluster cluster;
     constexpr std::uint64_t kCount = 3000;
     {
@@ -277,6 +286,7 @@ TEST(KafkaOutput, JsonEveryRecordOnceKeyedByFlow) {
 }
 
 TEST(KafkaOutput, IpfixMessagesAreSelfContainedAndHoldEveryRecordOnce) {
+    SKIP_UNDER_TSAN();
     MockCluster cluster;
     constexpr std::uint64_t kCount = 5000;
     {
@@ -308,6 +318,7 @@ TEST(KafkaOutput, IpfixMessagesAreSelfContainedAndHoldEveryRecordOnce) {
 }
 
 TEST(KafkaOutput, IpfixKeyedByCommunityIdOneRecordPerMessage) {
+    SKIP_UNDER_TSAN();
     MockCluster cluster;
     constexpr std::uint64_t kCount = 400;
     {
@@ -338,6 +349,7 @@ TEST(KafkaOutput, IpfixKeyedByCommunityIdOneRecordPerMessage) {
 }
 
 TEST(KafkaOutput, BrokerErrorsAndLeaderChangesRecoverWithoutLoss) {
+    SKIP_UNDER_TSAN();
     MockCluster cluster(3);
     constexpr std::uint64_t kCount = 6000;
     auto out = makeOutput("kafka;brokers=" + cluster.bootstraps() + ";key=flow;batch-delay=0.005");
@@ -371,6 +383,7 @@ TEST(KafkaOutput, BrokerErrorsAndLeaderChangesRecoverWithoutLoss) {
 }
 
 TEST(KafkaOutput, FullQueueCountsDropsWithinTheBlockBound) {
+    SKIP_UNDER_TSAN();
     MockCluster cluster(1);
     // The only broker is down: nothing leaves the 200-message local queue.
     rd_kafka_mock_broker_set_down(cluster.get(), 1);
@@ -392,6 +405,7 @@ TEST(KafkaOutput, FullQueueCountsDropsWithinTheBlockBound) {
 }
 
 TEST(KafkaOutput, OutageShorterThanTheQueueLosesNothing) {
+    SKIP_UNDER_TSAN();
     MockCluster cluster(1);
     auto out = makeOutput("kafka;brokers=" + cluster.bootstraps() + ";linger=10");
     writeRange(*out, 0, 500);
@@ -408,6 +422,7 @@ TEST(KafkaOutput, OutageShorterThanTheQueueLosesNothing) {
 }
 
 TEST(KafkaOutput, OptionMistakesAreStartUpErrors) {
+    // Every mistake is caught before a producer (and its threads) exists: runs under TSan too.
     auto message = [](const std::string& text) -> std::string {
         try {
             makeOutput(text);
@@ -438,6 +453,7 @@ TEST(KafkaOutput, OptionMistakesAreStartUpErrors) {
 }
 
 TEST(KafkaOutput, RowprobeProcessProducesItsJsonOutputIntoTheMockCluster) {
+    SKIP_UNDER_TSAN();
     MockCluster cluster;
     const std::string pcap = (sourceDir() / "pcaps" / "mixed.pcap").string();
     const auto json =
