@@ -12,6 +12,7 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -490,6 +491,27 @@ TEST(KafkaOutput, RowprobeProcessProducesItsJsonOutputIntoTheMockCluster) {
         << bad.err;
     EXPECT_NE(bad.err.find("did you mean 'queue.buffering.max.kbytes'"), std::string::npos)
         << bad.err;
+}
+
+TEST(KafkaOutput, RowprobeWithNoBrokerExitsWithinLingerAndCountsEveryRecordDropped) {
+    SKIP_UNDER_TSAN();
+    // Port 1 on loopback: nothing listens, every connect is refused.
+    const std::string pcap = (sourceDir() / "pcaps" / "demo.pcap").string();
+    const auto json =
+        runCommand({rowprobeBinary().string(), "-i", "pcap;file=" + pcap, "-o", "json", "-Q"});
+    const auto records = std::count(json.out.begin(), json.out.end(), '\n');
+    ASSERT_GT(records, 0);
+    const auto t0 = Clock::now();
+    const auto run = runCommand({rowprobeBinary().string(), "-i", "pcap;file=" + pcap, "-o",
+                                 "kafka;brokers=127.0.0.1:1;linger=0.5"},
+                                30);
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    EXPECT_EQ(run.exitCode, 0) << run.err;
+    EXPECT_LT(seconds, 5.0);
+    EXPECT_NE(run.err.find("output: 0 records written, " + std::to_string(records) + " dropped"),
+              std::string::npos)
+        << run.err;
+    EXPECT_NE(run.err.find("Connection refused"), std::string::npos) << run.err;
 }
 
 }  // namespace
