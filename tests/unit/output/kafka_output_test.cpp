@@ -422,6 +422,28 @@ TEST(KafkaOutput, OutageShorterThanTheQueueLosesNothing) {
     EXPECT_EQ(consumeAll(cluster.bootstraps(), 2500).size(), 2500U);
 }
 
+TEST(KafkaOutput, StatisticsCatchUpWhileTheExportThreadIsIdle) {
+    SKIP_UNDER_TSAN();
+    MockCluster cluster(1);
+    auto out = makeOutput("kafka;brokers=" + cluster.bootstraps());
+    std::vector<FlowRecord> records;
+    for (std::uint64_t i = 0; i < 500; ++i) records.push_back(numbered(i));
+    out->write(records);  // then the export thread goes idle: no write, no flush
+    // Another thread (the periodic statistics, --metrics) sees the acknowledgements arrive.
+    std::uint64_t seen = 0;
+    std::thread reader([&] {
+        const auto end = Clock::now() + std::chrono::seconds(10);
+        while (Clock::now() < end && (seen = out->stats().records) < records.size())
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    });
+    reader.join();
+    EXPECT_EQ(seen, records.size());
+    EXPECT_EQ(out->inFlight(), 0U);
+    out->finish();
+    EXPECT_EQ(out->stats().records, records.size());
+    EXPECT_EQ(out->stats().dropped, 0U);
+}
+
 TEST(KafkaOutput, OptionMistakesAreStartUpErrors) {
     // Every mistake is caught before a producer (and its threads) exists: runs under TSan too.
     auto message = [](const std::string& text) -> std::string {
