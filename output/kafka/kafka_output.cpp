@@ -476,7 +476,7 @@ bool KafkaOutput::produceMessage(const void* value, std::size_t length, std::uin
             if (deadline == Clock::time_point{}) deadline = now + m_block;
             if (now < deadline) {
                 // Serve delivery reports (they free queue room) while waiting.
-                rd_kafka_poll(m_rk, 5);
+                servePoll(5);
                 continue;
             }
             m_queueStalled = true;
@@ -528,18 +528,21 @@ void KafkaOutput::write(std::span<const FlowRecord> records) {
     }
     m_pendingKey = nullptr;
     m_pendingKeyLength = 0;
-    rd_kafka_poll(m_rk, 0);
+    servePoll(0);
 }
 
 void KafkaOutput::flush() {
     if (m_encoder) m_encoder->flush();
-    rd_kafka_poll(m_rk, 0);
+    servePoll(0);
 }
 
 void KafkaOutput::finish() {
     if (m_finished || m_rk == nullptr) return;
     m_finished = true;
-    if (m_encoder) m_encoder->flush();
+    if (m_encoder) m_encoder->flush();  // may wait for queue room through servePoll
+    // Held to the end: stats() serves no delivery report while the final count is made.
+    const std::lock_guard lock(m_pollMutex);
+    m_finishing.store(true, std::memory_order_relaxed);
     const auto lingerMs = std::chrono::duration_cast<std::chrono::milliseconds>(m_linger).count();
     rd_kafka_flush(m_rk, static_cast<int>(std::min<std::int64_t>(lingerMs, 1 << 30)));
     if (inFlight() != 0) {
@@ -559,7 +562,19 @@ std::uint64_t KafkaOutput::inFlight() const noexcept {
            m_delivered.load(std::memory_order_relaxed) - m_failed.load(std::memory_order_relaxed);
 }
 
+void KafkaOutput::servePoll(int timeoutMs) {
+    const std::lock_guard lock(m_pollMutex);
+    rd_kafka_poll(m_rk, timeoutMs);
+}
+
 OutputStats KafkaOutput::stats() const {
+    // Serve delivery reports that arrived while the export thread is idle (it polls only when
+    // it writes or flushes), so periodic statistics and --metrics are current. Never waits:
+    // when the export thread is polling, it serves them.
+    if (m_rk != nullptr && !m_finishing.load(std::memory_order_relaxed) && m_pollMutex.try_lock()) {
+        rd_kafka_poll(m_rk, 0);
+        m_pollMutex.unlock();
+    }
     return {.records = m_delivered.load(std::memory_order_relaxed),
             .dropped = m_failed.load(std::memory_order_relaxed) +
                        m_rejected.load(std::memory_order_relaxed),

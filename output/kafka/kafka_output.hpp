@@ -22,8 +22,10 @@
 //   waiting, until one fits again. finish() waits at most `linger` for outstanding deliveries,
 //   then purges and counts what is left as dropped.
 //
-// Threads: write/flush/finish on the export thread, which also runs the delivery-report
-// callback (rd_kafka_poll); stats() reads atomics from any thread.
+// Threads: write/flush/finish on the export thread, which runs the delivery-report callback
+// (rd_kafka_poll) as it writes; stats(), from any thread, serves reports that arrived while the
+// export thread is idle (never waiting: a try-lock around polling) and reads atomics. The
+// callback touches atomics only.
 // Costs: one produce() (a copy of the value into librdkafka's queue) per message; json about
 // as fast as the json output plus ~1 us per record of librdkafka, ipfix one produce per up to
 // `mtu` bytes of records (docs/performance.md).
@@ -34,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -84,6 +87,7 @@ private:
     /// queue stayed full beyond `block` or librdkafka refused it.
     bool produceMessage(const void* value, std::size_t length, std::uint32_t records);
     std::size_t keyOf(const FlowRecord& r, char* out) const noexcept;
+    void servePoll(int timeoutMs);  ///< rd_kafka_poll under m_pollMutex
     static void deliveryReport(rd_kafka_s* rk, const rd_kafka_message_s* message, void* opaque);
 
     Format m_format = Format::Json;
@@ -106,6 +110,8 @@ private:
 
     bool m_queueStalled = false;  ///< the last produce found the queue full beyond `block`
     bool m_finished = false;
+    mutable std::mutex m_pollMutex;        ///< one poller at a time; finish() holds it
+    std::atomic<bool> m_finishing{false};  ///< stats() polls no more
 
     std::atomic<std::uint64_t> m_produced{0};   ///< records queued in librdkafka
     std::atomic<std::uint64_t> m_delivered{0};  ///< ... acknowledged (delivery report OK)

@@ -42,11 +42,11 @@ bool portFree(int port) {
     return ok;
 }
 
-/// A port P with P and P+1 (the controller) free on 127.0.0.1.
-int freePortPair() {
-    std::mt19937 rng(static_cast<unsigned>(::getpid()));
+/// A port P with P and P+1 (the controller) free on 127.0.0.1, below Linux's ephemeral range
+/// (32768-60999), where the mock clusters and clients of tests running in parallel take theirs.
+int freePortPair(std::mt19937& rng) {
     for (int i = 0; i < 200; ++i) {
-        const int p = 20000 + static_cast<int>(rng() % 20000) * 2;
+        const int p = 10000 + static_cast<int>(rng() % 10000) * 2;
         if (portFree(p) && portFree(p + 1)) return p;
     }
     return 0;
@@ -62,10 +62,10 @@ struct Broker {
     CommandResult start() const {
         return runCommand({script(), "start", dir.string(), std::to_string(port)}, 120);
     }
-    void stop() const { runCommand({script(), "stop", dir.string()}, 60); }
-    ~Broker() {
-        if (!dir.empty()) stop();
+    void stop() const {
+        if (!dir.empty()) runCommand({script(), "stop", dir.string()}, 60);
     }
+    ~Broker() { stop(); }
 };
 
 std::vector<std::string> lines(const std::string& text) {
@@ -110,12 +110,18 @@ TEST(KafkaBroker, CaptureRecordsSurviveABrokerRestartMidRun) {
     const std::vector<std::string> expectedLines = lines(reference.out);
     ASSERT_GT(expectedLines.size(), 100U);
 
+    // A port taken between the check and the broker's bind: another pair, a fresh broker.
     Broker broker;
-    broker.port = freePortPair();
-    ASSERT_NE(broker.port, 0);
-    broker.dir = tempDir() / "kafka-broker";
-    fs::remove_all(broker.dir);
-    const auto started = broker.start();
+    std::mt19937 rng(static_cast<unsigned>(::getpid()) ^
+                     static_cast<unsigned>(Clock::now().time_since_epoch().count()));
+    CommandResult started;
+    for (int attempt = 0; attempt < 3 && started.exitCode != 0; ++attempt) {
+        broker.stop();
+        broker.port = freePortPair(rng);
+        ASSERT_NE(broker.port, 0);
+        broker.dir = tempDir() / "kafka-broker";
+        started = broker.start();
+    }
     ASSERT_EQ(started.exitCode, 0) << started.out << started.err;
 
     std::ifstream in(pcap, std::ios::binary);
