@@ -164,7 +164,8 @@ public:
         Sink,   ///< accepts and reads everything
     };
 
-    explicit Collector(Mode mode, int receiveBuffer = 0) : m_mode(mode) {
+    /// `port` 0: any free port.
+    explicit Collector(Mode mode, int receiveBuffer = 0, std::uint16_t port = 0) : m_mode(mode) {
         m_listen = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         const int one = 1;
         ::setsockopt(m_listen, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -174,6 +175,7 @@ public:
         sockaddr_in a{};
         a.sin_family = AF_INET;
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        a.sin_port = htons(port);
         ::bind(m_listen, reinterpret_cast<sockaddr*>(&a), sizeof a);
         ::listen(m_listen, 64);
         socklen_t len = sizeof a;

@@ -24,15 +24,33 @@ fs::path writeConfig(const std::string& name, const std::string& text) {
     return p;
 }
 
-// Defect 12: a SIGTERM during start-up (here: while a 2^20-record flow table is allocated and
-// cleared, ~0.7 s) is a clean stop, exit 0, not death by signal (143).
+/// True once `pid` catches SIGTERM (SigCgt in /proc/PID/status).
+bool catchesSigterm(int pid) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+        if (line.rfind("SigCgt:", 0) == 0) {
+            const unsigned long long mask = std::stoull(line.substr(7), nullptr, 16);
+            return (mask & (1ULL << (SIGTERM - 1))) != 0;
+        }
+    }
+    return false;
+}
+
+// Defect 12: the handlers are installed first thing, before the slow start-up work (here a
+// 2^20-record flow table, ~0.7 s), and a SIGTERM during that work is a clean stop, exit 0, not
+// death by signal (143). The old code installed them after building the pipeline.
 TEST(StartupFaults, SigtermDuringStartupIsACleanStop) {
     const auto stats = tempDir() / "early-stop.json";
+    const auto t0 = Clock::now();
     ChildProcess child({binary(), "-i", "gen;packets=0", "-s", "cache;size=20", "-o",
                         "json;file=/dev/null", "-Q", "--stats-json", stats.string()});
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    while (!catchesSigterm(child.pid()) && secondsSince(t0) < scaled(10))
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const double installed = secondsSince(t0);
     child.signal(SIGTERM);
     const CommandResult r = child.wait(scaled(15));
+    EXPECT_LT(installed, scaled(0.3)) << "handlers installed only after the start-up work";
     ASSERT_NE(r.exitCode, -1);
     EXPECT_EQ(r.exitCode, 0) << "143 = killed by the signal before the handlers were installed\n"
                              << r.err;
