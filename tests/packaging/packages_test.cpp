@@ -122,8 +122,9 @@ TEST(Packages, DebBuildsInstallsRunsAndPurgesCleanly) {
     const CommandResult packed =
         runShell("cd " + quote(build.string()) + " && cpack -G DEB 2>&1", 600);
     ASSERT_EQ(packed.exitCode, 0) << packed.out;
-    const fs::path deb =
-        build / ("rowprobe_" + std::string(ROWPROBE_VERSION_STRING) + "_amd64.deb");
+    const std::string arch = runShell("dpkg --print-architecture").out;
+    const fs::path deb = build / ("rowprobe_" + std::string(ROWPROBE_VERSION_STRING) + "_" +
+                                  arch.substr(0, arch.find('\n')) + ".deb");
     ASSERT_TRUE(fs::exists(deb)) << packed.out;
 
     // Metadata: dependencies from shlibdeps, the conffiles, the maintainer scripts.
