@@ -38,6 +38,10 @@ po::options_description describeOptions() {
         ("pid-file", po::value<std::string>(), "write the process id to FILE")
         ("quiet,Q", "do not print statistics to stderr at exit")
         ("no-vlan-key", "leave the VLAN id out of the flow key")
+        ("tunnel", po::value<std::string>(),
+            "tunnels (GRE, ERSPAN, VXLAN, Geneve, GTP-U, Teredo, AYIYA, CAPWAP, IP-in-IP): "
+            "'outer' (default) one flow per outer packet, 'inner' the decapsulated flows, "
+            "'both' the inner flows and the outer tunnel flow")
         ("config", po::value<std::string>(),
             "read options from FILE (same names, one 'name = value' per line)")
         ("help,h",
@@ -208,6 +212,20 @@ CliResult parseCommandLine(int argc, const char* const* argv) {
             throw cliError("--input-thread", mode,
                            "must be 'auto', 'yes' or 'no', got '" + mode + "'",
                            {"auto", "yes", "no"});
+        }
+    }
+    if (vm.count("tunnel") != 0) {
+        const std::string mode = vm["tunnel"].as<std::string>();
+        if (mode == "outer") {
+            c.tunnels = TunnelMode::Outer;
+        } else if (mode == "inner") {
+            c.tunnels = TunnelMode::Inner;
+        } else if (mode == "both") {
+            c.tunnels = TunnelMode::Both;
+        } else {
+            throw cliError("--tunnel", mode,
+                           "must be 'outer', 'inner' or 'both', got '" + mode + "'",
+                           {"outer", "inner", "both"});
         }
     }
     if (c.inputs.empty()) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "rowprobe/packet.hpp"
+
 namespace rowprobe::core {
 
 /// Who reads an input whose reads never wait (a regular file, the generator) for one queue:
@@ -34,6 +36,7 @@ struct Config {
     bool quiet = false;                ///< -Q: no statistics on stderr at exit
     bool vlanInKey = true;             ///< --no-vlan-key clears it
     InputThreadMode inputThread = InputThreadMode::Auto;  ///< --input-thread
+    TunnelMode tunnels = TunnelMode::Outer;               ///< --tunnel outer|inner|both
 };
 
 /// What main should do after parsing.

@@ -27,12 +27,34 @@ constexpr OptionSpec kOptions[] = {
 
 /// The default object: every core field except the exporter constants, in a reading order.
 constexpr FieldId kDefaultFields[] = {
-    FieldId::SrcIp,           FieldId::DstIp,      FieldId::SrcPort,  FieldId::DstPort,
-    FieldId::Proto,           FieldId::IpVersion,  FieldId::Vlan,     FieldId::SrcMac,
-    FieldId::DstMac,          FieldId::TimeFirst,  FieldId::TimeLast, FieldId::Packets,
-    FieldId::Bytes,           FieldId::PacketsRev, FieldId::BytesRev, FieldId::TcpFlags,
-    FieldId::TcpFlagsRev,     FieldId::Ttl,        FieldId::TtlRev,   FieldId::IcmpTypeCode,
-    FieldId::IcmpTypeCodeRev, FieldId::EndReason,  FieldId::Queue,
+    FieldId::SrcIp,
+    FieldId::DstIp,
+    FieldId::SrcPort,
+    FieldId::DstPort,
+    FieldId::Proto,
+    FieldId::IpVersion,
+    FieldId::Vlan,
+    FieldId::SrcMac,
+    FieldId::DstMac,
+    FieldId::TimeFirst,
+    FieldId::TimeLast,
+    FieldId::Packets,
+    FieldId::Bytes,
+    FieldId::PacketsRev,
+    FieldId::BytesRev,
+    FieldId::TcpFlags,
+    FieldId::TcpFlagsRev,
+    FieldId::Ttl,
+    FieldId::TtlRev,
+    FieldId::IcmpTypeCode,
+    FieldId::IcmpTypeCodeRev,
+    FieldId::EndReason,
+    FieldId::Queue,
+    // Tunnel of an inner flow (--tunnel inner|both); zero / :: for other flows.
+    FieldId::TunnelType,
+    FieldId::TunnelId,
+    FieldId::TunnelSrc,
+    FieldId::TunnelDst,
 };
 
 /// Appends a literal (the field separators and names); the length is a compile-time constant.

@@ -177,6 +177,10 @@ enum class FieldId : std::uint16_t {
     Ttl,
     TtlRev,
     Queue,
+    TunnelType,
+    TunnelId,
+    TunnelSrc,
+    TunnelDst,
     Count
 };
 inline constexpr std::size_t kCoreFieldCount = static_cast<std::size_t>(FieldId::Count);
