@@ -563,7 +563,10 @@ std::size_t parseLayers(const RawPacket& raw, LinkType link, const ParserConfig&
         next.tunnel.type = step.type;
         next.tunnel.depth = static_cast<std::uint8_t>(depth + 1);
         const std::uint32_t innerEnd = r.end;
-        const WireFrame innerWire{outer.l3Offset + outer.ipLen, false};
+        // A first fragment carries the start of an inner packet that is longer than itself:
+        // its IP length is then only checked against the capture.
+        const WireFrame innerWire{
+            outer.frag.moreFragments ? 0xFFFFFFFFu : outer.l3Offset + outer.ipLen, false};
         L3Result inner;
         const bool byNibble = step.start.type == kByVersionNibble;
         a = parseLayer(d, innerEnd, innerWire, step.start, byNibble, config, next, inner,
