@@ -6,6 +6,9 @@
 //              decode-erspan-typeII-01, vxlan-decoder-03                    the unit is derivable
 //   ndpi       6in4tunnel.pcap                            --tunnel inner    packets
 //   flowtest   every FlowTest pcap                        --tunnel both     = --tunnel outer
+//   all        every .pcap / .pcapng under testdata      --tunnel both     exit 0; packets =
+//                                                                           parsed + skip counters
+//                                                                           = capinfos' frames
 //
 // Each reference row is compared per conversation (unordered 5-tuple; ICMP by address pair,
 // since Zeek and Suricata key ICMP by type), with the row's source as the forward direction,
@@ -328,6 +331,48 @@ TEST(TunnelAgreement, FlowTestTunnelBothEqualsOuterOnEveryCapture) {
         }
     }
     res.report("flowtest");
+}
+
+// ---- every capture: exit 0, every frame parsed or in a named skip counter -------------------
+
+// The frames capinfos (Wireshark's reader) counts in `path`, or -1 when capinfos is missing.
+long long wiresharkFrames(const fs::path& path) {
+    const CommandResult r = runCommand({"capinfos", "-c", "-M", path.string()}, 60);
+    if (r.exitCode != 0) return -1;
+    const auto pos = r.out.find("Number of packets:");
+    if (pos == std::string::npos) return -1;
+    return std::atoll(r.out.c_str() + pos + 18);
+}
+
+TEST(EveryCapture, ExitsZeroAndCountsEverySkippedFrame) {
+    ROWPROBE_REQUIRE_BINARY();
+    ROWPROBE_REQUIRE_FILE(testdataDir());
+    static const char* kSkipCounters[] = {"not_ip",          "truncated_l2",  "truncated_l3",
+                                          "bad_ip_version",  "bad_ip_header", "too_many_headers",
+                                          "unsupported_link"};
+    std::size_t captures = 0;
+    for (const auto& e : fs::recursive_directory_iterator(testdataDir())) {
+        const std::string ext = e.path().extension().string();
+        if (!e.is_regular_file() || (ext != ".pcap" && ext != ".pcapng")) continue;
+        ++captures;
+        // --tunnel both exercises every decoder; the biggest bench trace takes about a second.
+        const ProbeRun run = runProbe(e.path(), {"--tunnel", "both"}, "cache;seed=1", 60);
+        const std::string name = e.path().lexically_relative(testdataDir()).string();
+        EXPECT_EQ(run.result.exitCode, 0) << name << "\n" << run.result.err;
+        ASSERT_TRUE(run.hasStat("total.packets")) << name << ": no statistics " << run.error;
+        std::uint64_t skipped = 0;
+        for (const char* c : kSkipCounters)
+            skipped += run.stat(std::string("total.anomalies.") + c);
+        EXPECT_EQ(run.stat("total.packets"), run.stat("total.parsed") + skipped)
+            << name << ": a frame was skipped without a named counter";
+        const long long frames = wiresharkFrames(e.path());
+        if (frames >= 0) {
+            EXPECT_EQ(run.stat("total.packets"), static_cast<std::uint64_t>(frames))
+                << name << ": capinfos reads another number of frames";
+        }
+    }
+    EXPECT_GT(captures, 50U);
+    std::printf("%zu captures: exit 0, packets = parsed + skip counters\n", captures);
 }
 
 }  // namespace
