@@ -88,7 +88,6 @@ void JsonLayout::add(const FieldSpec& spec) {
 
 char* JsonLayout::format(char* p, const FlowRecord& r) const noexcept {
     static const ExportConstants kNoConstants{};
-    const bool v4 = r.isIpv4();
     for (const Column& c : m_columns) {
         p = put(p, c.key);
         const FieldSpec& f = *c.spec;
@@ -96,7 +95,7 @@ char* JsonLayout::format(char* p, const FlowRecord& r) const noexcept {
             case FieldType::IpAddress: {
                 std::array<std::uint8_t, 16> addr{};
                 std::memcpy(addr.data(), readBytes(f, r, kNoConstants).data(), addr.size());
-                p = formatIp(p, addr, v4);
+                p = formatIp(p, addr, addressIsIpv4(f, r));
                 break;
             }
             case FieldType::MacAddress: {

@@ -299,6 +299,13 @@ const FieldSpec* findField(std::string_view name) noexcept {
 
 std::span<const FieldId> ipfixBasicFields() noexcept { return kIpfixBasic; }
 
+bool addressIsIpv4(const FieldSpec& f, const FlowRecord& r) noexcept {
+    if (f.origin == FieldOrigin::Record && f.offset >= offsetof(FlowRecord, tunnel)) {
+        return isIpv4Mapped(readBytes(f, r, ExportConstants{}));
+    }
+    return r.isIpv4();
+}
+
 std::vector<const FieldSpec*> parseRecordFieldList(const Options& options,
                                                    std::string_view option) {
     const std::string list = options.getString(option);
