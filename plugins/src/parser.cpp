@@ -32,6 +32,7 @@
 //   the tunnel code is never entered; otherwise a non-tunnel packet costs one protocol test.
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -162,8 +163,9 @@ struct WireFrame {
     bool minimum = false;   // an Ethernet frame of the minimum size: trailing bytes may be padding
 };
 
-Anomaly parseIpv4(const std::uint8_t* d, std::uint32_t cap, std::uint32_t l3, WireFrame wire,
-                  ParsedPacket& out, L3Result& r) noexcept {
+[[gnu::always_inline]] inline Anomaly parseIpv4(const std::uint8_t* d, std::uint32_t cap,
+                                                std::uint32_t l3, WireFrame wire, ParsedPacket& out,
+                                                L3Result& r) noexcept {
     if (!has(l3, kIpv4MinHeaderLen, cap)) return Anomaly::TruncatedL3;
     const std::uint8_t* ip = d + l3;
     if ((ip[0] >> 4) != 4) return Anomaly::BadIpVersion;
@@ -215,8 +217,9 @@ std::uint32_t jumboLength(const std::uint8_t* d, std::uint32_t cap, std::uint32_
     return 0;
 }
 
-Anomaly parseIpv6(const std::uint8_t* d, std::uint32_t cap, std::uint32_t l3, WireFrame wire,
-                  ParsedPacket& out, L3Result& r) noexcept {
+[[gnu::always_inline]] inline Anomaly parseIpv6(const std::uint8_t* d, std::uint32_t cap,
+                                                std::uint32_t l3, WireFrame wire, ParsedPacket& out,
+                                                L3Result& r) noexcept {
     if (!has(l3, kIpv6HeaderLen, cap)) return Anomaly::TruncatedL3;
     const std::uint8_t* ip = d + l3;
     if ((ip[0] >> 4) != 6) return Anomaly::BadIpVersion;
@@ -318,7 +321,8 @@ inline std::uint32_t minL4Header(std::uint8_t proto) noexcept {
 }
 
 // Fills ports, flags and the payload span. Returns false when the header is cut off.
-bool parseL4(const std::uint8_t* d, const L3Result& r, ParsedPacket& out) noexcept {
+[[gnu::always_inline]] inline bool parseL4(const std::uint8_t* d, const L3Result& r,
+                                           ParsedPacket& out) noexcept {
     const std::uint8_t proto = out.key.proto;
     const std::uint32_t need = minL4Header(proto);
     const std::uint32_t l4 = std::min(r.l4, r.end);
@@ -423,8 +427,18 @@ namespace {
 // Clears `out` and sets the per-frame facts. `out = ParsedPacket{}` without the temporary, whose
 // copy stalled on store forwarding and cost a quarter of the parse: every default of
 // ParsedPacket is zero except fromA.
+// The tunnel's addresses and id are left alone (they are read only when tunnel.type is set),
+// which keeps the clearing as short as before tunnels existed.
 inline void startPacket(const RawPacket& raw, std::uint32_t cap, ParsedPacket& out) noexcept {
-    std::memset(static_cast<void*>(&out), 0, sizeof(ParsedPacket));
+    constexpr std::size_t kTunnelAt = offsetof(ParsedPacket, tunnel);
+    constexpr std::size_t kAfterTunnel = kTunnelAt + sizeof(TunnelInfo);
+    auto* bytes = reinterpret_cast<unsigned char*>(&out);
+    std::memset(bytes, 0, kTunnelAt);
+    if constexpr (kAfterTunnel < sizeof(ParsedPacket)) {
+        std::memset(bytes + kAfterTunnel, 0, sizeof(ParsedPacket) - kAfterTunnel);
+    }
+    out.tunnel.type = TunnelType::None;
+    out.tunnel.depth = 0;
     out.fromA = true;
     out.ts = raw.ts;
     out.wireLen = raw.wireLen;
@@ -434,20 +448,28 @@ inline void startPacket(const RawPacket& raw, std::uint32_t cap, ParsedPacket& o
 
 // Parses one layer from its network-layer start (`s`, after the link header or a tunnel
 // header) to the transport header, inside `cap` bytes. kOk, or why the layer is unusable.
-Anomaly parseLayer(const std::uint8_t* d, std::uint32_t cap, WireFrame wire, LinkStart s,
-                   bool rawIp, const ParserConfig& config, ParsedPacket& out, L3Result& r,
-                   AnomalyCounters& anomalies) noexcept {
+// kInner: a tunnelled frame, which may start with an Ethernet header (kEtherTeb) or carry
+// MACs of its own (CAPWAP's 802.11); the outermost layer's MACs are set by startLink.
+template <bool kInner>
+[[gnu::always_inline]] inline Anomaly parseLayer(const std::uint8_t* d, std::uint32_t cap,
+                                                 WireFrame wire, LinkStart s, bool rawIp,
+                                                 const ParserConfig& config, ParsedPacket& out,
+                                                 L3Result& r, AnomalyCounters& anomalies) noexcept {
     std::uint16_t type = s.type;
     std::uint32_t off = s.off;
-    if (type == kEtherTeb) {  // an Ethernet frame (tunnelled)
-        if (!has(off, kEthHeaderLen, cap)) return Anomaly::TruncatedL2;
-        s.dstMac = off;
-        s.srcMac = off + 6;
-        type = load16(d + off + 12);
-        off += kEthHeaderLen;
+    if constexpr (kInner) {
+        if (type == kEtherTeb) {  // an Ethernet frame
+            if (!has(off, kEthHeaderLen, cap)) return Anomaly::TruncatedL2;
+            s.dstMac = off;
+            s.srcMac = off + 6;
+            type = load16(d + off + 12);
+            off += kEthHeaderLen;
+        }
+        if (s.dstMac != kNoMac) {
+            std::memcpy(out.dstMac.data(), d + s.dstMac, 6);
+            std::memcpy(out.srcMac.data(), d + s.srcMac, 6);
+        }
     }
-    if (s.dstMac != kNoMac) std::memcpy(out.dstMac.data(), d + s.dstMac, 6);
-    if (s.srcMac != kNoMac) std::memcpy(out.srcMac.data(), d + s.srcMac, 6);
 
     std::uint16_t vlan = 0;
     if (type != kEtherIpv4 && type != kEtherIpv6 && !rawIp) {  // rawIp: by the version nibble
@@ -487,47 +509,40 @@ Anomaly parseLayer(const std::uint8_t* d, std::uint32_t cap, WireFrame wire, Lin
 }
 
 // The link header of the outermost layer.
-Anomaly startLink(const std::uint8_t* d, std::uint32_t cap, LinkType link, LinkStart& s) noexcept {
-    if (link != LinkType::Ethernet) return decodeLink(d, cap, link, s);
+// The link header of the outermost layer; copies its MACs into `out`.
+[[gnu::always_inline]] inline Anomaly startLink(const std::uint8_t* d, std::uint32_t cap,
+                                                LinkType link, LinkStart& s,
+                                                ParsedPacket& out) noexcept {
+    if (link != LinkType::Ethernet) [[unlikely]] {
+        const Anomaly a = decodeLink(d, cap, link, s);
+        if (a == kOk && s.dstMac != kNoMac) {  // 802.11
+            std::memcpy(out.dstMac.data(), d + s.dstMac, 6);
+            std::memcpy(out.srcMac.data(), d + s.srcMac, 6);
+        }
+        return a;
+    }
     if (cap < kEthHeaderLen) return Anomaly::TruncatedL2;
     std::uint32_t off = 0;
     if (load16(d + 12) == kEtherFabricPath) {  // Cisco FabricPath: skip to the inner frame
         if (cap < kFabricPathHeaderLen + kEthHeaderLen) return Anomaly::TruncatedL2;
         off = kFabricPathHeaderLen;
     }
-    s.dstMac = off;
-    s.srcMac = off + 6;
+    std::memcpy(out.dstMac.data(), d + off, 6);
+    std::memcpy(out.srcMac.data(), d + off + 6, 6);
     s.type = load16(d + off + 12);
     s.off = off + kEthHeaderLen;
     return kOk;
 }
 
-// The layer loop behind parsePacket and parsePacketLayers. Writes layer i to out[i] when
-// `keepAll`, else every layer to out[0] (the innermost one wins). Returns the layers written.
-std::size_t parseLayers(const RawPacket& raw, LinkType link, const ParserConfig& config,
-                        ParsedPacket* out, bool keepAll, AnomalyCounters& anomalies) noexcept {
+// The tunnel part of the layer loop, out of line: the outer layer in out[0] is parsed, `r` is
+// where its IP layer left off. Returns the layers written.
+[[gnu::noinline]] std::size_t followTunnels(const RawPacket& raw, const ParserConfig& config,
+                                            ParsedPacket* out, bool keepAll, L3Result r,
+                                            AnomalyCounters& anomalies) noexcept {
     const std::uint8_t* d = raw.data;
-    const std::uint32_t cap = d != nullptr ? raw.capLen : 0;
+    const std::uint32_t cap = raw.capLen;
     ParsedPacket* p = out;
-    startPacket(raw, cap, *p);
-
-    LinkStart s;
-    Anomaly a = startLink(d, cap, link, s);
-    if (a != kOk) {
-        anomalies.add(a);
-        return 0;
-    }
-    // The wire length, not below what was captured (inputs that do not know it pass 0).
-    const std::uint32_t wireLen = std::max(raw.wireLen, cap);
-    WireFrame wire{wireLen, link == LinkType::Ethernet && wireLen <= kEthMinFrame};
-    L3Result r;
-    a = parseLayer(d, cap, wire, s, link == LinkType::Raw, config, *p, r, anomalies);
-    if (a != kOk) {
-        anomalies.add(a);
-        return 0;
-    }
-    if (config.tunnels == TunnelMode::Outer) return 1;
-
+    Anomaly a = kOk;
     std::size_t layers = 1;
     for (unsigned depth = 0;; ++depth) {
         // Only a whole packet or a first fragment shows its tunnel header.
@@ -569,8 +584,8 @@ std::size_t parseLayers(const RawPacket& raw, LinkType link, const ParserConfig&
             outer.frag.moreFragments ? 0xFFFFFFFFu : outer.l3Offset + outer.ipLen, false};
         L3Result inner;
         const bool byNibble = step.start.type == kByVersionNibble;
-        a = parseLayer(d, innerEnd, innerWire, step.start, byNibble, config, next, inner,
-                       anomalies);
+        a = parseLayer<true>(d, innerEnd, innerWire, step.start, byNibble, config, next, inner,
+                             anomalies);
         if (a != kOk) {
             if (a != Anomaly::NotIp) anomalies.add(Anomaly::BadTunnel);
             if (!keepAll) *p = outer;  // stay at the layer above
@@ -586,18 +601,67 @@ std::size_t parseLayers(const RawPacket& raw, LinkType link, const ParserConfig&
     return layers;
 }
 
+// The layer loop behind parsePacket and parsePacketLayers. Writes layer i to out[i] when
+// `keepAll`, else every layer to out[0] (the innermost one wins). Returns the layers written.
+// Without kTunnels it is a leaf function: the outer-only parse pays nothing for tunnels.
+template <bool kTunnels>
+[[gnu::always_inline]] inline std::size_t parseLayers(const RawPacket& raw, LinkType link,
+                                                      const ParserConfig& config, ParsedPacket* out,
+                                                      bool keepAll,
+                                                      AnomalyCounters& anomalies) noexcept {
+    const std::uint8_t* d = raw.data;
+    const std::uint32_t cap = d != nullptr ? raw.capLen : 0;
+    ParsedPacket* p = out;
+    startPacket(raw, cap, *p);
+
+    LinkStart s;
+    Anomaly a = startLink(d, cap, link, s, *p);
+    if (a != kOk) {
+        anomalies.add(a);
+        return 0;
+    }
+    // The wire length, not below what was captured (inputs that do not know it pass 0).
+    const std::uint32_t wireLen = std::max(raw.wireLen, cap);
+    WireFrame wire{wireLen, link == LinkType::Ethernet && wireLen <= kEthMinFrame};
+    L3Result r;
+    a = parseLayer<false>(d, cap, wire, s, link == LinkType::Raw, config, *p, r, anomalies);
+    if (a != kOk) {
+        anomalies.add(a);
+        return 0;
+    }
+    if constexpr (kTunnels) {
+        return followTunnels(raw, config, out, keepAll, r, anomalies);
+    } else {
+        (void)config;
+        (void)keepAll;
+        return 1;
+    }
+}
+
+[[gnu::noinline]] bool parseTunnelled(const RawPacket& raw, LinkType link,
+                                      const ParserConfig& config, ParsedPacket& out,
+                                      AnomalyCounters& anomalies) noexcept {
+    return parseLayers<true>(raw, link, config, &out, false, anomalies) != 0;
+}
+
 }  // namespace
 
 bool parsePacket(const RawPacket& raw, LinkType link, const ParserConfig& config, ParsedPacket& out,
                  AnomalyCounters& anomalies) noexcept {
-    return parseLayers(raw, link, config, &out, false, anomalies) != 0;
+    // A tail call for --tunnel inner|both, so the default path below stays a leaf function.
+    if (config.tunnels != TunnelMode::Outer)
+        return parseTunnelled(raw, link, config, out, anomalies);
+    return parseLayers<false>(raw, link, config, &out, false, anomalies) != 0;
 }
 
 std::size_t parsePacketLayers(const RawPacket& raw, LinkType link, const ParserConfig& config,
                               std::span<ParsedPacket, kMaxLayers> out,
                               AnomalyCounters& anomalies) noexcept {
-    return parseLayers(raw, link, config, out.data(), config.tunnels == TunnelMode::Both,
-                       anomalies);
+    if (config.tunnels == TunnelMode::Outer) {
+        return parseLayers<false>(raw, link, config, out.data(), false, anomalies);
+    }
+    return parseLayers<true>(raw, link, config, out.data(), config.tunnels == TunnelMode::Both,
+                             anomalies);
 }
 
 bool linkTypeFromPcap(int dlt, LinkType& out) noexcept {

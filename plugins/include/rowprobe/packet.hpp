@@ -148,7 +148,8 @@ struct ParsedPacket {
     std::uint8_t tos = 0;       ///< IPv4 TOS or IPv6 traffic class
     bool fromA = true;
     bool hasPorts = false;  ///< false for non-first fragments until the frag cache fills them
-    TunnelInfo tunnel;      ///< the tunnel this packet came out of (type None: not tunnelled)
+    TunnelInfo tunnel;      ///< the tunnel this packet came out of; with type None (not
+                            ///< tunnelled) its other members are unspecified
 
     /// Source and destination in packet orientation.
     const std::array<std::uint8_t, 16>& srcAddr() const noexcept {
