@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
                         modes[m].second.tunnels == TunnelMode::Both
                             ? parsePacketLayers(raw, link, modes[m].second, layers, anomalies)
                             : (parsePacket(raw, link, modes[m].second, layers[0], anomalies) ? 1
-                                                                                            : 0);
+                                                                                             : 0);
                     if (n != 0) sink += layers[0].ipLen;
                 }
             }
