@@ -16,6 +16,9 @@
 //   m_rows[rows]           tags[L] | RowState | deadline      (row.hpp)
 //   m_records[rows * L]    CachedFlow, 128 B, never moves     (row.hpp)
 //   m_blockDeadline[rows/64]  min of the 64 rows' deadlines   (sweep skip, Suricata style)
+//   m_tunnels[rows * L]    FlowTunnel, 40 B, beside m_records: outer addresses, type, id of an
+//                          inner flow (--tunnel inner|both); written on create and read on
+//                          export only when CachedFlow::tunnelled, so never touched otherwise
 //
 // Per packet (update):
 //   1. tag match (SIMD) → full key compare → slot s, or none.
