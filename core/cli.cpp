@@ -48,6 +48,10 @@ po::options_description describeOptions() {
             "serve Prometheus metrics (HTTP GET /metrics) on ADDR:PORT, e.g. 127.0.0.1:9464")
         ("metrics-linger", po::value<std::string>(),
             "after the input ends, keep serving the final metrics for SECONDS before exit")
+        ("tunnel", po::value<std::string>(),
+            "tunnels (GRE, ERSPAN, VXLAN, Geneve, GTP-U, Teredo, AYIYA, CAPWAP, IP-in-IP): "
+            "'outer' (default) one flow per outer packet, 'inner' the decapsulated flows, "
+            "'both' the inner flows and the outer tunnel flow")
         ("config", po::value<std::string>(),
             "read options from FILE (same names, one 'name = value' per line)")
         ("help,h",
@@ -308,6 +312,20 @@ CliResult parseCommandLine(int argc, const char* const* argv) {
                            "must be a number of seconds in [0, 3600], got '" + text + "'");
         }
         c.metricsLinger = static_cast<double>(ns) / 1e9;
+    }
+    if (vm.count("tunnel") != 0) {
+        const std::string mode = vm["tunnel"].as<std::string>();
+        if (mode == "outer") {
+            c.tunnels = TunnelMode::Outer;
+        } else if (mode == "inner") {
+            c.tunnels = TunnelMode::Inner;
+        } else if (mode == "both") {
+            c.tunnels = TunnelMode::Both;
+        } else {
+            throw cliError("--tunnel", mode,
+                           "must be 'outer', 'inner' or 'both', got '" + mode + "'",
+                           {"outer", "inner", "both"});
+        }
     }
     if (c.inputs.empty()) {
         throw cliError(

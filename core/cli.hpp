@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "rowprobe/packet.hpp"
+
 namespace rowprobe::core {
 
 /// Who reads an input whose reads never wait (a regular file, the generator) for one queue:
@@ -37,6 +39,7 @@ struct Config {
     InputThreadMode inputThread = InputThreadMode::Auto;  ///< --input-thread
     std::string metrics;       ///< --metrics ADDR:PORT (Prometheus /metrics); empty = off
     double metricsLinger = 0;  ///< --metrics-linger: keep serving the final values this long
+    TunnelMode tunnels = TunnelMode::Outer;               ///< --tunnel outer|inner|both
 };
 
 /// What main should do after parsing.

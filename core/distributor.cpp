@@ -32,6 +32,23 @@ std::uint64_t FlowDistributor::flowHash(const FlowKey& key) noexcept {
 
 std::size_t FlowDistributor::pick(const RawPacket& raw, LinkType link) noexcept {
     if (m_queues == 1) return 0;
+    if (m_parser.tunnels == TunnelMode::Both) {
+        // The outer tunnel flow and the inner flows of one packet must meet on one queue: a
+        // protocol that may carry a tunnel goes by its outer address pair (ports left out, so
+        // VXLAN's per-flow source ports and fragments stay together too).
+        ParserConfig outer = m_parser;
+        outer.tunnels = TunnelMode::Outer;
+        if (!parsePacket(raw, link, outer, m_packet, m_anomalies)) return 0;
+        const std::uint8_t proto = m_packet.key.proto;
+        if (proto == 17 || proto == 47 || proto == 4 || proto == 41) {
+            FlowKey pair = m_packet.key;
+            pair.portA = 0;
+            pair.portB = 0;
+            return queueOf(pair);
+        }
+        if (m_packet.frag.isFragment) return routeFragment(m_packet);
+        return queueOf(m_packet.key);
+    }
     if (!parsePacket(raw, link, m_parser, m_packet, m_anomalies)) return 0;
     if (m_packet.frag.isFragment) return routeFragment(m_packet);
     return queueOf(m_packet.key);

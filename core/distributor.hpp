@@ -20,6 +20,9 @@
 //   still meet on one worker. Hashing only the addresses for every packet would also keep
 //   fragments together, but puts all flows of a busy host pair on one worker.
 // * Non-IP frames go to worker 0, which counts them as skipped.
+// * --tunnel inner routes by the innermost key. --tunnel both routes UDP, GRE and IP-in-IP by
+//   the outer address pair alone, so that a tunnel's outer flow and all its inner flows (whose
+//   outer source ports may differ per direction, as VXLAN's do) are counted by one worker.
 // The hash is independent of the flow table's (different function and seed, top 32 bits
 // reduced by multiply-shift), so each worker's table still spreads its flows over all rows.
 //

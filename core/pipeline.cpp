@@ -316,6 +316,7 @@ void Pipeline::distributeLoop(Source& source) {
     const std::size_t n = source.queues.size();
     ParserConfig parserConfig;
     parserConfig.vlanInKey = m_config.vlanInKey;
+    parserConfig.tunnels = m_config.tunnels;
     FlowDistributor distributor(n, parserConfig);
     auto scratch = std::make_unique<PacketBlock>();
     std::vector<PacketBlock*> open(n, nullptr);
@@ -418,10 +419,13 @@ bool Pipeline::inputOverdue() const {
 }
 
 void Pipeline::workerLoop(Queue& q, std::size_t index) {
-    std::array<ParsedPacket, kMaxBatch> parsed;
+    // Room for every layer of every packet of a block (--tunnel both: kMaxLayers each).
+    std::vector<ParsedPacket> parsed(kMaxBatch * kMaxLayers);
+    const bool everyLayer = m_config.tunnels == TunnelMode::Both;
     WorkerStats ws;
     ParserConfig parserConfig;
     parserConfig.vlanInKey = m_config.vlanInKey;
+    parserConfig.tunnels = m_config.tunnels;
     q.storage->attach(ExportTarget{&q.exportRing, &m_abandon, static_cast<std::uint8_t>(index)});
     auto publish = [&] {
         ws.cache = q.storage->stats();
@@ -473,15 +477,31 @@ void Pipeline::workerLoop(Queue& q, std::size_t index) {
         } else {
             const auto t0 = std::chrono::steady_clock::now();
             std::size_t n = 0;
-            for (std::size_t i = 0; i < block->count; ++i) {
-                if (parsePacket(block->packets[i], block->link, parserConfig, parsed[n],
-                                ws.anomalies)) {
-                    ws.ipBytes += parsed[n].ipLen;
-                    ++n;
+            std::size_t frames = 0;
+            if (everyLayer) {  // one frame may feed several flows, in arrival order
+                for (std::size_t i = 0; i < block->count; ++i) {
+                    const std::size_t k = parsePacketLayers(
+                        block->packets[i], block->link, parserConfig,
+                        std::span<ParsedPacket, kMaxLayers>(parsed.data() + n, kMaxLayers),
+                        ws.anomalies);
+                    if (k != 0) {
+                        ws.ipBytes += parsed[n].ipLen;  // the outer packet's bytes, once
+                        ++frames;
+                    }
+                    n += k;
                 }
+            } else {
+                for (std::size_t i = 0; i < block->count; ++i) {
+                    if (parsePacket(block->packets[i], block->link, parserConfig, parsed[n],
+                                    ws.anomalies)) {
+                        ws.ipBytes += parsed[n].ipLen;
+                        ++n;
+                    }
+                }
+                frames = n;
             }
             ws.packets += block->count;
-            ws.parsed += n;
+            ws.parsed += frames;
             q.storage->processBatch(std::span<ParsedPacket>(parsed.data(), n));
             ws.busyNs +=
                 static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(

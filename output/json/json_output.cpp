@@ -27,12 +27,34 @@ constexpr OptionSpec kOptions[] = {
 
 /// The default object: every core field except the exporter constants, in a reading order.
 constexpr FieldId kDefaultFields[] = {
-    FieldId::SrcIp,           FieldId::DstIp,      FieldId::SrcPort,  FieldId::DstPort,
-    FieldId::Proto,           FieldId::IpVersion,  FieldId::Vlan,     FieldId::SrcMac,
-    FieldId::DstMac,          FieldId::TimeFirst,  FieldId::TimeLast, FieldId::Packets,
-    FieldId::Bytes,           FieldId::PacketsRev, FieldId::BytesRev, FieldId::TcpFlags,
-    FieldId::TcpFlagsRev,     FieldId::Ttl,        FieldId::TtlRev,   FieldId::IcmpTypeCode,
-    FieldId::IcmpTypeCodeRev, FieldId::EndReason,  FieldId::Queue,
+    FieldId::SrcIp,
+    FieldId::DstIp,
+    FieldId::SrcPort,
+    FieldId::DstPort,
+    FieldId::Proto,
+    FieldId::IpVersion,
+    FieldId::Vlan,
+    FieldId::SrcMac,
+    FieldId::DstMac,
+    FieldId::TimeFirst,
+    FieldId::TimeLast,
+    FieldId::Packets,
+    FieldId::Bytes,
+    FieldId::PacketsRev,
+    FieldId::BytesRev,
+    FieldId::TcpFlags,
+    FieldId::TcpFlagsRev,
+    FieldId::Ttl,
+    FieldId::TtlRev,
+    FieldId::IcmpTypeCode,
+    FieldId::IcmpTypeCodeRev,
+    FieldId::EndReason,
+    FieldId::Queue,
+    // Tunnel of an inner flow (--tunnel inner|both); zero / :: for other flows.
+    FieldId::TunnelType,
+    FieldId::TunnelId,
+    FieldId::TunnelSrc,
+    FieldId::TunnelDst,
 };
 
 /// Appends a literal (the field separators and names); the length is a compile-time constant.
@@ -66,7 +88,6 @@ void JsonLayout::add(const FieldSpec& spec) {
 
 char* JsonLayout::format(char* p, const FlowRecord& r) const noexcept {
     static const ExportConstants kNoConstants{};
-    const bool v4 = r.isIpv4();
     for (const Column& c : m_columns) {
         p = put(p, c.key);
         const FieldSpec& f = *c.spec;
@@ -74,7 +95,7 @@ char* JsonLayout::format(char* p, const FlowRecord& r) const noexcept {
             case FieldType::IpAddress: {
                 std::array<std::uint8_t, 16> addr{};
                 std::memcpy(addr.data(), readBytes(f, r, kNoConstants).data(), addr.size());
-                p = formatIp(p, addr, v4);
+                p = formatIp(p, addr, addressIsIpv4(f, r));
                 break;
             }
             case FieldType::MacAddress: {

@@ -205,7 +205,7 @@ char* TextLayout::formatRecord(char* out, const FlowRecord& r) const noexcept {
                 std::memcpy(addr.data(), readBytes(f, r, kNoConstants).data(), addr.size());
                 const bool brackets = c.render == TextRender::Endpoint && !v4;
                 if (brackets) *e++ = '[';
-                e = formatIp(e, addr, v4);
+                e = formatIp(e, addr, addressIsIpv4(f, r));
                 if (brackets) *e++ = ']';
                 if (c.render == TextRender::Endpoint) {
                     *e++ = ':';

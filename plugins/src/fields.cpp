@@ -199,6 +199,30 @@ constexpr FieldSpec kCoreFields[] = {
      .description = "worker queue that built the record (not exported on a wire)",
      .type = Unsigned8,
      .offset = ROWPROBE_AT(queue)},
+    // Tunnel of an inner flow (--tunnel inner|both). IANA has no elements for a tunnel's outer
+    // addresses, type or id (layer2SegmentId, 351, covers only VXLAN/NVGRE with a type byte),
+    // and rowprobe has no enterprise number of its own: IPFIX does not carry them (id 0).
+    {.name = "tunnel_type",
+     .description = "tunnel of an inner flow: 0 none, 1 GRE, 2 ERSPAN, 3 VXLAN, 4 Geneve, "
+                    "5 GTP-U, 6 Teredo, 7 AYIYA, 8 CAPWAP, 9 IP-in-IP, 10 MPLS/UDP",
+     .type = Unsigned8,
+     .offset = ROWPROBE_AT(tunnel.type),
+     .unirec = {"TUNNEL_TYPE", "uint8"}},
+    {.name = "tunnel_id",
+     .description = "tunnel id of an inner flow: VNI, TEID, GRE key or ERSPAN session",
+     .type = Unsigned32,
+     .offset = ROWPROBE_AT(tunnel.id),
+     .unirec = {"TUNNEL_ID", "uint32"}},
+    {.name = "tunnel_src",
+     .description = "outer source address of an inner flow's tunnel",
+     .type = IpAddress,
+     .offset = ROWPROBE_AT(tunnel.src),
+     .unirec = {"TUNNEL_SRC_IP", "ipaddr"}},
+    {.name = "tunnel_dst",
+     .description = "outer destination address of an inner flow's tunnel",
+     .type = IpAddress,
+     .offset = ROWPROBE_AT(tunnel.dst),
+     .unirec = {"TUNNEL_DST_IP", "ipaddr"}},
 };
 static_assert(std::size(kCoreFields) == kCoreFieldCount, "one FieldSpec per FieldId");
 
@@ -232,7 +256,11 @@ constexpr bool namesMatchIds() {
                                               "icmp_type_code_rev",
                                               "ttl",
                                               "ttl_rev",
-                                              "queue"};
+                                              "queue",
+                                              "tunnel_type",
+                                              "tunnel_id",
+                                              "tunnel_src",
+                                              "tunnel_dst"};
     for (std::size_t i = 0; i < kCoreFieldCount; ++i) {
         if (kCoreFields[i].name != kExpected[i]) return false;
     }
@@ -270,6 +298,13 @@ const FieldSpec* findField(std::string_view name) noexcept {
 }
 
 std::span<const FieldId> ipfixBasicFields() noexcept { return kIpfixBasic; }
+
+bool addressIsIpv4(const FieldSpec& f, const FlowRecord& r) noexcept {
+    if (f.origin == FieldOrigin::Record && f.offset >= offsetof(FlowRecord, tunnel)) {
+        return isIpv4Mapped(readBytes(f, r, ExportConstants{}));
+    }
+    return r.isIpv4();
+}
 
 std::vector<const FieldSpec*> parseRecordFieldList(const Options& options,
                                                    std::string_view option) {

@@ -1,8 +1,11 @@
-// The packet parser: one frame in, one canonical flow key plus packet facts out.
+// The packet parser: one frame in, one canonical flow key plus packet facts out (or, with
+// tunnels decapsulated, one packet per layer).
 //
-//   link header (Ethernet, Cisco FabricPath, Linux SLL, raw, BSD null)
-//               ──▶ L2 stack (VLAN*, MPLS*, PPPoE) ──▶ IPv4 | IPv6 (+ extension headers)
+//   link header (Ethernet, Cisco FabricPath here; the others in link_layer.cpp)
+//               ──▶ L2 stack (VLAN*, MPLS*, PPPoE, PBB, VN-Tag, E-Tag) ──▶ IPv4 | IPv6 (+ ext.)
 //               ──▶ TCP | UDP | SCTP | ICMP | ICMPv6 | other ──▶ canonical key
+//               ──▶ tunnel? (tunnels.cpp, only with --tunnel inner|both) ──▶ the inner frame
+//                   again from "L2 stack" (Ethernet / IP / MPLS), at most kMaxTunnelDepth times
 //
 // * Every read is preceded by a bounds check against the captured length, and every field is
 //   loaded byte by byte (big-endian) or with memcpy, so truncated and malformed input never
@@ -11,20 +14,31 @@
 //   length), so Ethernet padding is never taken for payload. Invariant on success:
 //   l3Offset <= l4Offset <= payloadOffset <= payloadOffset + payloadLen <= capLen.
 // * The byte unit is the IP length from the header even when the capture is shorter (as in
-//   ipfixprobe). A zero IPv4 total length / IPv6 payload length (segmentation offload on the
-//   capturing host, jumbograms) falls back to the captured bytes, as Zeek does.
+//   ipfixprobe). A length that cannot be right is replaced by what was on the wire, and
+//   IpLengthClamped counts it: an IPv4 total length of 0 (segmentation offload on the capturing
+//   host) or beyond the frame, an IPv6 payload length of 0 without a jumbo option or beyond the
+//   frame. "The frame" is the wire length (for an inner packet: its outer IP packet). In a
+//   frame of Ethernet's minimum size (60 bytes) the bytes after a zero-length IP header are
+//   padding, so only the header counts (Zeek's semantics; cisco-fabric-path).
+// * Tunnels: each layer is parsed exactly like an outer packet, inside the bytes of the IP
+//   packet that carries it. Every step moves forward in the frame and the depth is bounded, so
+//   loops are impossible. A malformed tunnel counts BadTunnel and the packet stays at the layer
+//   above; an inner frame that is not IP (ARP over VXLAN) also leaves it there, uncounted.
 // * ipfixprobe semantics for ICMP: the key carries ports 0, type and code go to icmpTypeCode.
 // * `hasPorts` is false only when the ports are unknown: a non-first fragment, or a transport
 //   header cut off (TruncatedL4). Protocols without ports have hasPorts = true and ports 0.
 // * Costs: no allocation, no exception, one pass over the headers; the L2 and IPv6 extension
-//   chains are bounded (kMaxL2Headers, kMaxIpv6ExtHeaders).
+//   chains are bounded (kMaxL2Headers, kMaxIpv6ExtHeaders). With --tunnel outer (the default)
+//   the tunnel code is never entered; otherwise a non-tunnel packet costs one protocol test.
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <utility>
 
+#include "parser_internal.hpp"
 #include "rowprobe/packet.hpp"
 
 namespace rowprobe {
@@ -34,26 +48,12 @@ namespace {
 constexpr unsigned kMaxL2Headers = 8;       // VLAN tags + MPLS labels + PPPoE
 constexpr unsigned kMaxIpv6ExtHeaders = 8;  // hop-by-hop, routing, dest. options, fragment, AH
 
-constexpr std::uint32_t kEthHeaderLen = 14;
+using namespace parser;
+
 constexpr std::uint32_t kFabricPathHeaderLen = 16;  // outer MACs, EtherType, FTag/TTL
-constexpr std::uint32_t kSllHeaderLen = 16;
-constexpr std::uint32_t kNullHeaderLen = 4;
 constexpr std::uint32_t kIpv4MinHeaderLen = 20;
 constexpr std::uint32_t kIpv6HeaderLen = 40;
-
-constexpr std::uint16_t kEtherIpv4 = 0x0800;
-constexpr std::uint16_t kEtherIpv6 = 0x86DD;
-constexpr std::uint16_t kEtherVlan = 0x8100;
-constexpr std::uint16_t kEtherQinQ = 0x88A8;
-constexpr std::uint16_t kEtherQinQOld = 0x9100;
-constexpr std::uint16_t kEtherMplsUnicast = 0x8847;
-constexpr std::uint16_t kEtherMplsMulticast = 0x8848;
-constexpr std::uint16_t kEtherPppoeSession = 0x8864;
-constexpr std::uint16_t kEtherFabricPath = 0x8903;
-constexpr std::uint16_t kPppIpv4 = 0x0021;
-constexpr std::uint16_t kPppIpv6 = 0x0057;
-// Not an EtherType: "IP follows, version nibble decides" (after MPLS and for raw links).
-constexpr std::uint16_t kByVersionNibble = 0x0000;
+constexpr std::uint32_t kEthMinFrame = 60;  // without FCS: shorter frames are padded to this
 
 constexpr std::uint8_t kProtoHopByHop = 0;
 constexpr std::uint8_t kProtoIcmp = 1;
@@ -68,32 +68,10 @@ constexpr std::uint8_t kProtoNoNext = 59;
 constexpr std::uint8_t kProtoDestOptions = 60;
 constexpr std::uint8_t kProtoSctp = 132;
 
-constexpr std::uint32_t kNullFamilyIpv4 = 2;
-constexpr std::uint32_t kNullFamilyIpv6Bsd = 24;
-constexpr std::uint32_t kNullFamilyIpv6FreeBsd = 28;
-constexpr std::uint32_t kNullFamilyIpv6Darwin = 30;
-
 static_assert(std::is_trivially_copyable_v<ParsedPacket>, "parsePacket clears it with memset");
 
-// Internal result: an anomaly, or kOk.
-constexpr Anomaly kOk = Anomaly::Count;
-
-inline std::uint16_t load16(const std::uint8_t* p) noexcept {
-    return static_cast<std::uint16_t>(p[0] << 8 | p[1]);
-}
-
-inline std::uint32_t load32(const std::uint8_t* p) noexcept {
-    return std::uint32_t{p[0]} << 24 | std::uint32_t{p[1]} << 16 | std::uint32_t{p[2]} << 8 |
-           std::uint32_t{p[3]};
-}
-
-// True when `need` bytes are available at `off` below `end` (off may already exceed end).
-inline bool has(std::uint32_t off, std::uint32_t need, std::uint32_t end) noexcept {
-    return off <= end && end - off >= need;
-}
-
-// Walks VLAN / MPLS / PPPoE headers starting with `type` at `off`. On kOk, `type` is
-// kEtherIpv4, kEtherIpv6 or kByVersionNibble and `off` points at the IP header.
+// Walks VLAN / MPLS / PPPoE / PBB / VN-Tag / E-Tag headers starting with `type` at `off`. On
+// kOk, `type` is kEtherIpv4, kEtherIpv6 or kByVersionNibble and `off` points at the IP header.
 Anomaly walkL2(const std::uint8_t* d, std::uint32_t cap, std::uint16_t& type, std::uint32_t& off,
                std::uint16_t& outerVlan) noexcept {
     bool tagged = false;
@@ -126,6 +104,24 @@ Anomaly walkL2(const std::uint8_t* d, std::uint32_t cap, std::uint16_t& type, st
                 }
                 type = kByVersionNibble;
                 return kOk;
+            case kEtherVnTag:  // 4-byte tag, then the EtherType
+                if (++depth > kMaxL2Headers) return Anomaly::TooManyHeaders;
+                if (!has(off, 6, cap)) return Anomaly::TruncatedL2;
+                type = load16(d + off + 4);
+                off += 6;
+                break;
+            case kEtherETag:  // 6-byte tag, then the EtherType
+                if (++depth > kMaxL2Headers) return Anomaly::TooManyHeaders;
+                if (!has(off, 8, cap)) return Anomaly::TruncatedL2;
+                type = load16(d + off + 6);
+                off += 8;
+                break;
+            case kEtherPbb:  // 4-byte I-TAG, customer destination and source MACs, EtherType
+                if (++depth > kMaxL2Headers) return Anomaly::TooManyHeaders;
+                if (!has(off, 18, cap)) return Anomaly::TruncatedL2;
+                type = load16(d + off + 16);
+                off += 18;
+                break;
             case kEtherPppoeSession: {
                 if (++depth > kMaxL2Headers) return Anomaly::TooManyHeaders;
                 if (!has(off, 8, cap)) return Anomaly::TruncatedL2;  // 6 PPPoE + 2 PPP protocol
@@ -158,17 +154,29 @@ struct L3Result {
     std::uint32_t l4 = 0;   // start of the transport header (may exceed `end` when cut off)
     std::uint32_t end = 0;  // end of the IP packet inside the capture
     bool parseL4 = true;    // false for non-first fragments and ESP / no-next-header
+    bool clamped = false;   // the IP length was replaced by the bytes on the wire
 };
 
-Anomaly parseIpv4(const std::uint8_t* d, std::uint32_t cap, std::uint32_t l3, ParsedPacket& out,
-                  L3Result& r) noexcept {
+// The wire extent an IP header's length is checked against.
+struct WireFrame {
+    std::uint32_t end = 0;  // where the frame (or the outer IP packet) ends on the wire
+    bool minimum = false;   // an Ethernet frame of the minimum size: trailing bytes may be padding
+};
+
+[[gnu::always_inline]] inline Anomaly parseIpv4(const std::uint8_t* d, std::uint32_t cap,
+                                                std::uint32_t l3, WireFrame wire, ParsedPacket& out,
+                                                L3Result& r) noexcept {
     if (!has(l3, kIpv4MinHeaderLen, cap)) return Anomaly::TruncatedL3;
     const std::uint8_t* ip = d + l3;
     if ((ip[0] >> 4) != 4) return Anomaly::BadIpVersion;
     const std::uint32_t ihl = (ip[0] & 0x0Fu) * 4u;
     if (ihl < kIpv4MinHeaderLen) return Anomaly::BadIpHeader;
     std::uint32_t totalLen = load16(ip + 2);
-    if (totalLen == 0) totalLen = cap - l3;  // offloaded segment: trust the capture
+    const std::uint32_t onWire = wire.end > l3 ? wire.end - l3 : 0;
+    if (totalLen == 0 || totalLen > onWire) {  // offloaded segment or a lie: count the wire
+        totalLen = totalLen == 0 && wire.minimum ? ihl : std::max(onWire, ihl);
+        r.clamped = true;
+    }
     if (totalLen < ihl) return Anomaly::BadIpHeader;
     if (!has(l3, ihl, cap)) return Anomaly::TruncatedL3;
 
@@ -193,14 +201,39 @@ Anomaly parseIpv4(const std::uint8_t* d, std::uint32_t cap, std::uint32_t l3, Pa
     return kOk;
 }
 
-Anomaly parseIpv6(const std::uint8_t* d, std::uint32_t cap, std::uint32_t l3, ParsedPacket& out,
-                  L3Result& r) noexcept {
+// The jumbo payload length (RFC 2675) of a hop-by-hop header at `pos`, or 0.
+std::uint32_t jumboLength(const std::uint8_t* d, std::uint32_t cap, std::uint32_t pos) noexcept {
+    if (!has(pos, 2, cap)) return 0;
+    const std::uint32_t end = std::min(cap, pos + (d[pos + 1] + 1u) * 8u);
+    std::uint32_t opt = pos + 2;
+    while (has(opt, 2, end)) {
+        if (d[opt] == 0) {  // Pad1
+            ++opt;
+            continue;
+        }
+        if (d[opt] == 0xC2 && d[opt + 1] == 4 && has(opt, 6, end)) return load32(d + opt + 2);
+        opt += 2u + d[opt + 1];
+    }
+    return 0;
+}
+
+[[gnu::always_inline]] inline Anomaly parseIpv6(const std::uint8_t* d, std::uint32_t cap,
+                                                std::uint32_t l3, WireFrame wire, ParsedPacket& out,
+                                                L3Result& r) noexcept {
     if (!has(l3, kIpv6HeaderLen, cap)) return Anomaly::TruncatedL3;
     const std::uint8_t* ip = d + l3;
     if ((ip[0] >> 4) != 6) return Anomaly::BadIpVersion;
     std::uint8_t next = ip[6];
     std::uint32_t payloadLen = load16(ip + 4);
-    if (payloadLen == 0 && next != kProtoNoNext) payloadLen = cap - l3 - kIpv6HeaderLen;
+    const std::uint32_t onWire =
+        wire.end > l3 + kIpv6HeaderLen ? wire.end - l3 - kIpv6HeaderLen : 0;
+    if (payloadLen == 0 && next == kProtoHopByHop) {
+        payloadLen = jumboLength(d, cap, l3 + kIpv6HeaderLen);
+    }
+    if ((payloadLen == 0 && next != kProtoNoNext) || payloadLen > onWire) {
+        payloadLen = payloadLen == 0 && wire.minimum ? 0 : onWire;
+        r.clamped = true;
+    }
     const std::uint32_t declaredEnd = l3 + kIpv6HeaderLen + payloadLen;
     const std::uint32_t end = std::min(cap, declaredEnd);
 
@@ -288,7 +321,8 @@ inline std::uint32_t minL4Header(std::uint8_t proto) noexcept {
 }
 
 // Fills ports, flags and the payload span. Returns false when the header is cut off.
-bool parseL4(const std::uint8_t* d, const L3Result& r, ParsedPacket& out) noexcept {
+[[gnu::always_inline]] inline bool parseL4(const std::uint8_t* d, const L3Result& r,
+                                           ParsedPacket& out) noexcept {
     const std::uint8_t proto = out.key.proto;
     const std::uint32_t need = minL4Header(proto);
     const std::uint32_t l4 = std::min(r.l4, r.end);
@@ -376,90 +410,88 @@ const char* anomalyName(Anomaly a) noexcept {
             return "unsupported_link";
         case Anomaly::FragmentNoPorts:
             return "fragment_no_ports";
+        case Anomaly::IpLengthClamped:
+            return "ip_length_clamped";
+        case Anomaly::BadTunnel:
+            return "bad_tunnel";
+        case Anomaly::TunnelTooDeep:
+            return "tunnel_too_deep";
         case Anomaly::Count:
             break;
     }
     return "unknown";
 }
 
-bool parsePacket(const RawPacket& raw, LinkType link, const ParserConfig& config, ParsedPacket& out,
-                 AnomalyCounters& anomalies) noexcept {
-    const std::uint8_t* d = raw.data;
-    const std::uint32_t cap = d != nullptr ? raw.capLen : 0;
-    // `out = ParsedPacket{}` without the temporary, whose copy stalled on store forwarding and
-    // cost a quarter of the parse: every default of ParsedPacket is zero except fromA.
-    std::memset(static_cast<void*>(&out), 0, sizeof(ParsedPacket));
+namespace {
+
+// Clears `out` and sets the per-frame facts. `out = ParsedPacket{}` without the temporary, whose
+// copy stalled on store forwarding and cost a quarter of the parse: every default of
+// ParsedPacket is zero except fromA.
+// The tunnel's addresses and id are left alone (they are read only when tunnel.type is set),
+// which keeps the clearing as short as before tunnels existed.
+inline void startPacket(const RawPacket& raw, std::uint32_t cap, ParsedPacket& out) noexcept {
+    constexpr std::size_t kTunnelAt = offsetof(ParsedPacket, tunnel);
+    constexpr std::size_t kAfterTunnel = kTunnelAt + sizeof(TunnelInfo);
+    auto* bytes = reinterpret_cast<unsigned char*>(&out);
+    std::memset(bytes, 0, kTunnelAt);
+    if constexpr (kAfterTunnel < sizeof(ParsedPacket)) {
+        std::memset(bytes + kAfterTunnel, 0, sizeof(ParsedPacket) - kAfterTunnel);
+    }
+    out.tunnel.type = TunnelType::None;
+    out.tunnel.depth = 0;
     out.fromA = true;
     out.ts = raw.ts;
     out.wireLen = raw.wireLen;
-    out.frame = d;
+    out.frame = raw.data;
     out.capLen = cap;
+}
 
-    std::uint16_t type = kByVersionNibble;
-    std::uint32_t off = 0;
-    switch (link) {
-        case LinkType::Ethernet:
-            if (cap < kEthHeaderLen) return fail(anomalies, Anomaly::TruncatedL2);
-            off = 0;
-            if (load16(d + 12) == kEtherFabricPath) {  // Cisco FabricPath: skip to the inner frame
-                if (cap < kFabricPathHeaderLen + kEthHeaderLen) {
-                    return fail(anomalies, Anomaly::TruncatedL2);
-                }
-                off = kFabricPathHeaderLen;
-            }
-            std::memcpy(out.dstMac.data(), d + off, 6);
-            std::memcpy(out.srcMac.data(), d + off + 6, 6);
+// Parses one layer from its network-layer start (`s`, after the link header or a tunnel
+// header) to the transport header, inside `cap` bytes. kOk, or why the layer is unusable.
+// kInner: a tunnelled frame, which may start with an Ethernet header (kEtherTeb) or carry
+// MACs of its own (CAPWAP's 802.11); the outermost layer's MACs are set by startLink.
+template <bool kInner>
+[[gnu::always_inline]] inline Anomaly parseLayer(const std::uint8_t* d, std::uint32_t cap,
+                                                 WireFrame wire, LinkStart s, bool rawIp,
+                                                 const ParserConfig& config, ParsedPacket& out,
+                                                 L3Result& r, AnomalyCounters& anomalies) noexcept {
+    std::uint16_t type = s.type;
+    std::uint32_t off = s.off;
+    if constexpr (kInner) {
+        if (type == kEtherTeb) {  // an Ethernet frame
+            if (!has(off, kEthHeaderLen, cap)) return Anomaly::TruncatedL2;
+            s.dstMac = off;
+            s.srcMac = off + 6;
             type = load16(d + off + 12);
             off += kEthHeaderLen;
-            break;
-        case LinkType::LinuxSll:
-            if (cap < kSllHeaderLen) return fail(anomalies, Anomaly::TruncatedL2);
-            type = load16(d + 14);
-            off = kSllHeaderLen;
-            break;
-        case LinkType::Raw:
-            break;
-        case LinkType::Null: {
-            if (cap < kNullHeaderLen) return fail(anomalies, Anomaly::TruncatedL2);
-            std::uint32_t family;
-            std::memcpy(&family, d, 4);  // host order of the capturing machine: accept both
-            if (family > 0xFFFF) family = __builtin_bswap32(family);
-            if (family == kNullFamilyIpv4) {
-                type = kEtherIpv4;
-            } else if (family == kNullFamilyIpv6Bsd || family == kNullFamilyIpv6FreeBsd ||
-                       family == kNullFamilyIpv6Darwin) {
-                type = kEtherIpv6;
-            } else {
-                return fail(anomalies, Anomaly::NotIp);
-            }
-            off = kNullHeaderLen;
-            break;
         }
-        default:
-            return fail(anomalies, Anomaly::UnsupportedLink);
+        if (s.dstMac != kNoMac) {
+            std::memcpy(out.dstMac.data(), d + s.dstMac, 6);
+            std::memcpy(out.srcMac.data(), d + s.srcMac, 6);
+        }
     }
 
     std::uint16_t vlan = 0;
-    if (type != kEtherIpv4 && type != kEtherIpv6 && link != LinkType::Raw) {
+    if (type != kEtherIpv4 && type != kEtherIpv6 && !rawIp) {  // rawIp: by the version nibble
         const Anomaly a = walkL2(d, cap, type, off, vlan);
-        if (a != kOk) return fail(anomalies, a);
+        if (a != kOk) return a;
     }
     if (type == kByVersionNibble) {
-        if (off >= cap) return fail(anomalies, Anomaly::TruncatedL3);
+        if (off >= cap) return Anomaly::TruncatedL3;
         const unsigned version = d[off] >> 4;
         if (version == 4) {
             type = kEtherIpv4;
         } else if (version == 6) {
             type = kEtherIpv6;
         } else {  // raw links promise IP; after MPLS it may be a pseudowire
-            return fail(anomalies, link == LinkType::Raw ? Anomaly::BadIpVersion : Anomaly::NotIp);
+            return rawIp ? Anomaly::BadIpVersion : Anomaly::NotIp;
         }
     }
 
-    L3Result r;
-    const Anomaly a =
-        type == kEtherIpv4 ? parseIpv4(d, cap, off, out, r) : parseIpv6(d, cap, off, out, r);
-    if (a != kOk) return fail(anomalies, a);
+    const Anomaly a = type == kEtherIpv4 ? parseIpv4(d, cap, off, wire, out, r)
+                                         : parseIpv6(d, cap, off, wire, out, r);
+    if (a != kOk) return a;
+    if (r.clamped) anomalies.add(Anomaly::IpLengthClamped);
     out.l3Offset = static_cast<std::uint16_t>(off);
     out.key.vlan = config.vlanInKey ? vlan : std::uint16_t{0};
 
@@ -473,7 +505,163 @@ bool parsePacket(const RawPacket& raw, LinkType link, const ParserConfig& config
         out.hasPorts = out.frag.offset == 0;
     }
     canonicalise(out.key, out.fromA);
-    return true;
+    return kOk;
+}
+
+// The link header of the outermost layer.
+// The link header of the outermost layer; copies its MACs into `out`.
+[[gnu::always_inline]] inline Anomaly startLink(const std::uint8_t* d, std::uint32_t cap,
+                                                LinkType link, LinkStart& s,
+                                                ParsedPacket& out) noexcept {
+    if (link != LinkType::Ethernet) [[unlikely]] {
+        const Anomaly a = decodeLink(d, cap, link, s);
+        if (a == kOk && s.dstMac != kNoMac) {  // 802.11
+            std::memcpy(out.dstMac.data(), d + s.dstMac, 6);
+            std::memcpy(out.srcMac.data(), d + s.srcMac, 6);
+        }
+        return a;
+    }
+    if (cap < kEthHeaderLen) return Anomaly::TruncatedL2;
+    std::uint32_t off = 0;
+    if (load16(d + 12) == kEtherFabricPath) {  // Cisco FabricPath: skip to the inner frame
+        if (cap < kFabricPathHeaderLen + kEthHeaderLen) return Anomaly::TruncatedL2;
+        off = kFabricPathHeaderLen;
+    }
+    std::memcpy(out.dstMac.data(), d + off, 6);
+    std::memcpy(out.srcMac.data(), d + off + 6, 6);
+    s.type = load16(d + off + 12);
+    s.off = off + kEthHeaderLen;
+    return kOk;
+}
+
+// The tunnel part of the layer loop, out of line: the outer layer in out[0] is parsed, `r` is
+// where its IP layer left off. Returns the layers written.
+[[gnu::noinline]] std::size_t followTunnels(const RawPacket& raw, const ParserConfig& config,
+                                            ParsedPacket* out, bool keepAll, L3Result r,
+                                            AnomalyCounters& anomalies) noexcept {
+    const std::uint8_t* d = raw.data;
+    const std::uint32_t cap = raw.capLen;
+    ParsedPacket* p = out;
+    Anomaly a = kOk;
+    std::size_t layers = 1;
+    for (unsigned depth = 0;; ++depth) {
+        // Only a whole packet or a first fragment shows its tunnel header.
+        if (!mayCarryTunnel(p->key.proto) || p->frag.offset != 0 || !p->hasPorts) break;
+        TunnelProbe probe;
+        probe.proto = p->key.proto;
+        probe.l4 = std::min(r.l4, r.end);
+        probe.payload = p->payloadOffset;
+        probe.end = r.end;
+        probe.srcPort = p->srcPort();
+        probe.dstPort = p->dstPort();
+        TunnelStep step;
+        const TunnelFound f = findTunnel(d, probe, step);
+        if (f == TunnelFound::No) break;
+        if (f == TunnelFound::Malformed) {
+            anomalies.add(Anomaly::BadTunnel);
+            break;
+        }
+        if (depth == kMaxTunnelDepth) {
+            anomalies.add(Anomaly::TunnelTooDeep);
+            break;
+        }
+        // The inner packet lives inside the outer IP packet: its bytes end where that ends,
+        // in the capture (r.end) and on the wire (the outer IP length).
+        ParsedPacket& next = keepAll ? p[1] : *p;
+        const ParsedPacket outer = *p;  // small copy, only for tunnelled packets
+        startPacket(raw, cap, next);
+        next.srcMac = outer.srcMac;
+        next.dstMac = outer.dstMac;
+        next.tunnel.outerSrc = outer.srcAddr();
+        next.tunnel.outerDst = outer.dstAddr();
+        next.tunnel.id = step.id;
+        next.tunnel.type = step.type;
+        next.tunnel.depth = static_cast<std::uint8_t>(depth + 1);
+        const std::uint32_t innerEnd = r.end;
+        // A first fragment carries the start of an inner packet that is longer than itself:
+        // its IP length is then only checked against the capture.
+        const WireFrame innerWire{
+            outer.frag.moreFragments ? 0xFFFFFFFFu : outer.l3Offset + outer.ipLen, false};
+        L3Result inner;
+        const bool byNibble = step.start.type == kByVersionNibble;
+        a = parseLayer<true>(d, innerEnd, innerWire, step.start, byNibble, config, next, inner,
+                             anomalies);
+        if (a != kOk) {
+            if (a != Anomaly::NotIp) anomalies.add(Anomaly::BadTunnel);
+            if (!keepAll) *p = outer;  // stay at the layer above
+            break;
+        }
+        next.key.vlan = outer.key.vlan;  // the key keeps the wire's (outermost) VLAN
+        r = inner;
+        if (keepAll) {
+            ++p;
+            ++layers;
+        }
+    }
+    return layers;
+}
+
+// The layer loop behind parsePacket and parsePacketLayers. Writes layer i to out[i] when
+// `keepAll`, else every layer to out[0] (the innermost one wins). Returns the layers written.
+// Without kTunnels it is a leaf function: the outer-only parse pays nothing for tunnels.
+template <bool kTunnels>
+[[gnu::always_inline]] inline std::size_t parseLayers(const RawPacket& raw, LinkType link,
+                                                      const ParserConfig& config, ParsedPacket* out,
+                                                      bool keepAll,
+                                                      AnomalyCounters& anomalies) noexcept {
+    const std::uint8_t* d = raw.data;
+    const std::uint32_t cap = d != nullptr ? raw.capLen : 0;
+    ParsedPacket* p = out;
+    startPacket(raw, cap, *p);
+
+    LinkStart s;
+    Anomaly a = startLink(d, cap, link, s, *p);
+    if (a != kOk) {
+        anomalies.add(a);
+        return 0;
+    }
+    // The wire length, not below what was captured (inputs that do not know it pass 0).
+    const std::uint32_t wireLen = std::max(raw.wireLen, cap);
+    WireFrame wire{wireLen, link == LinkType::Ethernet && wireLen <= kEthMinFrame};
+    L3Result r;
+    a = parseLayer<false>(d, cap, wire, s, link == LinkType::Raw, config, *p, r, anomalies);
+    if (a != kOk) {
+        anomalies.add(a);
+        return 0;
+    }
+    if constexpr (kTunnels) {
+        return followTunnels(raw, config, out, keepAll, r, anomalies);
+    } else {
+        (void)config;
+        (void)keepAll;
+        return 1;
+    }
+}
+
+[[gnu::noinline]] bool parseTunnelled(const RawPacket& raw, LinkType link,
+                                      const ParserConfig& config, ParsedPacket& out,
+                                      AnomalyCounters& anomalies) noexcept {
+    return parseLayers<true>(raw, link, config, &out, false, anomalies) != 0;
+}
+
+}  // namespace
+
+bool parsePacket(const RawPacket& raw, LinkType link, const ParserConfig& config, ParsedPacket& out,
+                 AnomalyCounters& anomalies) noexcept {
+    // A tail call for --tunnel inner|both, so the default path below stays a leaf function.
+    if (config.tunnels != TunnelMode::Outer)
+        return parseTunnelled(raw, link, config, out, anomalies);
+    return parseLayers<false>(raw, link, config, &out, false, anomalies) != 0;
+}
+
+std::size_t parsePacketLayers(const RawPacket& raw, LinkType link, const ParserConfig& config,
+                              std::span<ParsedPacket, kMaxLayers> out,
+                              AnomalyCounters& anomalies) noexcept {
+    if (config.tunnels == TunnelMode::Outer) {
+        return parseLayers<false>(raw, link, config, out.data(), false, anomalies);
+    }
+    return parseLayers<true>(raw, link, config, out.data(), config.tunnels == TunnelMode::Both,
+                             anomalies);
 }
 
 bool linkTypeFromPcap(int dlt, LinkType& out) noexcept {
@@ -493,6 +681,27 @@ bool linkTypeFromPcap(int dlt, LinkType& out) noexcept {
             return true;
         case 0:  // DLT_NULL
             out = LinkType::Null;
+            return true;
+        case 9:  // DLT_PPP
+            out = LinkType::Ppp;
+            return true;
+        case 50:  // LINKTYPE_PPP_HDLC (DLT_PPP_SERIAL)
+            out = LinkType::PppHdlc;
+            return true;
+        case 104:  // DLT_C_HDLC
+            out = LinkType::CiscoHdlc;
+            return true;
+        case 105:  // DLT_IEEE802_11
+            out = LinkType::Ieee80211;
+            return true;
+        case 108:  // DLT_LOOP
+            out = LinkType::Loop;
+            return true;
+        case 127:  // DLT_IEEE802_11_RADIO
+            out = LinkType::Ieee80211Radiotap;
+            return true;
+        case 276:  // DLT_LINUX_SLL2
+            out = LinkType::LinuxSll2;
             return true;
         default:
             return false;

@@ -16,6 +16,9 @@
 //   m_rows[rows]           tags[L] | RowState | deadline      (row.hpp)
 //   m_records[rows * L]    CachedFlow, 128 B, never moves     (row.hpp)
 //   m_blockDeadline[rows/64]  min of the 64 rows' deadlines   (sweep skip, Suricata style)
+//   m_tunnels[rows * L]    FlowTunnel, 40 B, beside m_records: outer addresses, type, id of an
+//                          inner flow (--tunnel inner|both); written on create and read on
+//                          export only when CachedFlow::tunnelled, so never touched otherwise
 //
 // Per packet (update):
 //   1. tag match (SIMD) → full key compare → slot s, or none.
@@ -259,6 +262,10 @@ public:
             // Fault every page in now: no page-fault stalls on the packet path later, and a
             // table that does not fit fails at start-up rather than mid-capture.
             std::memset(static_cast<void*>(m_records.data()), 0, records * sizeof(CachedFlow));
+            // Tunnel facts of inner flows, beside the records (CachedFlow has no room for 40
+            // bytes): written and read only for flows whose `tunnelled` is set, so the pages
+            // of a capture without tunnels are never touched.
+            m_tunnels = detail::TableArray<FlowTunnel>(records);
             m_blockDeadline = std::make_unique<std::atomic<TimeNs>[]>(m_blockCount);
             for (std::size_t b = 0; b < m_blockCount; ++b)
                 m_blockDeadline[b].store(kNever, std::memory_order_relaxed);
@@ -787,6 +794,12 @@ private:
         f.srcMac = pkt.srcMac;
         f.dstMac = pkt.dstMac;
         f.initiatorIsA = pkt.fromA;
+        f.tunnelled = pkt.tunnel.type != TunnelType::None;
+        if (f.tunnelled) [[unlikely]] {
+            m_tunnels[static_cast<std::size_t>(&f - m_records.data())] =
+                FlowTunnel{pkt.tunnel.outerSrc, pkt.tunnel.outerDst, pkt.tunnel.id,
+                           static_cast<std::uint8_t>(pkt.tunnel.type)};
+        }
         row.tags[s] = tag;
         const TimeNs due = f.deadline(m_config.inactive, m_config.active);
         row.deadline = std::min(row.deadline, due);
@@ -868,6 +881,7 @@ private:
         out.ipVersion = f.key.ipVersion;
         out.endReason = why;
         out.queue = m_target.queue;
+        if (f.tunnelled) out.tunnel = m_tunnels[static_cast<std::size_t>(&f - m_records.data())];
         return out;
     }
 
@@ -1003,6 +1017,7 @@ private:
     std::size_t m_blockCount = 0;
     detail::TableArray<RowType> m_rows;
     detail::TableArray<CachedFlow> m_records;
+    detail::TableArray<FlowTunnel> m_tunnels;  ///< per record, valid where `tunnelled`
     /// Min of each block's row deadlines; atomics because the export thread rewrites them in
     /// expiry=thread (relaxed loads and stores otherwise, i.e. plain moves).
     std::unique_ptr<std::atomic<TimeNs>[]> m_blockDeadline;

@@ -67,6 +67,7 @@ struct alignas(64) CachedFlow {
     std::array<std::uint8_t, 6> srcMac{};         ///< of the first packet (the initiator's)
     std::array<std::uint8_t, 6> dstMac{};
     bool initiatorIsA = true;  ///< the first packet was sent by key side A
+    bool tunnelled = false;    ///< the first packet came out of a tunnel: see FlowTable::m_tunnels
 
     /// The earliest time this record expires (inactive or active timeout).
     TimeNs deadline(TimeNs inactive, TimeNs active) const noexcept {

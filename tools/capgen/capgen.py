@@ -248,9 +248,10 @@ class Meta:
 
 
 class Capture:
-    def __init__(self, name, snaplen=65535):
+    def __init__(self, name, snaplen=65535, linktype=1):
         self.name = name
         self.snaplen = snaplen
+        self.linktype = linktype  # pcap LINKTYPE_* of every record
         self.records = []  # (ts_ns, seq, frame, wire_len, meta)
         self.optional_pairs = []  # address pairs between which any flow is allowed, none required
 
@@ -265,7 +266,7 @@ class Capture:
 
     def pcap_bytes(self):
         out = io.BytesIO()
-        out.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, self.snaplen, 1))
+        out.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, self.snaplen, self.linktype))
         for ts, _, frame, wire, _ in self.sorted_records():
             out.write(struct.pack("<IIII", ts // NS, ts % NS, len(frame), wire))
             out.write(frame)
@@ -878,10 +879,209 @@ def scenario_demo():
 
 
 # ---------------------------------------------------------------------------------------------
+# Tunnels (issue 12): every encapsulation rowprobe decapsulates, one inner TCP flow each
+
+
+def vxlan_header(vni):
+    return struct.pack("!BxxxI", 0x08, vni << 8)
+
+
+def gre_header(flags, proto, *words):
+    return struct.pack("!HH", flags, proto) + b"".join(struct.pack("!I", w) for w in words)
+
+
+class TunnelEncap:
+    """Wraps a session's IP packets in a tunnel between two outer endpoints.
+
+    `kind` names the encapsulation; the inner packet travels from the session's client to its
+    server through outer_a -> outer_b, and back through outer_b -> outer_a. The outer Ethernet
+    header and any inner Ethernet header use the session's MACs, so the flow's MACs are the same
+    whether or not the tunnel carries Ethernet."""
+
+    vlan = 0
+
+    def __init__(self, kind, client, outer_a, outer_b, tid=0):
+        self.kind, self.client, self.outer_a, self.outer_b, self.tid = kind, client, outer_a, outer_b, tid
+        self.outer_v6 = ipaddress.ip_address(outer_a).version == 6
+
+    def frame(self, dmac, smac, ipver, ip):
+        src = ipaddress.ip_address(ip[12:16] if ipver == 4 else ip[8:24])
+        forward = src == ipaddress.ip_address(self.client)
+        osrc, odst = (self.outer_a, self.outer_b) if forward else (self.outer_b, self.outer_a)
+        sport, dport = (40000 + self.tid % 1000, 0) if forward else (0, 40000 + self.tid % 1000)
+        inner_eth = mac_bytes(dmac) + mac_bytes(smac) + struct.pack("!H", ETH_IPV4 if ipver == 4 else ETH_IPV6)
+        k = self.kind
+
+        def udp(port, payload):
+            sp, dp = (sport, port) if forward else (port, dport)
+            return 17, udp_datagram(osrc, odst, sp, dp, payload)
+
+        if k == "vxlan":
+            proto, l4 = udp(4789, vxlan_header(self.tid) + inner_eth + ip)
+        elif k == "geneve":
+            opts = struct.pack("!HBBI", 0x0103, 0x80, 1, 0xCAFE)  # one 8-byte option
+            proto, l4 = udp(6081, struct.pack("!BBHI", len(opts) // 4, 0, 0x6558, self.tid << 8) + opts +
+                            inner_eth + ip)
+        elif k == "gtpu":
+            proto, l4 = udp(2152, struct.pack("!BBHI", 0x30, 0xFF, len(ip), self.tid) + ip)
+        elif k == "teredo":
+            origin = struct.pack("!HH4s", 0, 0x1234 ^ 0xFFFF, bytes(b ^ 0xFF for b in (203, 0, 113, 9)))
+            proto, l4 = udp(3544, (b"" if forward else origin) + ip)
+        elif k == "ayiya":
+            hdr = struct.pack("!BBBBI", 0x41, 0x50, 0x11, 41 if ipver == 6 else 4, 0) + bytes(16 + 20)
+            proto, l4 = udp(5072, hdr + ip)
+        elif k == "capwap":
+            proto, l4 = udp(5247, struct.pack("!II", 0x00100200, 0) + inner_eth + ip)
+        elif k == "mpls-udp":
+            proto, l4 = udp(6635, struct.pack("!I", (self.tid << 12) | 0x100 | 64) + ip)
+        elif k == "gre-key":
+            proto, l4 = 47, gre_header(0x3000, ETH_IPV4 if ipver == 4 else ETH_IPV6, self.tid, 1) + ip
+        elif k == "gre-teb":
+            proto, l4 = 47, gre_header(0x2000, 0x6558, self.tid) + inner_eth + ip
+        elif k == "gre-mpls":
+            proto, l4 = 47, gre_header(0, ETH_MPLS) + struct.pack("!I", (16 << 12) | 0x100 | 64) + ip
+        elif k == "erspan2":
+            hdr = struct.pack("!II", 0x10000000 | self.tid, 0)
+            proto, l4 = 47, gre_header(0x1000, 0x88BE, 1) + hdr + inner_eth + ip
+        elif k == "erspan3":
+            hdr = struct.pack("!III", 0x20000000 | self.tid, 0, 0)
+            proto, l4 = 47, gre_header(0x1000, 0x22EB, 1) + hdr + inner_eth + ip
+        elif k == "ipip":
+            proto, l4 = (4 if ipver == 4 else 41), ip
+        else:
+            raise ValueError(k)
+        if self.outer_v6:
+            outer = ipv6_packet(osrc, odst, proto, l4)
+            etype = ETH_IPV6
+        else:
+            outer = ipv4_packet(osrc, odst, proto, l4)
+            etype = ETH_IPV4
+        return mac_bytes(dmac) + mac_bytes(smac) + struct.pack("!H", etype) + outer
+
+
+# (kind, tunnel id as rowprobe exports it, outer IPv6?, inner IPv6?)
+TUNNEL_KINDS = [
+    ("vxlan", 0x00ABCD, False, False),
+    ("geneve", 0x000777, False, False),
+    ("gtpu", 0x1A2B3C4D, False, False),
+    ("teredo", 0, False, True),
+    ("ayiya", 0, False, True),
+    ("capwap", 0, False, False),
+    ("mpls-udp", 0, False, False),
+    ("gre-key", 0x00C0FFEE, False, False),
+    ("gre-teb", 0x00000042, False, False),
+    ("gre-mpls", 0, False, False),
+    ("erspan2", 0x0155, False, False),
+    ("erspan3", 0x0233, False, False),
+    ("ipip", 0, False, False),   # 4in4
+    ("ipip", 0, False, True),    # 6in4
+    ("ipip", 0, True, False),    # 4in6
+    ("ipip", 0, True, True),     # 6in6
+]
+
+
+def scenario_tunnels():
+    """One inner TCP connection (handshake, one data segment each way, FIN) per tunnel kind.
+
+    The truth holds the inner flows (`--tunnel inner`); each inner flow has its own client port
+    (41000 + index) so that flows of different tunnels never merge."""
+    cap = Capture("tunnels")
+    rng = Rng(0x74756E6E656C73)
+    t = 1_700_100_000 * NS
+    for i, (kind, tid, outer6, inner6) in enumerate(TUNNEL_KINDS):
+        client = "2001:0:4136:e378:8000:63bf:3fff:fdd2" if kind == "teredo" else (
+            "fd00:10::5" if inner6 else "10.200.0.5")
+        server = "2001:db8:80::80" if inner6 else "172.16.80.80"
+        outer_a, outer_b = ("2001:db8:ff::1", "2001:db8:ff::2") if outer6 else ("198.51.100.1", "198.51.100.2")
+        encap = TunnelEncap(kind, client, outer_a, outer_b, tid)
+        s = Session(cap, f"tunnel-{kind}-{'6' if outer6 else '4'}in{'6' if inner6 else '4'}", client, server, 6,
+                    41000 + i, 443, encap=encap, cttl=64, sttl=60, cmac="02:00:00:00:10:01",
+                    smac="02:00:00:00:10:02", rng=rng)
+        u = s.handshake(t, ms(10))
+        s.tcp(u + ms(1), True, PSH | ACK, rng.bytes(100 + i))
+        s.tcp(u + ms(12), False, PSH | ACK, rng.bytes(300 + i))
+        s.close(u + ms(20), ms(10))
+        t += ms(500)
+    return cap
+
+
+# ---------------------------------------------------------------------------------------------
+# Link types (issue 12): one capture per pcap link type, one TCP connection each
+
+
+def l2_header(kind, dmac, smac, ipver):
+    etype = ETH_IPV4 if ipver == 4 else ETH_IPV6
+    if kind == "sll2":
+        return struct.pack("!HHIHBB8s", etype, 0, 2, 1, 0, 6, mac_bytes(smac) + b"\0\0")
+    if kind == "ppp":
+        return struct.pack("!BBH", 0xFF, 0x03, 0x0021 if ipver == 4 else 0x0057)
+    if kind == "ppp-hdlc":
+        return struct.pack("!BBH", 0xFF, 0x03, 0x0021 if ipver == 4 else 0x0057)
+    if kind == "chdlc":
+        return struct.pack("!BBH", 0x0F, 0x00, etype)
+    if kind == "loop":
+        return struct.pack("!I", 2 if ipver == 4 else 24)
+    wifi = (struct.pack("<BBH", 0x88, 0x01, 0) + mac_bytes(GATEWAY_MAC) + mac_bytes(smac) + mac_bytes(dmac) +
+            struct.pack("<HH", 0, 0) + b"\xaa\xaa\x03\x00\x00\x00" + struct.pack("!H", etype))
+    if kind == "ieee80211":
+        return wifi
+    if kind == "radiotap":
+        return struct.pack("<BBHI", 0, 0, 8, 0) + wifi
+    # Ethernet with an L2 header rowprobe walks: 802.1ah PBB, VN-Tag, E-Tag, Cisco FabricPath
+    eth = mac_bytes(dmac) + mac_bytes(smac)
+    if kind == "pbb":
+        return (eth + struct.pack("!HHHI", ETH_QINQ, 10, 0x88E7, 0x00012345) + mac_bytes(dmac) + mac_bytes(smac) +
+                struct.pack("!H", etype))
+    if kind == "vntag":
+        return eth + struct.pack("!HIH", 0x8926, 0x80010002, etype)
+    if kind == "etag":
+        return eth + struct.pack("!HHIH", 0x893F, 0, 0x00050000, etype)
+    if kind == "fabricpath":
+        return (mac_bytes("02:fa:b0:00:00:01") + mac_bytes("02:fa:b0:00:00:02") + struct.pack("!HH", 0x8903, 0x0041)
+                + eth + struct.pack("!H", etype))
+    raise ValueError(kind)
+
+
+class LinkEncap:
+    vlan = 0
+
+    def __init__(self, kind):
+        self.kind = kind
+
+    def frame(self, dmac, smac, ipver, ip):
+        return l2_header(self.kind, dmac, smac, ipver) + ip
+
+
+# kind -> (pcap LINKTYPE, do the flow's MACs come from the frame?)
+LINK_KINDS = {"sll2": (276, False), "ppp": (9, False), "ppp-hdlc": (50, False), "chdlc": (104, False),
+              "loop": (108, False), "ieee80211": (105, True), "radiotap": (127, True), "pbb": (1, True),
+              "vntag": (1, True), "etag": (1, True), "fabricpath": (1, True)}
+
+
+def scenario_link(kind):
+    linktype, macs = LINK_KINDS[kind]
+    cap = Capture("link-" + kind, linktype=linktype)
+    rng = Rng(0x6C696E6B ^ linktype)
+    client, server = "10.99.0.7", "10.99.0.80"
+    s = Session(cap, "link-" + kind, client, server, 6, 42000 + linktype, 80, encap=LinkEncap(kind), cttl=64, sttl=63,
+                cmac="02:00:00:00:99:07", smac="02:00:00:00:99:80", rng=rng)
+    t = 1_700_200_000 * NS
+    u = s.handshake(t, ms(5))
+    s.tcp(u + ms(1), True, PSH | ACK, rng.bytes(64))
+    s.tcp(u + ms(6), False, PSH | ACK, rng.bytes(200))
+    s.close(u + ms(10), ms(5))
+    if not macs:  # the link carries no (or only the sender's) MACs: the flow's MACs are zero
+        for r in cap.records:
+            r[4].smac = r[4].dmac = "00:00:00:00:00:00"
+    return cap
+
+
+# ---------------------------------------------------------------------------------------------
 
 
 SCENARIOS = {"mixed": scenario_mixed, "timeouts": scenario_timeouts, "malformed": scenario_malformed,
-             "demo": scenario_demo}
+             "demo": scenario_demo, "tunnels": scenario_tunnels}
+SCENARIOS.update({"link-" + k: (lambda k=k: scenario_link(k)) for k in LINK_KINDS})
 
 
 def build(name):

@@ -177,6 +177,10 @@ enum class FieldId : std::uint16_t {
     Ttl,
     TtlRev,
     Queue,
+    TunnelType,
+    TunnelId,
+    TunnelSrc,
+    TunnelDst,
     Count
 };
 inline constexpr std::size_t kCoreFieldCount = static_cast<std::size_t>(FieldId::Count);
@@ -246,6 +250,10 @@ inline std::span<const std::uint8_t> readBytes(const FieldSpec& f, const FlowRec
                                                        : reinterpret_cast<const std::uint8_t*>(&c);
     return {base + f.offset, fieldTypeSize(f.type)};
 }
+
+/// True when an address field is printed as IPv4 in record `r`: the flow's own addresses follow
+/// the record's IP version; a tunnel's outer addresses (FlowRecord::tunnel) have their own.
+bool addressIsIpv4(const FieldSpec& f, const FlowRecord& r) noexcept;
 
 /// True when a 16-byte address is IPv4-mapped (::ffff:a.b.c.d), i.e. an IPv4 address in
 /// FlowRecord's representation.

@@ -27,6 +27,15 @@ std::string_view endReasonName(EndReason r) noexcept;
 inline constexpr std::size_t kForward = 0;
 inline constexpr std::size_t kReverse = 1;
 
+/// The tunnel an inner flow came out of (--tunnel inner|both), from the flow's first packet;
+/// all zero for a flow that was not tunnelled.
+struct FlowTunnel {
+    std::array<std::uint8_t, 16> src{};  ///< outer source (IPv4-mapped for IPv4)
+    std::array<std::uint8_t, 16> dst{};  ///< outer destination
+    std::uint32_t id = 0;                ///< VNI, TEID, GRE key, ERSPAN session id
+    std::uint8_t type = 0;               ///< TunnelType
+};
+
 struct FlowRecord {
     std::array<std::uint8_t, 16> srcAddr{};  ///< IPv4-mapped for IPv4 (::ffff:a.b.c.d)
     std::array<std::uint8_t, 16> dstAddr{};
@@ -46,6 +55,7 @@ struct FlowRecord {
     std::uint8_t ipVersion = 0;
     EndReason endReason = EndReason::ForcedEnd;
     std::uint8_t queue = 0;  ///< worker (queue) that built the record
+    FlowTunnel tunnel;       ///< outer addresses, type and id of an inner flow's tunnel
 
     bool isIpv4() const noexcept { return ipVersion == 4; }
 };

@@ -34,12 +34,20 @@ struct RawPacket {
     TimeNs ts = 0;
 };
 
-/// Link-layer type of the frames in a block (values as in pcap's DLT_*).
+/// Link-layer type of the frames in a block (values as in pcap's LINKTYPE_*).
 enum class LinkType : std::uint16_t {
     Ethernet = 1,    ///< DLT_EN10MB
     Raw = 101,       ///< DLT_RAW: starts with an IPv4 or IPv6 header
     LinuxSll = 113,  ///< DLT_LINUX_SLL (cooked capture, "any" interface)
     Null = 0,        ///< DLT_NULL (BSD loopback, 4-byte family in host order)
+    // Link layers of plugins/src/link_layer.cpp (issue 12).
+    Ppp = 9,                  ///< LINKTYPE_PPP: PPP with or without the FF 03 HDLC address/control
+    PppHdlc = 50,             ///< LINKTYPE_PPP_HDLC: PPP in HDLC-like framing (FF 03, protocol)
+    Ieee80211 = 105,          ///< LINKTYPE_IEEE802_11: 802.11 frames, data frames carry LLC/SNAP
+    CiscoHdlc = 104,          ///< LINKTYPE_C_HDLC: address, control, EtherType
+    Loop = 108,               ///< LINKTYPE_LOOP: OpenBSD loopback, family in network order
+    Ieee80211Radiotap = 127,  ///< LINKTYPE_IEEE802_11_RADIOTAP: radiotap header, then 802.11
+    LinuxSll2 = 276,          ///< LINKTYPE_LINUX_SLL2 (20-byte cooked header, protocol first)
 };
 
 /// The LinkType of a pcap link-layer header type (pcap_datalink(), or the file header's value),
@@ -68,6 +76,46 @@ struct FlowKey {
     }
 };
 static_assert(sizeof(FlowKey) == 40, "FlowKey must stay 40 packed bytes");
+
+/// The tunnel a packet was decapsulated from (plugins/src/tunnels.cpp). Values are stable: they
+/// are exported as the `tunnel_type` field.
+enum class TunnelType : std::uint8_t {
+    None = 0,
+    Gre = 1,       ///< GRE (RFC 2784/2890) carrying IP, MPLS or Ethernet (transparent bridging)
+    Erspan = 2,    ///< ERSPAN type I, II or III over GRE (mirrored Ethernet frames)
+    Vxlan = 3,     ///< VXLAN, UDP 4789 (id = VNI)
+    Geneve = 4,    ///< Geneve, UDP 6081 (id = VNI)
+    GtpU = 5,      ///< GTPv1-U, UDP 2152 (id = TEID)
+    Teredo = 6,    ///< Teredo, IPv6 over UDP (RFC 4380)
+    Ayiya = 7,     ///< AYIYA, UDP 5072
+    Capwap = 8,    ///< CAPWAP data channel, UDP 5247 (802.3 payload)
+    IpInIp = 9,    ///< IPv4 or IPv6 directly in IPv4 or IPv6 (protocol 4 or 41)
+    MplsUdp = 10,  ///< MPLS over UDP, UDP 6635 (RFC 7510)
+};
+
+/// How the parser treats tunnels (`--tunnel`).
+enum class TunnelMode : std::uint8_t {
+    Outer,  ///< no decapsulation: one flow per outer packet (ipfixprobe's behaviour, default)
+    Inner,  ///< the innermost packet only (outer tunnel flows are not exported)
+    Both,   ///< every layer: the outer tunnel flow and each inner flow (as Zeek)
+};
+
+/// Maximum tunnel layers decapsulated (geneve-in-geneve is 2); deeper ones count
+/// Anomaly::TunnelTooDeep and the packet is kept at the deepest layer reached.
+inline constexpr unsigned kMaxTunnelDepth = 3;
+/// Packets one frame can yield with TunnelMode::Both (outer + each tunnel layer).
+inline constexpr std::size_t kMaxLayers = kMaxTunnelDepth + 1;
+
+/// Tunnel facts carried by a decapsulated packet: the innermost tunnel's type and id and the
+/// addresses of the IP header that carried it (IPv4-mapped for IPv4). All zero when the packet
+/// came through no tunnel.
+struct TunnelInfo {
+    std::array<std::uint8_t, 16> outerSrc{};
+    std::array<std::uint8_t, 16> outerDst{};
+    std::uint32_t id = 0;  ///< VNI, TEID, GRE key, ERSPAN session id; 0 when the tunnel has none
+    TunnelType type = TunnelType::None;
+    std::uint8_t depth = 0;  ///< tunnel layers above this packet (0 = outermost)
+};
 
 /// Per-packet fragment information (IPv4 flags/offset or the IPv6 fragment header).
 struct FragmentInfo {
@@ -100,6 +148,8 @@ struct ParsedPacket {
     std::uint8_t tos = 0;       ///< IPv4 TOS or IPv6 traffic class
     bool fromA = true;
     bool hasPorts = false;  ///< false for non-first fragments until the frag cache fills them
+    TunnelInfo tunnel;      ///< the tunnel this packet came out of; with type None (not
+                            ///< tunnelled) its other members are unspecified
 
     /// Source and destination in packet orientation.
     const std::array<std::uint8_t, 16>& srcAddr() const noexcept {
@@ -124,8 +174,30 @@ enum class Anomaly : std::uint8_t {
     TooManyHeaders,   ///< VLAN / MPLS / IPv6 extension chain deeper than the parser allows
     UnsupportedLink,  ///< link type the parser does not know
     FragmentNoPorts,  ///< non-first fragment whose first fragment was never seen
+    // Counted while the packet is still used (never a skip reason):
+    IpLengthClamped,  ///< IPv4 total length 0 or beyond the frame, IPv6 payload length 0 without
+                      ///< a jumbo option: the bytes on the wire were counted instead
+    BadTunnel,        ///< tunnel header cut off or invalid: the packet stays at the outer layer
+    TunnelTooDeep,    ///< more than kMaxTunnelDepth tunnels: kept at the deepest layer parsed
     Count
 };
+
+/// True for the anomalies that make parsePacket return false (the frame is skipped); the others
+/// are counted on packets that are still used. packets = parsed + the sum of the skip counters.
+constexpr bool isSkipAnomaly(Anomaly a) noexcept {
+    switch (a) {
+        case Anomaly::NotIp:
+        case Anomaly::TruncatedL2:
+        case Anomaly::TruncatedL3:
+        case Anomaly::BadIpVersion:
+        case Anomaly::BadIpHeader:
+        case Anomaly::TooManyHeaders:
+        case Anomaly::UnsupportedLink:
+            return true;
+        default:
+            return false;
+    }
+}
 inline constexpr std::size_t kAnomalyCount = static_cast<std::size_t>(Anomaly::Count);
 
 /// Stable names of the anomalies, used in statistics and JSON.
@@ -142,15 +214,25 @@ struct AnomalyCounters {
 
 /// Options of the packet parser that change the flow key.
 struct ParserConfig {
-    bool vlanInKey = true;  ///< put the outermost VLAN id into the key
+    bool vlanInKey = true;                   ///< put the outermost VLAN id into the key
+    TunnelMode tunnels = TunnelMode::Outer;  ///< `--tunnel`: decapsulate or not
 };
 
 /// Parses one frame. Pure function: no allocation, no exception, cost ~20-40 ns.
 /// Returns true when `out` holds an IP packet with a usable key; on false, the reason has been
 /// counted in `anomalies`. Truncated transport headers still return true (key without ports)
-/// and count `TruncatedL4`.
+/// and count `TruncatedL4`. With config.tunnels Inner or Both, `out` is the innermost layer
+/// (use parsePacketLayers for every layer).
 bool parsePacket(const RawPacket& raw, LinkType link, const ParserConfig& config, ParsedPacket& out,
                  AnomalyCounters& anomalies) noexcept;
+
+/// Parses one frame into up to kMaxLayers packets, outermost first: with TunnelMode::Both the
+/// outer packet and each decapsulated layer, otherwise exactly what parsePacket yields. Returns
+/// how many were written (0 when the frame was skipped, its reason counted). Same costs and
+/// guarantees as parsePacket.
+std::size_t parsePacketLayers(const RawPacket& raw, LinkType link, const ParserConfig& config,
+                              std::span<ParsedPacket, kMaxLayers> out,
+                              AnomalyCounters& anomalies) noexcept;
 
 /// Maximum packets in one block; batches through the flow table use the same bound.
 inline constexpr std::size_t kMaxBatch = 64;

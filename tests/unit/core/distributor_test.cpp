@@ -184,5 +184,22 @@ TEST(FlowDistributor, NonIpFramesGoToTheFirstQueueAndOneQueueTakesEverything) {
         EXPECT_EQ(pick(one, ethIpv4Udp(ip(i), 1, "10.9.9.9", 2)), 0U);
 }
 
+// --tunnel both: a VXLAN-style tunnel whose two directions use different outer source ports
+// (the inner flow's hash) must still be counted by one worker, with its inner flows.
+TEST(FlowDistributor, TunnelBothRoutesUdpByTheOuterAddressPair) {
+    FlowDistributor both(8, ParserConfig{.tunnels = TunnelMode::Both});
+    FlowDistributor outer(8, ParserConfig{});
+    std::size_t splitWithoutTunnels = 0;
+    for (unsigned i = 0; i < 64; ++i) {
+        const auto there =
+            ethIpv4Udp(ip(i), static_cast<std::uint16_t>(40000 + i), "10.9.9.9", 4789);
+        const auto back =
+            ethIpv4Udp("10.9.9.9", static_cast<std::uint16_t>(50000 + i), ip(i), 4789);
+        EXPECT_EQ(pick(both, there), pick(both, back)) << i;
+        if (pick(outer, there) != pick(outer, back)) ++splitWithoutTunnels;
+    }
+    EXPECT_GT(splitWithoutTunnels, 32U);  // two different 5-tuples: hashed apart otherwise
+}
+
 }  // namespace
 }  // namespace rowprobe::core

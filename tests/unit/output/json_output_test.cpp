@@ -152,9 +152,11 @@ const std::set<std::string> kDocumentedFields = {
     "bytes",      "packets_rev",    "bytes_rev",
     "tcp_flags",  "tcp_flags_rev",  "ttl",
     "ttl_rev",    "icmp_type_code", "icmp_type_code_rev",
-    "end_reason", "queue"};
-const std::set<std::string> kStringFields = {"src_ip",     "dst_ip",    "src_mac",   "dst_mac",
-                                             "time_first", "time_last", "end_reason"};
+    "end_reason", "queue",          "tunnel_type",
+    "tunnel_id",  "tunnel_src",     "tunnel_dst"};
+const std::set<std::string> kStringFields = {"src_ip",     "dst_ip",     "src_mac",
+                                             "dst_mac",    "time_first", "time_last",
+                                             "end_reason", "tunnel_src", "tunnel_dst"};
 
 std::unique_ptr<JsonOutput> makeOutput(const fs::path& path) {
     return Registry::instance().createAs<JsonOutput>(PluginKind::Output,

@@ -183,7 +183,7 @@ TEST(TextOutput, EveryFieldAlignsWithIpv4AndLongestIpv6Values) {
     rs[0].icmpTypeCode = {65535, 65535};
     rs[0].queue = 255;
     const Rendered out = renderFull(";fields=" + all, rs);
-    EXPECT_EQ(out.columns.size(), 23U);  // src_ip and src_port are not adjacent here
+    EXPECT_EQ(out.columns.size(), 27U);  // src_ip and src_port are not adjacent here
     expectAligned(out);
     const auto cell = [&](std::size_t line, const std::string& title) {
         const std::vector<Token> row = tokens(out.lines[line]);

@@ -51,6 +51,10 @@ TEST(Fields, ReadersTakeEachValueFromItsFlowRecordMember) {
     r.dstAddr[15] = 0xBB;
     r.srcMac[5] = 0xCC;
     r.dstMac[5] = 0xDD;
+    r.tunnel.type = 3;
+    r.tunnel.id = 0x123456;
+    r.tunnel.src[15] = 0xEE;
+    r.tunnel.dst[15] = 0xEF;
     ExportConstants c;
     c.dirBitField = 7;
     c.linkBitField = 0x1122334455667788ULL;
@@ -77,7 +81,9 @@ TEST(Fields, ReadersTakeEachValueFromItsFlowRecordMember) {
         {"queue", 3},
         {"dir_bit_field", 7},
         {"link_bit_field", 0x1122334455667788ULL},
-        {"odid", 99}};
+        {"odid", 99},
+        {"tunnel_type", 3},
+        {"tunnel_id", 0x123456}};
     for (const FieldSpec& f : coreFields()) {
         if (isNumeric(f.type)) {
             ASSERT_TRUE(numbers.count(f.name)) << "no expectation for " << f.name;
@@ -90,6 +96,8 @@ TEST(Fields, ReadersTakeEachValueFromItsFlowRecordMember) {
     EXPECT_EQ(readBytes(*findField("src_mac"), r, c).size(), 6U);
     EXPECT_EQ(readBytes(*findField("src_mac"), r, c).back(), 0xCC);
     EXPECT_EQ(readBytes(*findField("dst_mac"), r, c).back(), 0xDD);
+    EXPECT_EQ(readBytes(*findField("tunnel_src"), r, c).back(), 0xEE);
+    EXPECT_EQ(readBytes(*findField("tunnel_dst"), r, c).back(), 0xEF);
 }
 
 TEST(Fields, ReverseFieldsAreRfc5103TwinsOfTheirForwardFields) {
