@@ -78,6 +78,23 @@ void openAtStart(std::ofstream& out, const std::string& option, const std::strin
     }
 }
 
+/// Checks at start-up that `path` can be created or overwritten, without touching it.
+void checkCreatable(const std::string& option, const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            throw fileError(option, path, "'" + path + "' is a directory, expected a file");
+        if (::access(path.c_str(), W_OK) != 0)
+            throw fileError(option, path, "cannot write '" + path + "': " + std::strerror(errno));
+        return;
+    }
+    const std::size_t slash = path.rfind('/');
+    const std::string dir =
+        slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+    if (::access(dir.c_str(), W_OK | X_OK) != 0)
+        throw fileError(option, path, "cannot create '" + path + "': " + std::strerror(errno));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -89,7 +106,6 @@ int main(int argc, char** argv) {
     using namespace rowprobe::core;
     CliResult cli;
     std::ofstream statsFile;
-    std::ofstream pidFile;
     try {
         cli = parseCommandLine(argc, argv);
         if (cli.action == CliResult::Action::Help) {
@@ -102,14 +118,9 @@ int main(int argc, char** argv) {
         }
         if (!cli.config.statsJson.empty())
             openAtStart(statsFile, "--stats-json", cli.config.statsJson);
-        if (!cli.config.pidFile.empty()) {
-            openAtStart(pidFile, "--pid-file", cli.config.pidFile);
-            if (!(pidFile << getpid() << '\n' << std::flush)) {
-                throw fileError("--pid-file", cli.config.pidFile,
-                                "cannot write '" + cli.config.pidFile + "'");
-            }
-            pidFile.close();
-        }
+        // The pid file is written once the pipeline is built (its existence says the inputs
+        // are open), but whether it can be is checked now.
+        if (!cli.config.pidFile.empty()) checkCreatable("--pid-file", cli.config.pidFile);
     } catch (const ConfigError& e) {
         if (statsFile.is_open()) {
             statsFile.close();
@@ -118,8 +129,9 @@ int main(int argc, char** argv) {
         return configError(e);
     }
     const Config& config = cli.config;
-    auto removePidFile = [&] {
-        if (!config.pidFile.empty()) std::remove(config.pidFile.c_str());
+    bool pidWritten = false;
+    auto removePidFile = [&] {  // only ours: a failed start leaves another's pid file alone
+        if (pidWritten) std::remove(config.pidFile.c_str());
     };
     auto startFailed = [&] {  // nothing ran: leave no empty statistics file behind
         removePidFile();
@@ -155,6 +167,16 @@ int main(int argc, char** argv) {
     }
     pipeline->reopenOutputsOn(g_reopen);
 
+    if (!config.pidFile.empty()) {
+        std::ofstream pid(config.pidFile);
+        if (!pid || !(pid << getpid() << '\n' << std::flush)) {
+            std::cerr << "rowprobe: error: cannot write pid file '" << config.pidFile
+                      << "': " << std::strerror(errno ? errno : EIO) << '\n';
+            startFailed();
+            return 1;
+        }
+        pidWritten = true;
+    }
     int rc = pipeline->run(g_stop);
     const StatsSnapshot stats = pipeline->stats();
     if (!config.quiet) std::cerr << formatStatsText(stats, nullptr);

@@ -111,7 +111,8 @@ TEST(StartupFaults, NumbersAndFieldListsAreStrict) {
     EXPECT_NE(j.err.find("'src_ip' is listed twice"), std::string::npos) << j.err;
 }
 
-// Defect 10: files named by options are created at start-up; one that cannot be is exit 2
+// Defect 10: files named by options are created (the pid file: checked, then written once
+// the inputs are open) at start-up; one that cannot be is exit 2
 // before anything runs (an endless input proves nothing ran), for every option and output.
 TEST(StartupFaults, UnwritableFilesStopStartupWithExit2) {
     const std::string missing = (tempDir() / "no-such-dir" / "file").string();
