@@ -24,7 +24,7 @@
 #include <memory>
 #include <string>
 
-#include "mapped_pcap.hpp"
+#include "pcap_stream.hpp"
 #include "rowprobe/options.hpp"
 #include "rowprobe/plugin.hpp"
 
@@ -56,13 +56,18 @@ private:
     void refreshKernelStats() noexcept;
     /// Live: waits up to the read timeout for the capture or a stop; false on timeout or stop.
     bool waitReadable() noexcept;
-    /// Offline fast path: frames straight from the memory-mapped file (mapped_pcap.hpp).
-    Status readMapped(PacketBlock& block);
+    /// Classic pcap files and pipes, gzip'd or not: frames straight from the read buffers.
+    Status readStream(PacketBlock& block);
+    /// At the end of a classic pcap stream: one warning per kind of anomaly it counted.
+    void warnAnomalies() noexcept;
 
     pcap_t* m_handle = nullptr;
-    std::unique_ptr<MappedPcap> m_mapped;  ///< set for plain pcap files read without a filter
-    std::string m_source;                  ///< file name or interface, for error messages
-    std::string m_error;  ///< a read error, thrown once the packets before it are delivered
+    std::unique_ptr<PcapStream> m_stream;         ///< classic pcap (any file, pipe, gzip)
+    std::unique_ptr<ByteSource> m_libpcapSource;  ///< what libpcap reads for pcapng
+    bpf_program m_filter{};                       ///< the filter, applied to m_stream's records
+    bool m_warned = false;
+    std::string m_source;  ///< file name or interface, for error messages
+    std::string m_error;   ///< a read error, thrown once the packets before it are delivered
     LinkType m_link = LinkType::Ethernet;
     bool m_live = false;
     bool m_regularFile = false;  ///< offline from a regular file: reads never wait (no FIFO)
