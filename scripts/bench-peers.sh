@@ -24,6 +24,8 @@
 #   SOFTFLOWD   softflowd                  (default softflowd on PATH)
 #   DIR         where the captures go      (default /dev/shm/rowprobe-peers-bench)
 #   ARGS        extra rowprobe arguments
+#   TOOLS       the tools to run, of "rowprobe yaf ipfixprobe softflowd" (default: all found;
+#               softflowd is slow: about 16x rowprobe's wall time)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
@@ -52,6 +54,11 @@ tools=(rowprobe)
 [[ -n $yaf && -x $yaf ]] && tools+=(yaf) || echo "YAF not found: skipped" >&2
 [[ -x $ipfixprobe ]] && tools+=(ipfixprobe) || echo "ipfixprobe not found: skipped" >&2
 [[ -n $softflowd && -x $softflowd ]] && tools+=(softflowd) || echo "softflowd not found: skipped" >&2
+if [[ -n ${TOOLS:-} ]]; then
+    wanted=()
+    for t in "${tools[@]}"; do [[ " $TOOLS " == *" $t "* || $t == rowprobe ]] && wanted+=("$t"); done
+    tools=("${wanted[@]}")
+fi
 
 # cmd TOOL FILE: the command line of TOOL on FILE, one word per line.
 cmd() {
@@ -96,7 +103,7 @@ for line in sys.stdin:
     rss = statistics.median(r[3] for r in runs) / 1024
     rows[tool] = (wall, cpu, rss)
 base = rows["rowprobe"]
-print(f"   {\"tool\":<11} {\"wall s\":>8} {\"CPU s\":>8} {\"peak RSS\":>10} {\"Mpps (wall)\":>12} {\"wall / rowprobe\":>16} {\"CPU / rowprobe\":>15}")
+print("   %-11s %8s %8s %10s %12s %16s %15s" % ("tool", "wall s", "CPU s", "peak RSS", "Mpps (wall)", "wall / rowprobe", "CPU / rowprobe"))
 for tool, (wall, cpu, rss) in rows.items():
     print(f"   {tool:<11} {wall:8.2f} {cpu:8.2f} {rss:8.0f} MB {pk / wall / 1e6:12.2f} {wall / base[0]:15.2f}x {cpu / base[1]:14.2f}x")
 ' "${packets[$c]}"

@@ -96,12 +96,12 @@ with open(path) as f:
         stages[stage] += pct
 cpu = cpuns / 1e9
 print(f"CPU time sampled: {cpu:.3f} s over all threads; first to last sample: {wall/1000:.3f} s")
-print(f"{'stage':<20} {'share':>7} {'CPU s':>8}")
+print(f"{'stage':<26} {'share':>7} {'CPU s':>8}")
 labels = {"other": "other (scheduling, waits)"}
 for name in ["input", "parse", "table", "sweep", "export", "output", "memory",
              "start-up/teardown", "other"]:
     share = stages[name]
-    print(f"{labels.get(name, name):<20} {share:6.1f}% {cpu * share / 100:8.3f}")
+    print(f"{labels.get(name, name):<26} {share:6.1f}% {cpu * share / 100:8.3f}")
 PY
 [[ $keep = 1 ]] && echo "perf data: $data (perf report -i $data --sort comm,sym)"
 exit 0

@@ -118,6 +118,7 @@ PcapInput::PcapInput(const Options& options)
 
 PcapInput::~PcapInput() {
     if (m_filter.bf_insns != nullptr) pcap_freecode(&m_filter);
+    for (auto& [dlt, program] : m_otherFilters) pcap_freecode(&program);
     if (m_handle != nullptr) pcap_close(m_handle);
     if (m_wakeFd >= 0) close(m_wakeFd);
 }
@@ -166,13 +167,17 @@ void PcapInput::openFile(const Options& options) {
     m_regularFile = source->regular();
     auto stream = std::make_unique<PcapStream>(std::move(source));
     if (stream->valid()) {
-        if (!linkTypeFromPcap(static_cast<int>(stream->linkType()), m_link)) {
+        const bool noInterfaceYet = stream->pcapng() && stream->linkType() == 0xffffffffU;
+        if (!noInterfaceYet && !linkTypeFromPcap(static_cast<int>(stream->linkType()), m_link)) {
             options.fail("file", "link type " + dltText(static_cast<int>(stream->linkType())) +
                                      " is not supported; supported: EN10MB (Ethernet), RAW (raw "
                                      "IPv4/IPv6), LINUX_SLL (Linux cooked), NULL (BSD loopback)");
         }
         m_stream = std::move(stream);
+        m_streamDlt = m_stream->linkType();
+        m_streamLink = m_link;
         if (options.explicitlySet("filter")) {
+            m_filterText = options.getString("filter");
             // Compiled for the file's link type, applied with pcap_offline_filter in readStream.
             m_handle = pcap_open_dead_with_tstamp_precision(
                 static_cast<int>(m_stream->linkType()), static_cast<int>(PcapStream::kMaxCapLen),
@@ -199,9 +204,38 @@ void PcapInput::openFile(const Options& options) {
     m_nanoTs = pcap_get_tstamp_precision(m_handle) == PCAP_TSTAMP_PRECISION_NANO;
 }
 
+const bpf_program* PcapInput::filterFor(std::uint32_t dlt) {
+    if (dlt == m_stream->linkType()) return &m_filter;
+    for (auto& [type, program] : m_otherFilters) {
+        if (type == dlt) return &program;
+    }
+    // pcapng: an interface of another link type; the filter is compiled for it on first use.
+    pcap_t* dead = pcap_open_dead_with_tstamp_precision(static_cast<int>(dlt),
+                                                        static_cast<int>(PcapStream::kMaxCapLen),
+                                                        PCAP_TSTAMP_PRECISION_NANO);
+    if (dead == nullptr) throw RuntimeError("input 'pcap'", "cannot prepare the BPF filter");
+    bpf_program program{};
+    const int rc = pcap_compile(dead, &program, m_filterText.c_str(), 1, PCAP_NETMASK_UNKNOWN);
+    const std::string why = rc != 0 ? pcap_geterr(dead) : "";
+    pcap_close(dead);
+    if (rc != 0) {
+        throw RuntimeError("input 'pcap'",
+                           "filter '" + m_filterText + "' does not apply to link type " +
+                               dltText(static_cast<int>(dlt)) + " of '" + m_source + "': " + why);
+    }
+    m_otherFilters.emplace_back(dlt, program);
+    return &m_otherFilters.back().second;
+}
+
 InputPlugin::Status PcapInput::readStream(PacketBlock& block) {
     m_stream->beginRead();
     const bool regular = m_stream->regular();
+    block.link = m_streamLink;
+    if (m_hasPending) {  // the first packet of another link type than the previous block's
+        block.link = m_pendingLink;
+        block.packets[block.count++] = m_pending;
+        m_hasPending = false;
+    }
     while (!block.full()) {
         RawPacket& out = block.packets[block.count];
         // A pipe: once packets are in hand, wait only briefly for the next record, so a slow
@@ -209,9 +243,26 @@ InputPlugin::Status PcapInput::readStream(PacketBlock& block) {
         const int waitMs = regular ? -1 : (block.count > 0 ? kPipeFlushMs : kPipePollMs);
         const PcapStream::Result r = m_stream->next(out, m_snaplen, waitMs);
         if (r == PcapStream::Result::Packet) {
+            const std::uint32_t dlt = m_stream->packetLinkType();
+            if (dlt != m_streamDlt) {  // pcapng: another interface's link type
+                LinkType link{};
+                if (!linkTypeFromPcap(static_cast<int>(dlt), link)) {
+                    ++m_unsupportedLink;
+                    continue;
+                }
+                m_streamDlt = dlt;
+                m_streamLink = link;
+            }
             if (m_filter.bf_insns != nullptr) {
                 const pcap_pkthdr header{.ts = {}, .caplen = out.capLen, .len = out.wireLen};
-                if (pcap_offline_filter(&m_filter, &header, out.data) == 0) continue;
+                if (pcap_offline_filter(filterFor(dlt), &header, out.data) == 0) continue;
+            }
+            if (block.count == 0) block.link = m_streamLink;
+            if (m_streamLink != block.link) {  // a block carries one link type
+                m_pending = out;
+                m_pendingLink = m_streamLink;
+                m_hasPending = true;
+                break;
             }
             ++block.count;
             continue;
@@ -255,6 +306,12 @@ void PcapInput::warnAnomalies() noexcept {
                      "than the file's snaplen %u; read in full\n",
                      m_source.c_str(), static_cast<unsigned long long>(m_stream->oversized()),
                      m_stream->fileSnaplen());
+    }
+    if (m_unsupportedLink != 0) {
+        std::fprintf(stderr,
+                     "rowprobe: warning: input 'pcap': '%s': %llu packets on interfaces of an "
+                     "unsupported link type were skipped\n",
+                     m_source.c_str(), static_cast<unsigned long long>(m_unsupportedLink));
     }
     if (m_stream->badTimestamps() != 0) {
         std::fprintf(stderr,

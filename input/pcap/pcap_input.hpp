@@ -23,6 +23,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "pcap_stream.hpp"
 #include "rowprobe/options.hpp"
@@ -60,11 +62,21 @@ private:
     Status readStream(PacketBlock& block);
     /// At the end of a classic pcap stream: one warning per kind of anomaly it counted.
     void warnAnomalies() noexcept;
+    /// The filter for a link type (pcapng interfaces may differ), compiled on first use.
+    const bpf_program* filterFor(std::uint32_t dlt);
 
     pcap_t* m_handle = nullptr;
     std::unique_ptr<PcapStream> m_stream;         ///< classic pcap (any file, pipe, gzip)
     std::unique_ptr<ByteSource> m_libpcapSource;  ///< what libpcap reads for pcapng
-    bpf_program m_filter{};                       ///< the filter, applied to m_stream's records
+    bpf_program m_filter{};  ///< the filter for the file's first link type, on m_stream's records
+    std::string m_filterText;
+    std::vector<std::pair<std::uint32_t, bpf_program>> m_otherFilters;  ///< pcapng: other types
+    std::uint32_t m_streamDlt = 0;  ///< link type of the last packet read
+    LinkType m_streamLink = LinkType::Ethernet;
+    RawPacket m_pending{};  ///< read, but of another link type than the block it was read for
+    LinkType m_pendingLink = LinkType::Ethernet;
+    bool m_hasPending = false;
+    std::uint64_t m_unsupportedLink = 0;  ///< packets skipped: their interface's link type
     bool m_warned = false;
     std::string m_source;  ///< file name or interface, for error messages
     std::string m_error;   ///< a read error, thrown once the packets before it are delivered

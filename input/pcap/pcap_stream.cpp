@@ -23,6 +23,12 @@ constexpr std::size_t kRecordHeader = 16;
 /// enough that the worker finds the start of what it read still in its 2 MiB L2.
 constexpr std::size_t kReadStep = std::size_t{1} << 20;
 constexpr std::size_t kGzipInput = std::size_t{256} << 10;
+constexpr std::uint32_t kNgSection = 0x0A0D0D0A;
+constexpr std::uint32_t kNgByteOrder = 0x1A2B3C4D;
+constexpr std::uint32_t kNgInterface = 1;
+constexpr std::uint32_t kNgPacketObsolete = 2;
+constexpr std::uint32_t kNgSimplePacket = 3;
+constexpr std::uint32_t kNgEnhancedPacket = 6;
 
 /// A 2 MiB-aligned chunk so that transparent huge pages can back it (one TLB entry).
 std::uint8_t* allocateChunk() {
@@ -194,8 +200,19 @@ PcapStream::PcapStream(std::unique_ptr<ByteSource> source, int waitMs)
     } else if (__builtin_bswap32(magic) == kMagicMicro || __builtin_bswap32(magic) == kMagicNano) {
         m_swapped = true;
         m_nano = __builtin_bswap32(magic) == kMagicNano;
+    } else if (magic == kNgSection) {
+        // pcapng: the 24 bytes are the start of the section header block; parse blocks from
+        // there up to the first interface description, for the start-up link type check.
+        m_ng = true;
+        m_valid = true;
+        m_chunks.push_back({allocateChunk(), 0});
+        std::memcpy(m_chunks[0].mem, header, kGlobalHeader);
+        m_filled = kGlobalHeader;
+        RawPacket unused;
+        nextNg(unused, 0, waitMs, true);
+        return;
     } else {
-        return;  // pcapng or not a capture at all: libpcap decides
+        return;  // not a capture libpcap knows either: it names what it is not
     }
     m_fileSnaplen = load32(header + 16);
     m_linkType = load32(header + 20) & 0x03ffffffU;  // the upper bits are FCS flags
@@ -272,6 +289,11 @@ PcapStream::Result PcapStream::ensure(std::size_t n, int waitMs) {
 PcapStream::Result PcapStream::next(RawPacket& out, std::uint32_t snaplen, int waitMs) {
     if (!m_valid || (m_end && m_pos == m_filled)) return Result::End;
     if (m_readUsed >= kReadBudget) return Result::Budget;
+    return m_ng ? nextNg(out, snaplen, waitMs, false) : nextClassic(out, snaplen, waitMs);
+}
+
+PcapStream::Result PcapStream::nextClassic(RawPacket& out, std::uint32_t snaplen, int waitMs) {
+    m_packetLinkType = m_linkType;
     Result r = ensure(kRecordHeader, waitMs);
     if (r != Result::Packet) return r;
     const std::uint32_t capLen = load32(m_chunks[m_cur].mem + m_pos + 8);
@@ -298,6 +320,157 @@ PcapStream::Result PcapStream::next(RawPacket& out, std::uint32_t snaplen, int w
     m_offset += kRecordHeader + capLen;
     m_readUsed += kRecordHeader + capLen;
     return Result::Packet;
+}
+
+TimeNs PcapStream::ngTime(const Interface& ifc, std::uint64_t units) const noexcept {
+    unsigned __int128 ns = 0;
+    if ((ifc.tsresol & 0x80) != 0) {
+        const unsigned bits = ifc.tsresol & 0x7f;
+        if (bits >= 64) return 0;
+        ns = (static_cast<unsigned __int128>(units) * kNsPerSec) >> bits;
+    } else if (ifc.tsresol <= 9) {
+        std::uint64_t scale = 1;
+        for (unsigned i = ifc.tsresol; i < 9; ++i) scale *= 10;
+        ns = static_cast<unsigned __int128>(units) * scale;
+    } else {
+        std::uint64_t div = 1;
+        for (unsigned i = 9; i < ifc.tsresol && i < 28; ++i) div *= 10;
+        ns = units / div;
+    }
+    const auto offset = static_cast<__int128>(ifc.tsoffset) * static_cast<__int128>(kNsPerSec);
+    return static_cast<TimeNs>(static_cast<__int128>(ns) + offset);
+}
+
+bool PcapStream::addInterface(const std::uint8_t* body, std::size_t len) {
+    if (len < 8) return false;
+    Interface ifc;
+    std::uint16_t link = 0;
+    std::memcpy(&link, body, 2);
+    ifc.linkType = m_swapped ? __builtin_bswap16(link) : link;
+    ifc.snaplen = load32(body + 4);
+    for (std::size_t at = 8; at + 4 <= len;) {
+        std::uint16_t code = 0;
+        std::uint16_t size = 0;
+        std::memcpy(&code, body + at, 2);
+        std::memcpy(&size, body + at + 2, 2);
+        if (m_swapped) {
+            code = __builtin_bswap16(code);
+            size = __builtin_bswap16(size);
+        }
+        if (code == 0 || at + 4 + size > len) break;
+        if (code == 9 && size >= 1) ifc.tsresol = body[at + 4];
+        if (code == 14 && size >= 8) {
+            std::uint64_t v = 0;
+            std::memcpy(&v, body + at + 4, 8);
+            ifc.tsoffset = static_cast<std::int64_t>(m_swapped ? __builtin_bswap64(v) : v);
+        }
+        at += 4 + ((size + 3U) & ~3U);
+    }
+    if (m_interfaces.empty() && m_linkType == 0xffffffffU) {
+        m_linkType = ifc.linkType;
+        m_fileSnaplen = ifc.snaplen;
+    }
+    m_interfaces.push_back(ifc);
+    return true;
+}
+
+PcapStream::Result PcapStream::nextNg(RawPacket& out, std::uint32_t snaplen, int waitMs,
+                                      bool headerOnly) {
+    for (;;) {
+        if (!headerOnly && m_readUsed >= kReadBudget) return Result::Budget;
+        Result r = ensure(8, waitMs);
+        if (r != Result::Packet) return r;
+        const std::uint8_t* blk = m_chunks[m_cur].mem + m_pos;
+        std::uint32_t type = 0;
+        std::memcpy(&type, blk, 4);  // the section type reads the same in both byte orders
+        if (type == kNgSection) {
+            r = ensure(12, waitMs);
+            if (r != Result::Packet) return r;
+            blk = m_chunks[m_cur].mem + m_pos;
+            std::uint32_t bom = 0;
+            std::memcpy(&bom, blk + 8, 4);
+            if (bom == kNgByteOrder) {
+                m_swapped = false;
+            } else if (__builtin_bswap32(bom) == kNgByteOrder) {
+                m_swapped = true;
+            } else {
+                return fail("corrupt pcapng section header at byte " + std::to_string(m_offset));
+            }
+            m_interfaces.clear();
+        } else {
+            type = load32(blk);
+        }
+        const std::uint32_t len = load32(blk + 4);
+        if (len < 12 || len % 4 != 0 || len > kMaxBlock) {
+            return fail("corrupt pcapng block at byte " + std::to_string(m_offset) + ": length " +
+                        std::to_string(len));
+        }
+        r = ensure(len, waitMs);
+        if (r != Result::Packet) return r;
+        blk = m_chunks[m_cur].mem + m_pos;
+        const std::uint8_t* body = blk + 8;
+        const std::size_t bodyLen = len - 12;
+        std::uint32_t iface = 0;
+        std::uint64_t units = 0;
+        std::uint32_t capLen = 0;
+        std::uint32_t wireLen = 0;
+        const std::uint8_t* data = nullptr;
+        bool packet = false;
+        if (type == kNgInterface) {
+            if (!addInterface(body, bodyLen)) {
+                return fail("corrupt pcapng interface block at byte " + std::to_string(m_offset));
+            }
+        } else if (type == kNgEnhancedPacket || type == kNgPacketObsolete) {
+            if (headerOnly) return Result::Packet;  // start-up stops at the first packet
+            if (bodyLen < 20)
+                return fail("corrupt pcapng packet block at byte " + std::to_string(m_offset));
+            if (type == kNgEnhancedPacket) {
+                iface = load32(body);
+            } else {
+                std::uint16_t id = 0;
+                std::memcpy(&id, body, 2);
+                iface = m_swapped ? __builtin_bswap16(id) : id;
+            }
+            units = (std::uint64_t{load32(body + 4)} << 32) | load32(body + 8);
+            capLen = load32(body + 12);
+            wireLen = load32(body + 16);
+            data = body + 20;
+            if (capLen > bodyLen - 20) {
+                return fail("corrupt pcapng packet block at byte " + std::to_string(m_offset) +
+                            ": captured length " + std::to_string(capLen) + " beyond the block");
+            }
+            packet = true;
+        } else if (type == kNgSimplePacket) {
+            if (headerOnly) return Result::Packet;
+            if (bodyLen < 4)
+                return fail("corrupt pcapng packet block at byte " + std::to_string(m_offset));
+            wireLen = load32(body);
+            capLen = static_cast<std::uint32_t>(std::min<std::size_t>(wireLen, bodyLen - 4));
+            if (!m_interfaces.empty() && m_interfaces[0].snaplen != 0)
+                capLen = std::min(capLen, m_interfaces[0].snaplen);
+            data = body + 4;
+            packet = true;
+        }
+        if (packet && iface >= m_interfaces.size()) {
+            return fail("pcapng packet at byte " + std::to_string(m_offset) + " names interface " +
+                        std::to_string(iface) + ", which was not described");
+        }
+        Chunk& chunk = m_chunks[m_cur];
+        m_pos += len;
+        m_offset += len;
+        if (headerOnly && type == kNgInterface) return Result::Packet;  // the link type is known
+        if (!packet) continue;
+        const Interface& ifc = m_interfaces[iface];
+        if (ifc.snaplen != 0 && capLen > ifc.snaplen) ++m_oversized;
+        m_packetLinkType = ifc.linkType;
+        out.data = data;
+        out.capLen = capLen < snaplen ? capLen : snaplen;
+        out.wireLen = wireLen;
+        out.ts = type == kNgSimplePacket ? 0 : ngTime(ifc, units);
+        chunk.lastRead = m_read;
+        m_readUsed += len;
+        return Result::Packet;
+    }
 }
 
 }  // namespace rowprobe::input

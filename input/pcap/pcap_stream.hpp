@@ -1,6 +1,7 @@
-// Reader for classic pcap files with large reads into a few reusable buffers: regular files,
-// pipes and FIFOs (`file=-`), each optionally gzip-compressed (`.pcap.gz`, inflated on the fly,
-// no temporary file). Every RawPacket points into a buffer (no copy per packet).
+// Reader for classic pcap and pcapng files with large reads into a few reusable buffers: regular
+// files, pipes and FIFOs (`file=-`), each optionally gzip-compressed (`.pcap.gz`, `.pcapng.gz`,
+// inflated on the fly, no temporary file). Every RawPacket points into a buffer (no copy per
+// packet).
 //
 //   fd ──read() (≤ 2 MiB)──▶ [chunk 0: 2 MiB, huge-page backed][chunk 1] ... ◀── RawPacket.data
 //   fd ──read()──▶ zlib inflate ──▶ same chunks                     (gzip, detected by magic)
@@ -26,6 +27,11 @@
 //   counted (oversized()), as tshark does; above 262144 bytes (libpcap's limit) the file is
 //   corrupt and the stream ends with an error; the seconds are unsigned 32-bit; a sub-second
 //   field at or above one second (corrupt) carries into the seconds, counted (badTimestamps()).
+// * pcapng: section header (either byte order, several sections), interface description (link
+//   type, snaplen, if_tsresol as a power of 10 or of 2, if_tsoffset), enhanced, simple and the
+//   obsolete packet blocks; other blocks are skipped. Each interface keeps its own link type:
+//   packetLinkType() is the one of the packet just returned (the caller starts a new block when
+//   it changes). A block above kMaxBlock bytes is refused as corrupt.
 // * Errors (Result::Error, error() explains): a record cut off at the end ("truncated dump
 //   file"), a file that shrank below what was already read ("file shrank while being read"),
 //   corrupt gzip data, read errors. Records before the error were all delivered.
@@ -87,14 +93,17 @@ public:
     static constexpr std::size_t kChunkBytes = std::size_t{2} << 20;
     static constexpr std::size_t kReadBudget = std::size_t{512} << 10;
     static constexpr std::uint32_t kMaxCapLen = 262144;
+    /// Largest pcapng block accepted: a maximal packet plus 64 KiB of options.
+    static constexpr std::uint32_t kMaxBlock = kMaxCapLen + 65536;
     /// Reads a packet stays valid for: the core's pool of 32 blocks per queue, with a margin.
     static constexpr std::uint64_t kReadsInFlight = 40;
     static constexpr std::size_t kMaxChunks =
-        (kReadsInFlight * (kReadBudget + kMaxCapLen + 16)) / (kChunkBytes - kMaxCapLen - 16) + 3;
+        (kReadsInFlight * (kReadBudget + kMaxBlock)) / (kChunkBytes - kMaxBlock) + 3;
 
-    /// Reads the 24-byte header from `source`. When it is not a classic pcap header
-    /// (pcapng, garbage), valid() is false and header() holds the bytes already consumed, so
-    /// the caller can hand the whole stream to libpcap.
+    /// Reads the 24-byte header from `source` (pcapng: up to the first interface description).
+    /// When it is neither a classic pcap nor a pcapng header, valid() is false and header()
+    /// holds the bytes already consumed, so the caller can hand the whole stream to libpcap
+    /// (for its error message).
     explicit PcapStream(std::unique_ptr<ByteSource> source, int waitMs = -1);
     ~PcapStream();
     PcapStream(const PcapStream&) = delete;
@@ -105,7 +114,11 @@ public:
     const std::string& header() const noexcept { return m_header; }
     std::unique_ptr<ByteSource> releaseSource() noexcept { return std::move(m_source); }
 
+    bool pcapng() const noexcept { return m_ng; }
+    /// The file's link type (pcapng: its first interface's; 0xffffffff when none came yet).
     std::uint32_t linkType() const noexcept { return m_linkType; }
+    /// The link type of the packet next() returned last (pcapng: per interface).
+    std::uint32_t packetLinkType() const noexcept { return m_packetLinkType; }
     std::uint32_t fileSnaplen() const noexcept { return m_fileSnaplen; }
     bool nano() const noexcept { return m_nano; }
     bool regular() const noexcept { return m_source && m_source->regular(); }
@@ -142,6 +155,10 @@ private:
     /// Makes `n` bytes at m_pos available; Packet when they are, else Wait / End / Error.
     Result ensure(std::size_t n, int waitMs);
     bool moveToFreeChunk();
+    Result nextClassic(RawPacket& out, std::uint32_t snaplen, int waitMs);
+    Result nextNg(RawPacket& out, std::uint32_t snaplen, int waitMs, bool headerOnly);
+    /// pcapng: an interface description block's body.
+    bool addInterface(const std::uint8_t* body, std::size_t len);
     std::uint32_t load32(const std::uint8_t* p) const noexcept;
     Result fail(std::string why);
 
@@ -157,7 +174,17 @@ private:
     bool m_end = false;
     bool m_swapped = false;
     bool m_nano = false;
-    std::uint32_t m_linkType = 0;
+    struct Interface {
+        std::uint32_t linkType = 0;
+        std::uint32_t snaplen = 0;
+        std::uint8_t tsresol = 6;   ///< if_tsresol: 10^-n, or 2^-(n & 0x7f) when bit 7 is set
+        std::int64_t tsoffset = 0;  ///< if_tsoffset, seconds
+    };
+    TimeNs ngTime(const Interface& ifc, std::uint64_t units) const noexcept;
+    bool m_ng = false;
+    std::vector<Interface> m_interfaces;  ///< pcapng: of the current section
+    std::uint32_t m_linkType = 0xffffffffU;
+    std::uint32_t m_packetLinkType = 0;
     std::uint32_t m_fileSnaplen = 0;
     std::uint64_t m_oversized = 0;
     std::uint64_t m_badTimestamps = 0;

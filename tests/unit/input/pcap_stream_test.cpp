@@ -182,6 +182,102 @@ TEST(PcapStream, BufferMemoryStaysBoundedWhateverTheFileSize) {
     EXPECT_LE(PcapStream::kMaxChunks * PcapStream::kChunkBytes, std::size_t{48} << 20);
 }
 
+/// pcapng with two interfaces: 0 Ethernet (if_tsresol 2^-20, if_tsoffset 100 s), 1 raw IP
+/// (if_tsresol 10^-3). Packets alternate in runs: 3 on 0, 2 on 1, 3 on 0.
+Bytes makeTwoInterfacePcapng() {
+    Bytes b;
+    auto u16 = [&](std::uint16_t v) { b.insert(b.end(), {std::uint8_t(v), std::uint8_t(v >> 8)}); };
+    put32(b, 0x0A0D0D0A);
+    put32(b, 28);
+    put32(b, 0x1A2B3C4D);
+    u16(1);
+    u16(0);
+    put32(b, 0xFFFFFFFF);
+    put32(b, 0xFFFFFFFF);
+    put32(b, 28);
+    // Interface 0: Ethernet, if_tsresol = 0x94 (2^-20), if_tsoffset = 100.
+    put32(b, 1);
+    put32(b, 20 + 8 + 12 + 4 + 4);
+    u16(1);
+    u16(0);
+    put32(b, 65535);
+    u16(9);
+    u16(1);
+    b.insert(b.end(), {0x94, 0, 0, 0});
+    u16(14);
+    u16(8);
+    put32(b, 100);
+    put32(b, 0);
+    put32(b, 0);
+    put32(b, 20 + 8 + 12 + 4 + 4);
+    // Interface 1: raw IP, if_tsresol 3 (milliseconds).
+    put32(b, 1);
+    put32(b, 20 + 8 + 4);
+    u16(101);
+    u16(0);
+    put32(b, 65535);
+    u16(9);
+    u16(1);
+    b.insert(b.end(), {3, 0, 0, 0});
+    put32(b, 0);
+    put32(b, 20 + 8 + 4);
+    auto packet = [&](std::uint32_t iface, std::uint64_t units, const Bytes& frame) {
+        const auto padded = static_cast<std::uint32_t>((frame.size() + 3) & ~std::size_t{3});
+        put32(b, 6);
+        put32(b, 32 + padded);
+        put32(b, iface);
+        put32(b, static_cast<std::uint32_t>(units >> 32));
+        put32(b, static_cast<std::uint32_t>(units));
+        put32(b, static_cast<std::uint32_t>(frame.size()));
+        put32(b, static_cast<std::uint32_t>(frame.size()));
+        b.insert(b.end(), frame.begin(), frame.end());
+        b.insert(b.end(), padded - frame.size(), 0);
+        put32(b, 32 + padded);
+    };
+    const Bytes eth = test::ethIpv4Udp("10.0.0.1", 1000, "10.0.0.2", 53, 10);
+    const Bytes raw(eth.begin() + 14, eth.end());
+    for (int i = 0; i < 3; ++i) packet(0, (std::uint64_t{1'700'000'000} << 20) + (1U << 19), eth);
+    for (int i = 0; i < 2; ++i) packet(1, 1'700'000'000'123ULL, raw);
+    for (int i = 0; i < 3; ++i) packet(0, std::uint64_t{1'700'000'001} << 20, eth);
+    return b;
+}
+
+TEST(PcapStream, PcapngInterfacesKeepTheirOwnLinkTypeAndClock) {
+    const fs::path dir = test::tempDir();
+    writeBytes(dir / "two.pcapng", makeTwoInterfacePcapng());
+    auto in = open("pcap;file=" + (dir / "two.pcapng").string());
+    EXPECT_EQ(in->linkType(), LinkType::Ethernet);
+    std::vector<std::pair<LinkType, std::size_t>> blocks;
+    std::vector<TimeNs> ts;
+    for (;;) {
+        PacketBlock block;
+        if (in->read(block) == InputPlugin::Status::End) break;
+        blocks.emplace_back(block.link, block.count);
+        for (std::size_t i = 0; i < block.count; ++i) ts.push_back(block.packets[i].ts);
+    }
+    using P = std::pair<LinkType, std::size_t>;
+    EXPECT_EQ(blocks, (std::vector<P>{P{LinkType::Ethernet, 3}, P{LinkType::Raw, 2},
+                                      P{LinkType::Ethernet, 3}}))
+        << "a block ends where the link type changes";
+    ASSERT_EQ(ts.size(), 8U);
+    EXPECT_EQ(ts[0], 1'700'000'100'500'000'000ULL) << "2^-20 units plus the 100 s offset";
+    EXPECT_EQ(ts[3], 1'700'000'000'123'000'000ULL) << "milliseconds";
+    EXPECT_EQ(ts[7], 1'700'000'101'000'000'000ULL);
+    // The filter is compiled per link type: "udp" matches on both interfaces.
+    auto filtered = open("pcap;file=" + (dir / "two.pcapng").string() + ";filter=udp");
+    std::size_t n = 0;
+    for (PacketBlock block; filtered->read(block) == InputPlugin::Status::Ok; block.clear())
+        n += block.count;
+    EXPECT_EQ(n, 8U);
+    // And the same through gzip, and the packets are there when the pipe stalls.
+    ASSERT_EQ(test::runShell("gzip -k '" + (dir / "two.pcapng").string() + "'").exitCode, 0);
+    auto gz = open("pcap;file=" + (dir / "two.pcapng.gz").string());
+    n = 0;
+    for (PacketBlock block; gz->read(block) == InputPlugin::Status::Ok; block.clear())
+        n += block.count;
+    EXPECT_EQ(n, 8U);
+}
+
 TEST(PcapStream, JumboFramesStayValidWhileTheCoreHoldsTheirBlocks) {
     const fs::path path = test::tempDir() / "jumbo.pcap";
     writeBytes(path, makePcap(6000, 9000));
