@@ -80,6 +80,12 @@ bool isLoopback(const std::string& device) {
     return loopback;
 }
 
+/// The DLT_ value libpcap's run-time functions take for a LINKTYPE_ value stored in a file
+/// (they differ for raw IP: LINKTYPE_RAW 101 is DLT_RAW, 12 on Linux).
+int dltOfLinkType(std::uint32_t linkType) {
+    return linkType == 101 ? DLT_RAW : static_cast<int>(linkType);
+}
+
 std::string dltText(int dlt) {
     const char* name = pcap_datalink_val_to_name(dlt);
     std::string text = name != nullptr ? std::string(name) : std::string("unknown");
@@ -169,7 +175,7 @@ void PcapInput::openFile(const Options& options) {
     if (stream->valid()) {
         const bool noInterfaceYet = stream->pcapng() && stream->linkType() == 0xffffffffU;
         if (!noInterfaceYet && !linkTypeFromPcap(static_cast<int>(stream->linkType()), m_link)) {
-            options.fail("file", "link type " + dltText(static_cast<int>(stream->linkType())) +
+            options.fail("file", "link type " + dltText(dltOfLinkType(stream->linkType())) +
                                      " is not supported; supported: EN10MB (Ethernet), RAW (raw "
                                      "IPv4/IPv6), LINUX_SLL (Linux cooked), NULL (BSD loopback)");
         }
@@ -180,7 +186,7 @@ void PcapInput::openFile(const Options& options) {
             m_filterText = options.getString("filter");
             // Compiled for the file's link type, applied with pcap_offline_filter in readStream.
             m_handle = pcap_open_dead_with_tstamp_precision(
-                static_cast<int>(m_stream->linkType()), static_cast<int>(PcapStream::kMaxCapLen),
+                dltOfLinkType(m_stream->linkType()), static_cast<int>(PcapStream::kMaxCapLen),
                 PCAP_TSTAMP_PRECISION_NANO);
             if (m_handle == nullptr) options.fail("filter", "cannot prepare the BPF filter");
         }
@@ -210,9 +216,8 @@ const bpf_program* PcapInput::filterFor(std::uint32_t dlt) {
         if (type == dlt) return &program;
     }
     // pcapng: an interface of another link type; the filter is compiled for it on first use.
-    pcap_t* dead = pcap_open_dead_with_tstamp_precision(static_cast<int>(dlt),
-                                                        static_cast<int>(PcapStream::kMaxCapLen),
-                                                        PCAP_TSTAMP_PRECISION_NANO);
+    pcap_t* dead = pcap_open_dead_with_tstamp_precision(
+        dltOfLinkType(dlt), static_cast<int>(PcapStream::kMaxCapLen), PCAP_TSTAMP_PRECISION_NANO);
     if (dead == nullptr) throw RuntimeError("input 'pcap'", "cannot prepare the BPF filter");
     bpf_program program{};
     const int rc = pcap_compile(dead, &program, m_filterText.c_str(), 1, PCAP_NETMASK_UNKNOWN);
@@ -221,7 +226,7 @@ const bpf_program* PcapInput::filterFor(std::uint32_t dlt) {
     if (rc != 0) {
         throw RuntimeError("input 'pcap'",
                            "filter '" + m_filterText + "' does not apply to link type " +
-                               dltText(static_cast<int>(dlt)) + " of '" + m_source + "': " + why);
+                               dltText(dltOfLinkType(dlt)) + " of '" + m_source + "': " + why);
     }
     m_otherFilters.emplace_back(dlt, program);
     return &m_otherFilters.back().second;

@@ -23,6 +23,8 @@ constexpr std::size_t kRecordHeader = 16;
 /// enough that the worker finds the start of what it read still in its 2 MiB L2.
 constexpr std::size_t kReadStep = std::size_t{1} << 20;
 constexpr std::size_t kGzipInput = std::size_t{256} << 10;
+__extension__ using U128 = unsigned __int128;  // exact pcapng unit conversions
+__extension__ using I128 = __int128;
 constexpr std::uint32_t kNgSection = 0x0A0D0D0A;
 constexpr std::uint32_t kNgByteOrder = 0x1A2B3C4D;
 constexpr std::uint32_t kNgInterface = 1;
@@ -323,22 +325,22 @@ PcapStream::Result PcapStream::nextClassic(RawPacket& out, std::uint32_t snaplen
 }
 
 TimeNs PcapStream::ngTime(const Interface& ifc, std::uint64_t units) const noexcept {
-    unsigned __int128 ns = 0;
+    U128 ns = 0;
     if ((ifc.tsresol & 0x80) != 0) {
         const unsigned bits = ifc.tsresol & 0x7f;
         if (bits >= 64) return 0;
-        ns = (static_cast<unsigned __int128>(units) * kNsPerSec) >> bits;
+        ns = (static_cast<U128>(units) * kNsPerSec) >> bits;
     } else if (ifc.tsresol <= 9) {
         std::uint64_t scale = 1;
         for (unsigned i = ifc.tsresol; i < 9; ++i) scale *= 10;
-        ns = static_cast<unsigned __int128>(units) * scale;
+        ns = static_cast<U128>(units) * scale;
     } else {
         std::uint64_t div = 1;
         for (unsigned i = 9; i < ifc.tsresol && i < 28; ++i) div *= 10;
         ns = units / div;
     }
-    const auto offset = static_cast<__int128>(ifc.tsoffset) * static_cast<__int128>(kNsPerSec);
-    return static_cast<TimeNs>(static_cast<__int128>(ns) + offset);
+    const auto offset = static_cast<I128>(ifc.tsoffset) * static_cast<I128>(kNsPerSec);
+    return static_cast<TimeNs>(static_cast<I128>(ns) + offset);
 }
 
 bool PcapStream::addInterface(const std::uint8_t* body, std::size_t len) {

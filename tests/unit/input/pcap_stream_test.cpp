@@ -197,7 +197,7 @@ Bytes makeTwoInterfacePcapng() {
     put32(b, 28);
     // Interface 0: Ethernet, if_tsresol = 0x94 (2^-20), if_tsoffset = 100.
     put32(b, 1);
-    put32(b, 20 + 8 + 12 + 4 + 4);
+    put32(b, 16 + 8 + 12 + 4 + 4);
     u16(1);
     u16(0);
     put32(b, 65535);
@@ -209,7 +209,7 @@ Bytes makeTwoInterfacePcapng() {
     put32(b, 100);
     put32(b, 0);
     put32(b, 0);
-    put32(b, 20 + 8 + 12 + 4 + 4);
+    put32(b, 16 + 8 + 12 + 4 + 4);
     // Interface 1: raw IP, if_tsresol 3 (milliseconds).
     put32(b, 1);
     put32(b, 20 + 8 + 4);
