@@ -1,8 +1,14 @@
-// The `pcap` input: packets from a pcap / pcapng file or a live interface through libpcap.
+// The `pcap` input: packets from a pcap / pcapng file (gzip'd or not, a pipe or FIFO too) or a
+// live interface through libpcap.
 //
-//   libpcap buffer ──pcap_next_ex──▶ copy into PacketBlock arena (≤ 64 frames) ──▶ worker
-//   classic pcap file, no filter: mmap ──pointers into the mapping (no copy)──▶ worker
+//   live: libpcap buffer ──pcap_next_ex──▶ copy into PacketBlock arena (≤ 64 frames) ──▶ worker
+//   file / pipe: PcapStream chunks ──pointers into the chunks (no copy)──▶ worker
+//                (pcap_stream.hpp; a BPF filter runs on those records: pcap_offline_filter)
 //
+// * Files and pipes: a block ends at 64 packets, at the reader's byte budget, where a pcapng
+//   interface of another link type begins (that packet opens the next block), or, on a pipe,
+//   when no record arrived within 20 ms (partial blocks). Never Timeout: an idle pipe keeps
+//   the read waiting, polling stop() every 50 ms.
 // * Threads: `read` runs on one thread only: the queue's input thread, or for a regular file
 //   (`neverBlocks`) the queue's worker itself. `stop` and `stats` may be called from any thread:
 //   `stop` sets an atomic flag and signals an eventfd that a waiting live read polls together
@@ -10,7 +16,7 @@
 // * Live reads: the capture is non-blocking; `read` drains what libpcap has and, only when it
 //   has nothing, polls once for up to `timeout`. So a read returns Ok as soon as packets are
 //   there, Timeout after `timeout` on an idle link, End within microseconds of `stop`.
-// * Copying: libpcap reuses its buffer on the next pcap_next_ex, so every frame is copied into
+// * Copying (live): libpcap reuses its buffer on the next pcap_next_ex, so every frame is copied into
 //   the block's arena. When the arena is full, the frame in hand stays valid (libpcap keeps it
 //   until the next call) and opens the next block; nothing is dropped or allocated.
 // * Costs: one pcap_next_ex and one memcpy per packet; one relaxed atomic add per block; a
@@ -67,7 +73,7 @@ private:
 
     pcap_t* m_handle = nullptr;
     std::unique_ptr<PcapStream> m_stream;         ///< classic pcap (any file, pipe, gzip)
-    std::unique_ptr<ByteSource> m_libpcapSource;  ///< what libpcap reads for pcapng
+    std::unique_ptr<ByteSource> m_libpcapSource;  ///< what libpcap reads when it is no capture
     bpf_program m_filter{};  ///< the filter for the file's first link type, on m_stream's records
     std::string m_filterText;
     std::vector<std::pair<std::uint32_t, bpf_program>> m_otherFilters;  ///< pcapng: other types
