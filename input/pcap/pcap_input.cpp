@@ -26,7 +26,7 @@ constexpr OptionSpec kOptions[] = {
     {.name = "file",
      .shortName = "f",
      .type = OptionType::String,
-     .help = "pcap or pcapng file to read ('-' = standard input)"},
+     .help = "pcap or pcapng file to read, gzip'd or not, or a FIFO ('-' = standard input)"},
     {.name = "ifc",
      .shortName = "i",
      .type = OptionType::String,
@@ -500,7 +500,7 @@ InputStats PcapInput::stats() const {
 ROWPROBE_REGISTER_PLUGIN(
     PluginKind::Input, PcapInput,
     {.name = "pcap",
-     .summary = "packets from a pcap/pcapng file or a live interface (libpcap)",
+     .summary = "packets from a pcap/pcapng file (.gz too), a pipe or a live interface (libpcap)",
      .options = kOptions});
 
 }  // namespace rowprobe::input
