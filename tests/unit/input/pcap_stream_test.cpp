@@ -278,6 +278,33 @@ TEST(PcapStream, PcapngInterfacesKeepTheirOwnLinkTypeAndClock) {
     EXPECT_EQ(n, 8U);
 }
 
+TEST(PcapStream, FilterWorksOnRawIpCaptures) {
+    // LINKTYPE_RAW (101) in the file is DLT_RAW (12) for libpcap's filter compiler.
+    Bytes b;
+    put32(b, 0xa1b2c3d4);
+    b.insert(b.end(), {2, 0, 4, 0});
+    put32(b, 0);
+    put32(b, 0);
+    put32(b, 65535);
+    put32(b, 101);
+    const Bytes eth = test::ethIpv4Udp("10.0.0.1", 1000, "10.0.0.2", 53, 10);
+    const Bytes tcp = test::ethIpv4Tcp("10.0.0.1", 1000, "10.0.0.2", 80, 0x02);
+    for (const Bytes* f : {&eth, &tcp, &eth}) {
+        put32(b, 1'700'000'000);
+        put32(b, 0);
+        put32(b, static_cast<std::uint32_t>(f->size() - 14));
+        put32(b, static_cast<std::uint32_t>(f->size() - 14));
+        b.insert(b.end(), f->begin() + 14, f->end());
+    }
+    const fs::path path = test::tempDir() / "raw.pcap";
+    writeBytes(path, b);
+    auto in = open("pcap;file=" + path.string() + ";filter=udp port 53");
+    PacketBlock block;
+    ASSERT_EQ(in->read(block), InputPlugin::Status::Ok);
+    EXPECT_EQ(block.link, LinkType::Raw);
+    EXPECT_EQ(block.count, 2U);
+}
+
 TEST(PcapStream, JumboFramesStayValidWhileTheCoreHoldsTheirBlocks) {
     const fs::path path = test::tempDir() / "jumbo.pcap";
     writeBytes(path, makePcap(6000, 9000));
