@@ -209,8 +209,7 @@ private:
     int m_timeoutMs = 100;
     LinkType m_link = LinkType::Ethernet;
     bool m_skipOutgoing = false;
-    unsigned m_ifindex = 0;  ///< the interface bound to: another index later means it was deleted
-    bool m_linkDown = false;
+    std::uint32_t m_ifindex = 0;
 
     // Cursor inside the ring (input thread only).
     std::uint32_t m_blockIndex = 0;
@@ -221,6 +220,9 @@ private:
     std::atomic<bool> m_stopping{false};
     std::chrono::steady_clock::time_point m_drainDeadline{};
     bool m_draining = false;
+    /// The link was seen down (warned once); the interface was deleted when if_nametoindex no
+    /// longer gives m_ifindex.
+    bool m_linkDown = false;
 
     std::atomic<std::uint64_t> m_received{0};
     mutable std::mutex m_statsMutex;
