@@ -63,6 +63,7 @@ struct ByteSource::Inflater {
 ByteSource::ByteSource(int fd, std::string name) : m_fd(fd), m_name(std::move(name)) {
     struct stat st {};
     m_regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (m_regular) m_sizeAtOpen = static_cast<std::uint64_t>(st.st_size);
     if (m_regular) ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     // Two bytes decide gzip or not; they are fed to the inflater or returned by the first read.
     std::uint8_t magic[2] = {};
@@ -92,9 +93,13 @@ ByteSource::~ByteSource() {
 bool ByteSource::shrank() {
     struct stat st {};
     if (!m_regular || ::fstat(m_fd, &st) != 0) return false;
-    if (static_cast<std::uint64_t>(st.st_size) >= m_rawOffset) return false;
-    m_error = "file shrank while being read (truncated to " + std::to_string(st.st_size) +
-              " bytes, " + std::to_string(m_rawOffset) + " bytes were already read)";
+    const auto now = static_cast<std::uint64_t>(st.st_size);
+    // Below what was read, or below the size at start-up: a shorter file than the one opened
+    // (an end of file there would otherwise pass for the end of the capture).
+    if (now >= m_rawOffset && now >= m_sizeAtOpen) return false;
+    m_error = "file shrank while being read (truncated to " + std::to_string(now) +
+              " bytes; it had " + std::to_string(m_sizeAtOpen) + ", " +
+              std::to_string(m_rawOffset) + " bytes were already read)";
     return true;
 }
 

@@ -83,6 +83,7 @@ private:
     bool m_gzEnd = false;        ///< gzip: the current member ended
     std::string m_prefix;        ///< bytes read to detect gzip, returned first
     std::uint64_t m_rawOffset = 0;
+    std::uint64_t m_sizeAtOpen = 0;  ///< regular files: their size when opened
     std::string m_error;
     struct Inflater;
     std::unique_ptr<Inflater> m_inflater;

@@ -139,6 +139,32 @@ TEST(InputFaults, FileTruncatedUnderTheReaderIsAnErrorNotASigbus) {
     EXPECT_EQ(in->stats().received, got) << "every packet read was counted";
 }
 
+TEST(InputFaults, FileCutAheadOfTheReaderAtARecordBoundaryIsStillAnError) {
+    // Cut where a record ends, beyond what was read: the end of file would look like the
+    // end of the capture. The size at start-up tells them apart.
+    const fs::path path = test::tempDir() / "cut-ahead.pcap";
+    Bytes b = pcapHeader();
+    for (std::uint32_t i = 0; i < 20000; ++i) pcapRecord(b, 1'700'000'000 + i, 0, udpFrame(i, 400));
+    writeBytes(path, b);
+    auto in = openPcap("pcap;file=" + path.string());
+    PacketBlock block;
+    ASSERT_EQ(in->read(block), InputPlugin::Status::Ok);
+    fs::resize_file(path, 24 + std::uint64_t{15000} * (16 + 400));
+    std::uint64_t got = block.count;
+    std::string error;
+    try {
+        for (;;) {
+            block.clear();
+            if (in->read(block) == InputPlugin::Status::End) break;
+            got += block.count;
+        }
+    } catch (const RuntimeError& e) {
+        error = e.what();
+    }
+    EXPECT_EQ(got, 15000U) << "every whole record still in the file was delivered";
+    EXPECT_NE(error.find("shrank"), std::string::npos) << "error: '" << error << "'";
+}
+
 TEST(InputFaults, ProcessReadingAFileThatShrinksExportsItsFlowsAndExitsOne) {
     const fs::path dir = test::tempDir();
     const fs::path path = dir / "rotated.pcap";
