@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -75,6 +76,13 @@ void writeBytes(const fs::path& path, const Bytes& bytes) {
     std::ofstream out(path, std::ios::binary);
     out.write(reinterpret_cast<const char*>(bytes.data()),
               static_cast<std::streamsize>(bytes.size()));
+}
+
+/// The rowprobe under test: ROWPROBE_FAULTS_BINARY=/path/to/rowprobe runs the process-level
+/// tests against another build (to see them fail on the code before the fixes).
+std::string binary() {
+    const char* other = std::getenv("ROWPROBE_FAULTS_BINARY");
+    return other != nullptr && *other != 0 ? std::string(other) : test::rowprobeBinary().string();
 }
 
 std::unique_ptr<input::PcapInput> openPcap(const std::string& text) {
@@ -177,8 +185,8 @@ TEST(InputFaults, ProcessReadingAFileThatShrinksExportsItsFlowsAndExitsOne) {
             pcapRecord(b, 1'700'000'000 + i / 1000, (i % 1000) * 1000, udpFrame(i % 1000, 1500));
         writeBytes(path, b);
     }
-    test::ChildProcess child({test::rowprobeBinary().string(), "-i", "pcap;file=" + path.string(),
-                              "-s", "cache;size=14", "-o", "json;file=" + json.string(), "-Q"});
+    test::ChildProcess child({binary(), "-i", "pcap;file=" + path.string(), "-s", "cache;size=14",
+                              "-o", "json;file=" + json.string(), "-Q"});
     // Freeze it once it has read the first 16 MB, cut the file to 1 MB, let it go on.
     const auto deadline = std::chrono::steady_clock::now() + 20s;
     while (procReadBytes(child.pid()) < (std::uint64_t{16} << 20) && child.running() &&
@@ -230,8 +238,8 @@ TEST(InputFaults, PipedPacketsAreExportedOnSigterm) {
     const fs::path fifo = dir / "in.fifo";
     const fs::path json = dir / "flows.json";
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
-    test::ChildProcess child({test::rowprobeBinary().string(), "-i", "pcap;file=" + fifo.string(),
-                              "-o", "json;file=" + json.string(), "-Q"});
+    test::ChildProcess child(
+        {binary(), "-i", "pcap;file=" + fifo.string(), "-o", "json;file=" + json.string(), "-Q"});
     const int writer = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
     ASSERT_GE(writer, 0);
     Bytes b = pcapHeader();
@@ -258,7 +266,7 @@ TEST(InputFaults, StandardInputPacketsAreExportedOnSigterm) {
     // The pipe's writer stays open for 3 s; rowprobe gets SIGTERM after 1 s.
     const auto r = test::runShell(
         "(cat '" + pcap.string() + "'; sleep 3) | timeout --preserve-status -s TERM 1 '" +
-            test::rowprobeBinary().string() + "' -i 'pcap;file=-' -o 'json;file=" + json.string() +
+            binary() + "' -i 'pcap;file=-' -o 'json;file=" + json.string() +
             "' -Q; echo \"exit=$?\"",
         20);
     EXPECT_NE(r.out.find("exit=0"), std::string::npos) << r.out << r.err;
@@ -323,8 +331,8 @@ TEST(InputFaults, RawInterfaceDownWarnsWithoutSpinningAndDeletedEndsWithAnError)
     if (!veth.ok()) GTEST_SKIP() << "cannot create a veth pair: " << veth.command();
     const fs::path dir = test::tempDir();
     const fs::path json = dir / "flows.json";
-    test::ChildProcess child({test::rowprobeBinary().string(), "-i", "raw;ifc=" + veth.hostIfc(),
-                              "-o", "json;file=" + json.string(), "-Q"});
+    test::ChildProcess child(
+        {binary(), "-i", "raw;ifc=" + veth.hostIfc(), "-o", "json;file=" + json.string(), "-Q"});
     std::this_thread::sleep_for(500ms);
     ASSERT_TRUE(child.running());
     ASSERT_EQ(std::system(("ip link set " + veth.hostIfc() + " down").c_str()), 0);
