@@ -9,6 +9,8 @@ build_pkgs=(build-essential cmake ninja-build pkg-config python3
             libdpdk-dev libndpi-dev libssl-dev zlib1g-dev librdkafka-dev ccache)
 test_pkgs=(tshark libfixbuf-tools nfdump gnuplot-nox clang-format clang-tidy gzip iproute2 procps
            kcat mandoc rpm rpmlint)
+# Benchmarks (issue 11): rowprobe-bench-read's io_uring method (optional), scripts/profile.sh.
+test_pkgs+=(liburing-dev linux-perf)
 
 want=("${build_pkgs[@]}")
 if [[ "${1:-}" != "--no-test-tools" ]]; then
