@@ -14,6 +14,8 @@ test_pkgs=(tshark libfixbuf-tools nfdump gnuplot-nox clang-format clang-tidy gzi
 test_pkgs+=(clang-14 libclang-rt-14-dev)
 # The real-broker Kafka test (scripts/kafka-broker.sh): Java 17 runs Kafka 4, mvn fetches it.
 test_pkgs+=(openjdk-17-jre-headless maven)
+# Benchmarks (issue 11): rowprobe-bench-read's io_uring method (optional), scripts/profile.sh.
+test_pkgs+=(liburing-dev linux-perf)
 
 want=("${build_pkgs[@]}")
 if [[ "${1:-}" != "--no-test-tools" ]]; then

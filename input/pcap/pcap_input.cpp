@@ -1,5 +1,6 @@
 #include "pcap_input.hpp"
 
+#include <fcntl.h>
 #include <linux/if_packet.h>
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -7,7 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <string_view>
@@ -23,7 +26,7 @@ constexpr OptionSpec kOptions[] = {
     {.name = "file",
      .shortName = "f",
      .type = OptionType::String,
-     .help = "pcap or pcapng file to read ('-' = standard input)"},
+     .help = "pcap or pcapng file to read, gzip'd or not, or a FIFO ('-' = standard input)"},
     {.name = "ifc",
      .shortName = "i",
      .type = OptionType::String,
@@ -52,6 +55,10 @@ constexpr OptionSpec kOptions[] = {
 };
 
 constexpr std::uint64_t kStatsPeriodNs = 100'000'000;
+/// Pipes: the longest a read waits for more once it holds packets, and the poll slice of an
+/// empty read (between looks at stop()).
+constexpr int kPipeFlushMs = 20;
+constexpr int kPipePollMs = 50;
 
 std::uint64_t monotonicNs() noexcept {
     timespec ts{};
@@ -71,6 +78,12 @@ bool isLoopback(const std::string& device) {
     }
     pcap_freealldevs(all);
     return loopback;
+}
+
+/// The DLT_ value libpcap's run-time functions take for a LINKTYPE_ value stored in a file
+/// (they differ for raw IP: LINKTYPE_RAW 101 is DLT_RAW, 12 on Linux).
+int dltOfLinkType(std::uint32_t linkType) {
+    return linkType == 101 ? DLT_RAW : static_cast<int>(linkType);
 }
 
 std::string dltText(int dlt) {
@@ -96,9 +109,10 @@ PcapInput::PcapInput(const Options& options)
         } else {
             openLive(options);
         }
-        checkLinkType(options);
+        if (!m_stream) checkLinkType(options);
         installFilter(options);
     } catch (...) {
+        if (m_filter.bf_insns != nullptr) pcap_freecode(&m_filter);
         if (m_handle != nullptr) pcap_close(m_handle);
         if (m_wakeFd >= 0) close(m_wakeFd);
         m_handle = nullptr;
@@ -109,50 +123,207 @@ PcapInput::PcapInput(const Options& options)
 }
 
 PcapInput::~PcapInput() {
+    if (m_filter.bf_insns != nullptr) pcap_freecode(&m_filter);
+    for (auto& [dlt, program] : m_otherFilters) pcap_freecode(&program);
     if (m_handle != nullptr) pcap_close(m_handle);
     if (m_wakeFd >= 0) close(m_wakeFd);
 }
 
-void PcapInput::openFile(const Options& options) {
-    m_source = options.getString("file");
-    char errbuf[PCAP_ERRBUF_SIZE] = {};
-    m_handle = pcap_open_offline_with_tstamp_precision(m_source.c_str(), PCAP_TSTAMP_PRECISION_NANO,
-                                                       errbuf);
-    if (m_handle == nullptr) {
-        const std::string reason = errbuf;  // usually "<path>: <strerror>" already
-        options.fail("file", reason.starts_with(m_source + ": ")
-                                 ? "cannot read " + reason
-                                 : "cannot read '" + m_source + "': " + reason);
+namespace {
+
+/// libpcap reads a stream the classic reader declined (pcapng, garbage for its error message)
+/// through a FILE* that first replays the bytes already consumed, then reads the ByteSource
+/// (so pipes and gzip work for pcapng too, with no temporary file).
+struct Replay {
+    ByteSource* source;
+    std::string prefix;
+};
+
+ssize_t replayRead(void* cookie, char* buf, std::size_t size) {
+    auto* r = static_cast<Replay*>(cookie);
+    if (!r->prefix.empty()) {
+        const std::size_t n = std::min(size, r->prefix.size());
+        std::memcpy(buf, r->prefix.data(), n);
+        r->prefix.erase(0, n);
+        return static_cast<ssize_t>(n);
     }
-    m_nanoTs = pcap_get_tstamp_precision(m_handle) == PCAP_TSTAMP_PRECISION_NANO;
-    struct stat st {};
-    m_regularFile = m_source != "-" && ::stat(m_source.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-    if (!options.explicitlySet("filter") && m_source != "-") {
-        auto mapped = std::make_unique<MappedPcap>(m_source);
-        if (mapped->valid()) m_mapped = std::move(mapped);
+    for (;;) {
+        const long n = r->source->read(reinterpret_cast<std::uint8_t*>(buf), size, -1);
+        if (n >= 0) return n;
+        if (n == ByteSource::kError) {
+            errno = EIO;
+            return -1;
+        }
     }
 }
 
-InputPlugin::Status PcapInput::readMapped(PacketBlock& block) {
-    std::size_t got = 0;
+int replayClose(void* cookie) {
+    delete static_cast<Replay*>(cookie);
+    return 0;
+}
+
+}  // namespace
+
+void PcapInput::openFile(const Options& options) {
+    m_source = options.getString("file");
+    const int fd =
+        m_source == "-" ? ::dup(STDIN_FILENO) : ::open(m_source.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) options.fail("file", "cannot read " + m_source + ": " + std::strerror(errno));
+    auto source = std::make_unique<ByteSource>(fd, m_source);
+    m_regularFile = source->regular();
+    auto stream = std::make_unique<PcapStream>(std::move(source));
+    if (stream->valid()) {
+        const bool noInterfaceYet = stream->pcapng() && stream->linkType() == 0xffffffffU;
+        if (!noInterfaceYet && !linkTypeFromPcap(static_cast<int>(stream->linkType()), m_link)) {
+            options.fail("file", "link type " + dltText(dltOfLinkType(stream->linkType())) +
+                                     " is not supported; supported: EN10MB (Ethernet), RAW (raw "
+                                     "IPv4/IPv6), LINUX_SLL (Linux cooked), NULL (BSD loopback)");
+        }
+        m_stream = std::move(stream);
+        m_streamDlt = m_stream->linkType();
+        m_streamLink = m_link;
+        if (options.explicitlySet("filter")) {
+            m_filterText = options.getString("filter");
+            // Compiled for the file's link type, applied with pcap_offline_filter in readStream.
+            m_handle = pcap_open_dead_with_tstamp_precision(
+                dltOfLinkType(m_stream->linkType()), static_cast<int>(PcapStream::kMaxCapLen),
+                PCAP_TSTAMP_PRECISION_NANO);
+            if (m_handle == nullptr) options.fail("filter", "cannot prepare the BPF filter");
+        }
+        return;
+    }
+    // Not classic pcap: libpcap reads it (pcapng), or names what it is not.
+    m_libpcapSource = stream->releaseSource();
+    auto* replay = new Replay{m_libpcapSource.get(), stream->header()};
+    std::FILE* fp = fopencookie(
+        replay, "r", {.read = replayRead, .write = nullptr, .seek = nullptr, .close = replayClose});
+    if (fp == nullptr) {
+        delete replay;
+        options.fail("file", "cannot read '" + m_source + "': " + std::strerror(errno));
+    }
+    char errbuf[PCAP_ERRBUF_SIZE] = {};
+    m_handle = pcap_fopen_offline_with_tstamp_precision(fp, PCAP_TSTAMP_PRECISION_NANO, errbuf);
+    if (m_handle == nullptr) {
+        std::fclose(fp);
+        options.fail("file", "cannot read '" + m_source + "': " + errbuf);
+    }
+    m_nanoTs = pcap_get_tstamp_precision(m_handle) == PCAP_TSTAMP_PRECISION_NANO;
+}
+
+const bpf_program* PcapInput::filterFor(std::uint32_t dlt) {
+    if (dlt == m_stream->linkType()) return &m_filter;
+    for (auto& [type, program] : m_otherFilters) {
+        if (type == dlt) return &program;
+    }
+    // pcapng: an interface of another link type; the filter is compiled for it on first use.
+    pcap_t* dead = pcap_open_dead_with_tstamp_precision(
+        dltOfLinkType(dlt), static_cast<int>(PcapStream::kMaxCapLen), PCAP_TSTAMP_PRECISION_NANO);
+    if (dead == nullptr) throw RuntimeError("input 'pcap'", "cannot prepare the BPF filter");
+    bpf_program program{};
+    const int rc = pcap_compile(dead, &program, m_filterText.c_str(), 1, PCAP_NETMASK_UNKNOWN);
+    const std::string why = rc != 0 ? pcap_geterr(dead) : "";
+    pcap_close(dead);
+    if (rc != 0) {
+        throw RuntimeError("input 'pcap'",
+                           "filter '" + m_filterText + "' does not apply to link type " +
+                               dltText(dltOfLinkType(dlt)) + " of '" + m_source + "': " + why);
+    }
+    m_otherFilters.emplace_back(dlt, program);
+    return &m_otherFilters.back().second;
+}
+
+InputPlugin::Status PcapInput::readStream(PacketBlock& block) {
+    m_stream->beginRead();
+    const bool regular = m_stream->regular();
+    block.link = m_streamLink;
+    if (m_hasPending) {  // the first packet of another link type than the previous block's
+        block.link = m_pendingLink;
+        block.packets[block.count++] = m_pending;
+        m_hasPending = false;
+    }
     while (!block.full()) {
-        const MappedPcap::Result r = m_mapped->next(block.packets[block.count], m_snaplen);
-        if (r == MappedPcap::Result::Packet) {
+        RawPacket& out = block.packets[block.count];
+        // A pipe: once packets are in hand, wait only briefly for the next record, so a slow
+        // writer's packets are delivered (and their flows expire) without a whole block.
+        const int waitMs = regular ? -1 : (block.count > 0 ? kPipeFlushMs : kPipePollMs);
+        const PcapStream::Result r = m_stream->next(out, m_snaplen, waitMs);
+        if (r == PcapStream::Result::Packet) {
+            const std::uint32_t dlt = m_stream->packetLinkType();
+            if (dlt != m_streamDlt) {  // pcapng: another interface's link type
+                LinkType link{};
+                if (!linkTypeFromPcap(static_cast<int>(dlt), link)) {
+                    ++m_unsupportedLink;
+                    continue;
+                }
+                m_streamDlt = dlt;
+                m_streamLink = link;
+            }
+            if (m_filter.bf_insns != nullptr) {
+                const pcap_pkthdr header{.ts = {}, .caplen = out.capLen, .len = out.wireLen};
+                if (pcap_offline_filter(filterFor(dlt), &header, out.data) == 0) continue;
+            }
+            if (block.count == 0) block.link = m_streamLink;
+            if (m_streamLink != block.link) {  // a block carries one link type
+                m_pending = out;
+                m_pendingLink = m_streamLink;
+                m_hasPending = true;
+                break;
+            }
             ++block.count;
-            ++got;
             continue;
         }
-        if (r == MappedPcap::Result::Error) {
-            m_error = "reading '" + m_source + "': " + m_mapped->error();
-            if (got == 0) throw RuntimeError("input 'pcap'", m_error);
+        if (r == PcapStream::Result::Budget) {
+            if (block.count > 0) break;
+            m_stream->renewBudget();  // everything so far was filtered out: nothing delivered
+            continue;
+        }
+        if (r == PcapStream::Result::Wait) {
+            if (block.count > 0) break;
+            if (m_stopRequested.load(std::memory_order_relaxed)) {
+                m_ended = true;
+                break;
+            }
+            continue;
+        }
+        if (r == PcapStream::Result::Error) {
+            m_error = "reading '" + m_source + "': " + m_stream->error();
+            if (block.count == 0) {
+                warnAnomalies();
+                throw RuntimeError("input 'pcap'", m_error);
+            }
         } else {
             m_ended = true;
         }
         break;
     }
-    if (got == 0) return Status::End;
-    m_received.fetch_add(got, std::memory_order_relaxed);
+    if (m_ended) warnAnomalies();
+    if (block.count == 0) return Status::End;
+    m_received.fetch_add(block.count, std::memory_order_relaxed);
     return Status::Ok;
+}
+
+void PcapInput::warnAnomalies() noexcept {
+    if (m_warned || !m_stream) return;
+    m_warned = true;
+    if (m_stream->oversized() != 0) {
+        std::fprintf(stderr,
+                     "rowprobe: warning: input 'pcap': '%s': %llu records were captured longer "
+                     "than the file's snaplen %u; read in full\n",
+                     m_source.c_str(), static_cast<unsigned long long>(m_stream->oversized()),
+                     m_stream->fileSnaplen());
+    }
+    if (m_unsupportedLink != 0) {
+        std::fprintf(stderr,
+                     "rowprobe: warning: input 'pcap': '%s': %llu packets on interfaces of an "
+                     "unsupported link type were skipped\n",
+                     m_source.c_str(), static_cast<unsigned long long>(m_unsupportedLink));
+    }
+    if (m_stream->badTimestamps() != 0) {
+        std::fprintf(stderr,
+                     "rowprobe: warning: input 'pcap': '%s': %llu records had a sub-second "
+                     "timestamp field of a second or more; carried into the seconds\n",
+                     m_source.c_str(), static_cast<unsigned long long>(m_stream->badTimestamps()));
+    }
 }
 
 void PcapInput::openLive(const Options& options) {
@@ -231,6 +402,10 @@ void PcapInput::installFilter(const Options& options) {
     if (pcap_compile(m_handle, &program, expression.c_str(), 1, mask) != 0) {
         options.fail("filter", "invalid BPF filter: " + std::string(pcap_geterr(m_handle)));
     }
+    if (m_stream) {  // the classic reader applies it itself (pcap_offline_filter)
+        m_filter = program;
+        return;
+    }
     const int rc = pcap_setfilter(m_handle, &program);
     pcap_freecode(&program);
     if (rc != 0) {
@@ -244,7 +419,7 @@ InputPlugin::Status PcapInput::read(PacketBlock& block) {
     if (m_ended) return Status::End;
     if (!m_error.empty()) throw RuntimeError("input 'pcap'", m_error);
 
-    if (m_mapped) return readMapped(block);
+    if (m_stream) return readStream(block);
 
     const std::size_t before = block.count;
     const std::uint32_t tsScale = m_nanoTs ? 1 : 1000;
@@ -325,7 +500,7 @@ InputStats PcapInput::stats() const {
 ROWPROBE_REGISTER_PLUGIN(
     PluginKind::Input, PcapInput,
     {.name = "pcap",
-     .summary = "packets from a pcap/pcapng file or a live interface (libpcap)",
+     .summary = "packets from a pcap/pcapng file (.gz too), a pipe or a live interface (libpcap)",
      .options = kOptions});
 
 }  // namespace rowprobe::input

@@ -1,8 +1,14 @@
-// The `pcap` input: packets from a pcap / pcapng file or a live interface through libpcap.
+// The `pcap` input: packets from a pcap / pcapng file (gzip'd or not, a pipe or FIFO too) or a
+// live interface through libpcap.
 //
-//   libpcap buffer ──pcap_next_ex──▶ copy into PacketBlock arena (≤ 64 frames) ──▶ worker
-//   classic pcap file, no filter: mmap ──pointers into the mapping (no copy)──▶ worker
+//   live: libpcap buffer ──pcap_next_ex──▶ copy into PacketBlock arena (≤ 64 frames) ──▶ worker
+//   file / pipe: PcapStream chunks ──pointers into the chunks (no copy)──▶ worker
+//                (pcap_stream.hpp; a BPF filter runs on those records: pcap_offline_filter)
 //
+// * Files and pipes: a block ends at 64 packets, at the reader's byte budget, where a pcapng
+//   interface of another link type begins (that packet opens the next block), or, on a pipe,
+//   when no record arrived within 20 ms (partial blocks). Never Timeout: an idle pipe keeps
+//   the read waiting, polling stop() every 50 ms.
 // * Threads: `read` runs on one thread only: the queue's input thread, or for a regular file
 //   (`neverBlocks`) the queue's worker itself. `stop` and `stats` may be called from any thread:
 //   `stop` sets an atomic flag and signals an eventfd that a waiting live read polls together
@@ -10,7 +16,7 @@
 // * Live reads: the capture is non-blocking; `read` drains what libpcap has and, only when it
 //   has nothing, polls once for up to `timeout`. So a read returns Ok as soon as packets are
 //   there, Timeout after `timeout` on an idle link, End within microseconds of `stop`.
-// * Copying: libpcap reuses its buffer on the next pcap_next_ex, so every frame is copied into
+// * Copying (live): libpcap reuses its buffer on the next pcap_next_ex, so every frame is copied into
 //   the block's arena. When the arena is full, the frame in hand stays valid (libpcap keeps it
 //   until the next call) and opens the next block; nothing is dropped or allocated.
 // * Costs: one pcap_next_ex and one memcpy per packet; one relaxed atomic add per block; a
@@ -23,8 +29,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
-#include "mapped_pcap.hpp"
+#include "pcap_stream.hpp"
 #include "rowprobe/options.hpp"
 #include "rowprobe/plugin.hpp"
 
@@ -56,13 +64,28 @@ private:
     void refreshKernelStats() noexcept;
     /// Live: waits up to the read timeout for the capture or a stop; false on timeout or stop.
     bool waitReadable() noexcept;
-    /// Offline fast path: frames straight from the memory-mapped file (mapped_pcap.hpp).
-    Status readMapped(PacketBlock& block);
+    /// Classic pcap files and pipes, gzip'd or not: frames straight from the read buffers.
+    Status readStream(PacketBlock& block);
+    /// At the end of a classic pcap stream: one warning per kind of anomaly it counted.
+    void warnAnomalies() noexcept;
+    /// The filter for a link type (pcapng interfaces may differ), compiled on first use.
+    const bpf_program* filterFor(std::uint32_t dlt);
 
     pcap_t* m_handle = nullptr;
-    std::unique_ptr<MappedPcap> m_mapped;  ///< set for plain pcap files read without a filter
-    std::string m_source;                  ///< file name or interface, for error messages
-    std::string m_error;  ///< a read error, thrown once the packets before it are delivered
+    std::unique_ptr<PcapStream> m_stream;         ///< classic pcap (any file, pipe, gzip)
+    std::unique_ptr<ByteSource> m_libpcapSource;  ///< what libpcap reads when it is no capture
+    bpf_program m_filter{};  ///< the filter for the file's first link type, on m_stream's records
+    std::string m_filterText;
+    std::vector<std::pair<std::uint32_t, bpf_program>> m_otherFilters;  ///< pcapng: other types
+    std::uint32_t m_streamDlt = 0;  ///< link type of the last packet read
+    LinkType m_streamLink = LinkType::Ethernet;
+    RawPacket m_pending{};  ///< read, but of another link type than the block it was read for
+    LinkType m_pendingLink = LinkType::Ethernet;
+    bool m_hasPending = false;
+    std::uint64_t m_unsupportedLink = 0;  ///< packets skipped: their interface's link type
+    bool m_warned = false;
+    std::string m_source;  ///< file name or interface, for error messages
+    std::string m_error;   ///< a read error, thrown once the packets before it are delivered
     LinkType m_link = LinkType::Ethernet;
     bool m_live = false;
     bool m_regularFile = false;  ///< offline from a regular file: reads never wait (no FIFO)

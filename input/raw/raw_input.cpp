@@ -45,6 +45,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -191,6 +192,10 @@ private:
     void releaseRingBlock() noexcept;
     /// Waits until the ring has a block for us or `timeoutMs` passed; false on timeout.
     bool waitForBlock(int timeoutMs, bool watchStop);
+    /// After a socket error or an idle timeout: clears the socket's pending error (so poll
+    /// does not report it again and again), warns once when the link went down (or is up
+    /// again), throws RuntimeError when the interface was deleted.
+    void checkLink(bool socketError);
     void setOption(int level, int name, const void* value, socklen_t size, const char* what);
 
     std::string m_component;
@@ -204,6 +209,7 @@ private:
     int m_timeoutMs = 100;
     LinkType m_link = LinkType::Ethernet;
     bool m_skipOutgoing = false;
+    std::uint32_t m_ifindex = 0;
 
     // Cursor inside the ring (input thread only).
     std::uint32_t m_blockIndex = 0;
@@ -214,6 +220,9 @@ private:
     std::atomic<bool> m_stopping{false};
     std::chrono::steady_clock::time_point m_drainDeadline{};
     bool m_draining = false;
+    /// The link was seen down (warned once); the interface was deleted when if_nametoindex no
+    /// longer gives m_ifindex.
+    bool m_linkDown = false;
 
     std::atomic<std::uint64_t> m_received{0};
     mutable std::mutex m_statsMutex;
@@ -248,6 +257,7 @@ RawInput::RawInput(const Options& options)
     if (ifindex == 0) {
         options.fail("ifc", "no network interface '" + m_ifc + "'", interfaceNames());
     }
+    m_ifindex = ifindex;
 
     // Protocol 0: nothing is queued until bind(), after the ring exists.
     m_socket.reset(::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0));
@@ -374,7 +384,38 @@ bool RawInput::waitForBlock(int timeoutMs, bool watchStop) {
         const int err = errno;
         throw RuntimeError(m_component, errnoText("poll on '" + m_ifc + "'", err));
     }
-    return n > 0 && (fds[0].revents & (POLLIN | POLLERR)) != 0;
+    // The kernel reports a link going down as a socket error (ENETDOWN), and keeps reporting
+    // it until it is read: read it here, or every poll returns at once (a busy loop).
+    if (n > 0 && (fds[0].revents & POLLERR) != 0) {
+        checkLink(true);
+        return (fds[0].revents & POLLIN) != 0;
+    }
+    return n > 0 && (fds[0].revents & POLLIN) != 0;
+}
+
+void RawInput::checkLink(bool socketError) {
+    if (socketError) {
+        int err = 0;
+        socklen_t len = sizeof err;
+        ::getsockopt(m_socket.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+    }
+    if (if_nametoindex(m_ifc.c_str()) != m_ifindex) {
+        throw RuntimeError(m_component, "interface '" + m_ifc + "' disappeared (deleted)");
+    }
+    ifreq ifr{};
+    std::strncpy(ifr.ifr_name, m_ifc.c_str(), IFNAMSIZ - 1);
+    if (::ioctl(m_socket.get(), SIOCGIFFLAGS, &ifr) < 0) return;
+    const bool up = (ifr.ifr_flags & IFF_UP) != 0;
+    if (!up && !m_linkDown) {
+        std::fprintf(stderr,
+                     "rowprobe: warning: %s: interface '%s' went down; waiting for it to come "
+                     "back up\n",
+                     m_component.c_str(), m_ifc.c_str());
+    } else if (up && m_linkDown) {
+        std::fprintf(stderr, "rowprobe: %s: interface '%s' is up again\n", m_component.c_str(),
+                     m_ifc.c_str());
+    }
+    m_linkDown = !up;
 }
 
 bool RawInput::drainRingBlock(PacketBlock& block) noexcept {
@@ -450,6 +491,7 @@ InputPlugin::Status RawInput::read(PacketBlock& block) {
                 }
                 if (!waitForBlock(m_timeoutMs, true)) {
                     if (m_stopping.load(std::memory_order_relaxed)) continue;
+                    checkLink(false);  // an idle link may be down, or gone
                     return Status::Timeout;
                 }
                 continue;

@@ -139,6 +139,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cache/flood_detector.hpp"
@@ -185,25 +186,58 @@ public:
 
 namespace detail {
 
-/// An uninitialised array for large tables: aligned, backed by transparent huge pages when the
-/// kernel allows (fewer TLB misses on random row access), freed with free().
+/// An array for large tables: aligned, backed by transparent huge pages when the kernel allows
+/// (fewer TLB misses on random row access). Arrays of 4 MiB and more are anonymous mappings:
+/// zero-filled by the kernel page by page on first touch, so start-up neither zeroes nor faults
+/// memory the run does not use yet (`-c 1` on a 2^20 table touches a few pages, not 128 MiB),
+/// and a size beyond what the machine could ever give still fails at once (mmap). Smaller
+/// arrays come from aligned_alloc, uninitialised.
 template <class T>
 class TableArray {
 public:
     TableArray() = default;
     explicit TableArray(std::size_t count) : m_count(count) {
         const std::size_t bytes = count * sizeof(T);
-        const std::size_t align = bytes >= (std::size_t{4} << 20)
-                                      ? (std::size_t{2} << 20)
-                                      : std::max<std::size_t>(64, alignof(T));
-        const std::size_t rounded = (bytes + align - 1) / align * align;
-        void* p = std::aligned_alloc(align, rounded);
-        if (p == nullptr) throw std::bad_alloc();
+        if (bytes >= kMapBytes) {
+            m_mapped = (bytes + kHuge - 1) / kHuge * kHuge;
+            void* p = ::mmap(nullptr, m_mapped + kHuge, PROT_READ | PROT_WRITE,
+                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (p == MAP_FAILED) throw std::bad_alloc();
+            // Keep the 2 MiB-aligned part so that huge pages can back all of it.
+            const auto start = reinterpret_cast<std::uintptr_t>(p);
+            const std::uintptr_t aligned = (start + kHuge - 1) & ~(std::uintptr_t{kHuge} - 1);
+            if (aligned > start) ::munmap(p, aligned - start);
+            const std::uintptr_t end = start + m_mapped + kHuge;
+            if (end > aligned + m_mapped)
+                ::munmap(reinterpret_cast<void*>(aligned + m_mapped), end - aligned - m_mapped);
 #ifdef MADV_HUGEPAGE
-        if (align > 64) ::madvise(p, rounded, MADV_HUGEPAGE);
+            ::madvise(reinterpret_cast<void*>(aligned), m_mapped, MADV_HUGEPAGE);
 #endif
+            m_data.reset(reinterpret_cast<T*>(aligned));
+            return;
+        }
+        const std::size_t align = std::max<std::size_t>(64, alignof(T));
+        void* p = std::aligned_alloc(align, (bytes + align - 1) / align * align);
+        if (p == nullptr) throw std::bad_alloc();
         m_data.reset(static_cast<T*>(p));
     }
+    TableArray(TableArray&& other) noexcept
+        : m_data(std::move(other.m_data)),
+          m_count(std::exchange(other.m_count, 0)),
+          m_mapped(std::exchange(other.m_mapped, 0)) {}
+    TableArray& operator=(TableArray&& other) noexcept {
+        release();
+        m_data = std::move(other.m_data);
+        m_count = std::exchange(other.m_count, 0);
+        m_mapped = std::exchange(other.m_mapped, 0);
+        return *this;
+    }
+    TableArray(const TableArray&) = delete;
+    TableArray& operator=(const TableArray&) = delete;
+    ~TableArray() { release(); }
+
+    /// True when the memory is zero before first use (an anonymous mapping).
+    bool zeroed() const noexcept { return m_mapped != 0; }
     T& operator[](std::size_t i) noexcept { return m_data.get()[i]; }
     const T& operator[](std::size_t i) const noexcept { return m_data.get()[i]; }
     T* data() noexcept { return m_data.get(); }
@@ -211,11 +245,23 @@ public:
     std::size_t size() const noexcept { return m_count; }
 
 private:
-    struct Free {
-        void operator()(T* p) const noexcept { std::free(p); }
+    static constexpr std::size_t kMapBytes = std::size_t{4} << 20;
+    static constexpr std::size_t kHuge = std::size_t{2} << 20;
+    void release() noexcept {
+        T* p = m_data.release();
+        if (p == nullptr) return;
+        if (m_mapped != 0) {
+            ::munmap(static_cast<void*>(p), m_mapped);
+        } else {
+            std::free(p);
+        }
+    }
+    struct NoFree {
+        void operator()(T*) const noexcept {}
     };
-    std::unique_ptr<T, Free> m_data;
+    std::unique_ptr<T, NoFree> m_data;
     std::size_t m_count = 0;
+    std::size_t m_mapped = 0;  ///< bytes mapped, 0 when from aligned_alloc
 };
 
 inline void prefetchRead(const void* p) noexcept { __builtin_prefetch(p, 0, 3); }
@@ -259,9 +305,10 @@ public:
             m_rows = detail::TableArray<RowType>(m_rowCount);
             std::uninitialized_value_construct_n(m_rows.data(), m_rowCount);
             m_records = detail::TableArray<CachedFlow>(records);
-            // Fault every page in now: no page-fault stalls on the packet path later, and a
-            // table that does not fit fails at start-up rather than mid-capture.
-            std::memset(static_cast<void*>(m_records.data()), 0, records * sizeof(CachedFlow));
+            // Large tables are mapped zero pages, faulted in as rows are first used (with huge
+            // pages, one fault per 2 MiB); small ones are zeroed here.
+            if (!m_records.zeroed())
+                std::memset(static_cast<void*>(m_records.data()), 0, records * sizeof(CachedFlow));
             // Tunnel facts of inner flows, beside the records (CachedFlow has no room for 40
             // bytes): written and read only for flows whose `tunnelled` is set, so the pages
             // of a capture without tunnels are never touched.

@@ -1,0 +1,196 @@
+// Reader for classic pcap and pcapng files with large reads into a few reusable buffers: regular
+// files, pipes and FIFOs (`file=-`), each optionally gzip-compressed (`.pcap.gz`, `.pcapng.gz`,
+// inflated on the fly, no temporary file). Every RawPacket points into a buffer (no copy per
+// packet).
+//
+//   fd ──read() (≤ 2 MiB)──▶ [chunk 0: 2 MiB, huge-page backed][chunk 1] ... ◀── RawPacket.data
+//   fd ──read()──▶ zlib inflate ──▶ same chunks                     (gzip, detected by magic)
+//
+// * Why reads and not a memory map (measured, docs/performance.md "Reading captures"): the
+//   kernel copies page-cache pages sequentially at memory bandwidth, while a mapping pays a
+//   fault or a populate per page, a TLB miss on the first touch of each record header and the
+//   unmap at exit; its pages stay resident (1.5 GB RSS for a 1.4 GB file); and a file cut
+//   short while mapped kills the process with SIGBUS. A short read is a clean error instead.
+// * Chunk lifetimes: records are parsed in place. A packet stays valid for the next
+//   kReadsInFlight calls of beginRead(): the core recycles its 32 PacketBlocks per queue in
+//   FIFO order, so a block filled at read k is back (processed) by read k + 32. A chunk is reused
+//   only when no read of the last kReadsInFlight referenced it. A record cut by the chunk's end
+//   is copied (only that record) to the start of the next chunk.
+// * Bounded memory: a read consumes at most kReadBudget bytes of records (the caller then ends
+//   its block early), so the last kReadsInFlight reads span at most kReadsInFlight *
+//   (kReadBudget + the largest record) bytes and kMaxChunks chunks always suffice. Chunks are
+//   allocated on first use: ordinary captures use 2-3 of them (4-6 MiB).
+// * Pipes: reads wait at most `waitMs` (poll) and return Wait with no record, keeping a partial
+//   record buffered, so a slow writer's packets are delivered in partial blocks.
+// * One set of rules for every file read (also with a BPF filter, which the caller applies with
+//   pcap_offline_filter): a captured length above the file header's snaplen is read in full and
+//   counted (oversized()), as tshark does; above 262144 bytes (libpcap's limit) the file is
+//   corrupt and the stream ends with an error; the seconds are unsigned 32-bit; a sub-second
+//   field at or above one second (corrupt) carries into the seconds, counted (badTimestamps()).
+// * pcapng: section header (either byte order, several sections), interface description (link
+//   type, snaplen, if_tsresol as a power of 10 or of 2, if_tsoffset), enhanced, simple and the
+//   obsolete packet blocks; other blocks are skipped. Each interface keeps its own link type:
+//   packetLinkType() is the one of the packet just returned (the caller starts a new block when
+//   it changes). A block above kMaxBlock bytes is refused as corrupt.
+// * Errors (Result::Error, error() explains): a record cut off at the end ("truncated dump
+//   file"), a file that shrank below what was already read ("file shrank while being read"),
+//   corrupt gzip data, read errors. Records before the error were all delivered.
+// * Thread ownership: one thread calls everything.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rowprobe/packet.hpp"
+
+namespace rowprobe::input {
+
+/// Bytes of a file or pipe, gzip-inflated when the data starts with the gzip magic.
+class ByteSource {
+public:
+    /// Takes ownership of `fd`. Regular files are read with blocking reads; anything else is
+    /// polled so that a read can give up after a timeout.
+    ByteSource(int fd, std::string name);
+    ~ByteSource();
+    ByteSource(const ByteSource&) = delete;
+    ByteSource& operator=(const ByteSource&) = delete;
+
+    static constexpr long kWait = -2;   ///< nothing arrived within the timeout (pipes only)
+    static constexpr long kError = -1;  ///< error() says why
+    /// Up to `max` bytes into `dst`: the count (> 0), 0 at the end, kWait or kError.
+    long read(std::uint8_t* dst, std::size_t max, int timeoutMs);
+
+    bool regular() const noexcept { return m_regular; }
+    bool gzip() const noexcept { return m_gzip; }
+    const std::string& error() const noexcept { return m_error; }
+    /// The file's own bytes consumed so far (compressed bytes for gzip).
+    std::uint64_t rawOffset() const noexcept { return m_rawOffset; }
+
+private:
+    long readRaw(std::uint8_t* dst, std::size_t max, int timeoutMs);
+    long inflateInto(std::uint8_t* dst, std::size_t max, int timeoutMs);
+    bool shrank();
+
+    int m_fd = -1;
+    std::string m_name;
+    bool m_regular = false;
+    bool m_gzip = false;
+    bool m_rawEnd = false;       ///< read() of the descriptor returned 0
+    bool m_inflaterEnd = false;  ///< gzip: no more compressed input will come
+    bool m_gzEnd = false;        ///< gzip: the current member ended
+    std::string m_prefix;        ///< bytes read to detect gzip, returned first
+    std::uint64_t m_rawOffset = 0;
+    std::uint64_t m_sizeAtOpen = 0;  ///< regular files: their size when opened
+    std::string m_error;
+    struct Inflater;
+    std::unique_ptr<Inflater> m_inflater;
+};
+
+class PcapStream {
+public:
+    static constexpr std::size_t kChunkBytes = std::size_t{2} << 20;
+    static constexpr std::size_t kReadBudget = std::size_t{512} << 10;
+    static constexpr std::uint32_t kMaxCapLen = 262144;
+    /// Largest pcapng block accepted: a maximal packet plus 64 KiB of options.
+    static constexpr std::uint32_t kMaxBlock = kMaxCapLen + 65536;
+    /// Reads a packet stays valid for: the core's pool of 32 blocks per queue, with a margin.
+    static constexpr std::uint64_t kReadsInFlight = 40;
+    static constexpr std::size_t kMaxChunks =
+        (kReadsInFlight * (kReadBudget + kMaxBlock)) / (kChunkBytes - kMaxBlock) + 3;
+
+    /// Reads the 24-byte header from `source` (pcapng: up to the first interface description).
+    /// When it is neither a classic pcap nor a pcapng header, valid() is false and header()
+    /// holds the bytes already consumed, so the caller can hand the whole stream to libpcap
+    /// (for its error message).
+    explicit PcapStream(std::unique_ptr<ByteSource> source, int waitMs = -1);
+    ~PcapStream();
+    PcapStream(const PcapStream&) = delete;
+    PcapStream& operator=(const PcapStream&) = delete;
+
+    bool valid() const noexcept { return m_valid; }
+    /// The bytes read so far when !valid() (at most 24) and the source they came from.
+    const std::string& header() const noexcept { return m_header; }
+    std::unique_ptr<ByteSource> releaseSource() noexcept { return std::move(m_source); }
+
+    bool pcapng() const noexcept { return m_ng; }
+    /// The file's link type (pcapng: its first interface's; 0xffffffff when none came yet).
+    std::uint32_t linkType() const noexcept { return m_linkType; }
+    /// The link type of the packet next() returned last (pcapng: per interface).
+    std::uint32_t packetLinkType() const noexcept { return m_packetLinkType; }
+    std::uint32_t fileSnaplen() const noexcept { return m_fileSnaplen; }
+    bool nano() const noexcept { return m_nano; }
+    bool regular() const noexcept { return m_source && m_source->regular(); }
+
+    /// Starts one read of the caller (one PacketBlock): packets of earlier reads stay valid for
+    /// kReadsInFlight calls; this read may consume kReadBudget bytes.
+    void beginRead() noexcept;
+    /// A new byte budget for the same read (its records were all filtered out: none delivered).
+    void renewBudget() noexcept { m_readUsed = 0; }
+
+    enum class Result : std::uint8_t {
+        Packet,  ///< `out` holds the next record
+        Budget,  ///< this read consumed its byte budget: end the block
+        Wait,    ///< pipe: no whole record within `waitMs`
+        End,     ///< clean end of the stream
+        Error,   ///< error() explains; the stream is over
+    };
+    /// The next record, its captured length cut to `snaplen`.
+    Result next(RawPacket& out, std::uint32_t snaplen, int waitMs);
+    const std::string& error() const noexcept { return m_error; }
+
+    /// Records whose captured length exceeded the file header's snaplen (read in full).
+    std::uint64_t oversized() const noexcept { return m_oversized; }
+    /// Records whose sub-second field was a second or more (carried into the seconds).
+    std::uint64_t badTimestamps() const noexcept { return m_badTimestamps; }
+    /// Chunks allocated so far (tests: memory stays bounded).
+    std::size_t chunksAllocated() const noexcept;
+
+private:
+    struct Chunk {
+        std::uint8_t* mem = nullptr;
+        std::uint64_t lastRead = 0;  ///< the last read whose packets point into it
+    };
+    /// Makes `n` bytes at m_pos available; Packet when they are, else Wait / End / Error.
+    Result ensure(std::size_t n, int waitMs);
+    bool moveToFreeChunk();
+    Result nextClassic(RawPacket& out, std::uint32_t snaplen, int waitMs);
+    Result nextNg(RawPacket& out, std::uint32_t snaplen, int waitMs, bool headerOnly);
+    /// pcapng: an interface description block's body.
+    bool addInterface(const std::uint8_t* body, std::size_t len);
+    std::uint32_t load32(const std::uint8_t* p) const noexcept;
+    Result fail(std::string why);
+
+    std::unique_ptr<ByteSource> m_source;
+    std::vector<Chunk> m_chunks;
+    std::size_t m_cur = 0;     ///< the chunk being parsed
+    std::size_t m_pos = 0;     ///< next record in the current chunk
+    std::size_t m_filled = 0;  ///< bytes of the current chunk holding data
+    std::uint64_t m_read = kReadsInFlight;
+    std::size_t m_readUsed = 0;  ///< bytes consumed by the current read
+    std::uint64_t m_offset = 0;  ///< stream offset of m_pos (for messages)
+    bool m_valid = false;
+    bool m_end = false;
+    bool m_swapped = false;
+    bool m_nano = false;
+    struct Interface {
+        std::uint32_t linkType = 0;
+        std::uint32_t snaplen = 0;
+        std::uint8_t tsresol = 6;   ///< if_tsresol: 10^-n, or 2^-(n & 0x7f) when bit 7 is set
+        std::int64_t tsoffset = 0;  ///< if_tsoffset, seconds
+    };
+    TimeNs ngTime(const Interface& ifc, std::uint64_t units) const noexcept;
+    bool m_ng = false;
+    std::vector<Interface> m_interfaces;  ///< pcapng: of the current section
+    std::uint32_t m_linkType = 0xffffffffU;
+    std::uint32_t m_packetLinkType = 0;
+    std::uint32_t m_fileSnaplen = 0;
+    std::uint64_t m_oversized = 0;
+    std::uint64_t m_badTimestamps = 0;
+    std::string m_header;
+    std::string m_error;
+};
+
+}  // namespace rowprobe::input

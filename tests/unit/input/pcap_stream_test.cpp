@@ -1,0 +1,316 @@
+// The classic pcap reader behind the `pcap` input (input/pcap/pcap_stream.hpp): gzip'd captures
+// read by streaming, bounded buffer memory whatever the file size, and packets that stay valid
+// for as long as the core may hold their block.
+#include "input/pcap/pcap_stream.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "input/pcap/pcap_input.hpp"
+#include "rowprobe/errors.hpp"
+#include "rowprobe/registry.hpp"
+#include "test_support.hpp"
+
+namespace rowprobe::input {
+namespace {
+
+namespace fs = std::filesystem;
+using Bytes = std::vector<std::uint8_t>;
+
+void put32(Bytes& b, std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) b.push_back(std::uint8_t(v >> (8 * i)));
+}
+
+/// A nanosecond pcap of `count` Ethernet frames of `size` bytes; frame i carries i at byte 60.
+Bytes makePcap(std::uint32_t count, std::uint32_t size) {
+    Bytes b;
+    put32(b, 0xa1b23c4d);
+    b.insert(b.end(), {2, 0, 4, 0});
+    put32(b, 0);
+    put32(b, 0);
+    put32(b, 262144);
+    put32(b, 1);
+    for (std::uint32_t i = 0; i < count; ++i) {
+        put32(b, 1'700'000'000 + i / 1000);
+        put32(b, (i % 1000) * 1000);
+        put32(b, size);
+        put32(b, size);
+        Bytes f = test::ethIpv4Udp("10.0.0.1", 1000, "10.0.0.2", 53, size - 42);
+        std::memcpy(f.data() + 60, &i, 4);
+        b.insert(b.end(), f.begin(), f.end());
+    }
+    return b;
+}
+
+void writeBytes(const fs::path& path, const Bytes& bytes) {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
+}
+
+std::uint32_t seqOf(const RawPacket& p) {
+    std::uint32_t v = 0;
+    std::memcpy(&v, p.data + 60, 4);
+    return v;
+}
+
+std::unique_ptr<PcapInput> open(const std::string& text) {
+    return Registry::instance().createAs<PcapInput>(PluginKind::Input, text, "-i");
+}
+
+/// Reads `in` to the end as the core does: 32 blocks recycled in FIFO order. Checks every
+/// packet of every block just before the block is reused (the data must still be intact).
+std::uint32_t readRecycled(PcapInput& in, std::uint32_t size) {
+    std::array<std::unique_ptr<PacketBlock>, 32> pool;
+    for (auto& b : pool) b = std::make_unique<PacketBlock>();
+    std::uint32_t next = 0;
+    std::uint32_t checked = 0;
+    auto check = [&](const PacketBlock& b) {
+        for (std::size_t i = 0; i < b.count; ++i) {
+            EXPECT_EQ(seqOf(b.packets[i]), checked) << "packet data overwritten too early";
+            EXPECT_EQ(b.packets[i].capLen, size);
+            ++checked;
+        }
+    };
+    for (std::size_t k = 0;; ++k) {
+        PacketBlock& block = *pool[k % pool.size()];
+        if (k >= pool.size()) check(block);  // its last use, read 32 reads ago
+        block.clear();
+        if (in.read(block) == InputPlugin::Status::End) {
+            for (std::size_t j = 1; j < pool.size(); ++j) check(*pool[(k + j) % pool.size()]);
+            break;
+        }
+        next += static_cast<std::uint32_t>(block.count);
+    }
+    EXPECT_EQ(checked, next);
+    return next;
+}
+
+TEST(PcapStream, ReadsGzipCompressedPcapWithoutATemporaryFile) {
+    const fs::path dir = test::tempDir();
+    writeBytes(dir / "t.pcap", makePcap(3000, 300));
+    ASSERT_EQ(test::runShell("gzip -k -c '" + (dir / "t.pcap").string() + "' > '" +
+                             (dir / "t.pcap.gz").string() + "'")
+                  .exitCode,
+              0);
+    auto in = open("pcap;file=" + (dir / "t.pcap.gz").string());
+    EXPECT_EQ(readRecycled(*in, 300), 3000U);
+    EXPECT_EQ(in->stats().received, 3000U);
+}
+
+TEST(PcapStream, ReadsConcatenatedGzipMembersAndGzipPcapng) {
+    const fs::path dir = test::tempDir();
+    writeBytes(dir / "a.pcap", makePcap(100, 200));
+    // Two members: the second a whole second pcap would be garbage, so split one file in two.
+    ASSERT_EQ(test::runShell("cd '" + dir.string() +
+                             "' && head -c 10000 a.pcap | gzip > two.gz && tail -c +10001 a.pcap "
+                             "| gzip >> two.gz")
+                  .exitCode,
+              0);
+    auto in = open("pcap;file=" + (dir / "two.gz").string());
+    EXPECT_EQ(readRecycled(*in, 200), 100U);
+
+    if (test::runShell("command -v editcap").exitCode != 0) GTEST_SKIP() << "no editcap";
+    ASSERT_EQ(test::runShell("cd '" + dir.string() +
+                             "' && editcap -F pcapng a.pcap a.pcapng && gzip -k a.pcapng")
+                  .exitCode,
+              0);
+    auto ng = open("pcap;file=" + (dir / "a.pcapng.gz").string());
+    EXPECT_EQ(readRecycled(*ng, 200), 100U);
+}
+
+TEST(PcapStream, TruncatedGzipIsAnErrorAfterTheWholePackets) {
+    const fs::path dir = test::tempDir();
+    writeBytes(dir / "t.pcap", makePcap(2000, 300));
+    ASSERT_EQ(
+        test::runShell(
+            "cd '" + dir.string() +
+            "' && gzip -c t.pcap > t.gz && head -c $(( $(stat -c %s t.gz) / 2 )) t.gz > cut.gz")
+            .exitCode,
+        0);
+    auto in = open("pcap;file=" + (dir / "cut.gz").string());
+    PacketBlock block;
+    std::uint64_t got = 0;
+    std::string error;
+    try {
+        while (in->read(block) == InputPlugin::Status::Ok) {
+            got += block.count;
+            block.clear();
+        }
+    } catch (const RuntimeError& e) {
+        error = e.what();
+    }
+    EXPECT_GT(got, 100U);
+    EXPECT_LT(got, 2000U);
+    EXPECT_NE(error.find("gzip"), std::string::npos) << error;
+}
+
+TEST(PcapStream, BufferMemoryStaysBoundedWhateverTheFileSize) {
+    // 60 MB of 1500-byte frames read with the core's 32 recycled blocks: a few 2 MiB chunks.
+    const fs::path path = test::tempDir() / "big.pcap";
+    writeBytes(path, makePcap(40000, 1500));
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    PcapStream stream(std::make_unique<ByteSource>(fd, path.string()));
+    ASSERT_TRUE(stream.valid());
+    std::uint32_t seq = 0;
+    for (bool more = true; more;) {
+        stream.beginRead();
+        for (int i = 0; i < 64; ++i) {
+            RawPacket p;
+            const auto r = stream.next(p, 65535, -1);
+            if (r == PcapStream::Result::Budget) break;
+            if (r != PcapStream::Result::Packet) {
+                ASSERT_EQ(r, PcapStream::Result::End) << stream.error();
+                more = false;
+                break;
+            }
+            ASSERT_EQ(seqOf(p), seq++);
+        }
+    }
+    EXPECT_EQ(seq, 40000U);
+    EXPECT_LE(stream.chunksAllocated(), 3U) << "40 reads of 64 x 1516 B span ~4 MB";
+    EXPECT_LE(PcapStream::kMaxChunks * PcapStream::kChunkBytes, std::size_t{48} << 20);
+}
+
+/// pcapng with two interfaces: 0 Ethernet (if_tsresol 2^-20, if_tsoffset 100 s), 1 raw IP
+/// (if_tsresol 10^-3). Packets alternate in runs: 3 on 0, 2 on 1, 3 on 0.
+Bytes makeTwoInterfacePcapng() {
+    Bytes b;
+    auto u16 = [&](std::uint16_t v) { b.insert(b.end(), {std::uint8_t(v), std::uint8_t(v >> 8)}); };
+    put32(b, 0x0A0D0D0A);
+    put32(b, 28);
+    put32(b, 0x1A2B3C4D);
+    u16(1);
+    u16(0);
+    put32(b, 0xFFFFFFFF);
+    put32(b, 0xFFFFFFFF);
+    put32(b, 28);
+    // Interface 0: Ethernet, if_tsresol = 0x94 (2^-20), if_tsoffset = 100.
+    put32(b, 1);
+    put32(b, 16 + 8 + 12 + 4 + 4);
+    u16(1);
+    u16(0);
+    put32(b, 65535);
+    u16(9);
+    u16(1);
+    b.insert(b.end(), {0x94, 0, 0, 0});
+    u16(14);
+    u16(8);
+    put32(b, 100);
+    put32(b, 0);
+    put32(b, 0);
+    put32(b, 16 + 8 + 12 + 4 + 4);
+    // Interface 1: raw IP, if_tsresol 3 (milliseconds).
+    put32(b, 1);
+    put32(b, 20 + 8 + 4);
+    u16(101);
+    u16(0);
+    put32(b, 65535);
+    u16(9);
+    u16(1);
+    b.insert(b.end(), {3, 0, 0, 0});
+    put32(b, 0);
+    put32(b, 20 + 8 + 4);
+    auto packet = [&](std::uint32_t iface, std::uint64_t units, const Bytes& frame) {
+        const auto padded = static_cast<std::uint32_t>((frame.size() + 3) & ~std::size_t{3});
+        put32(b, 6);
+        put32(b, 32 + padded);
+        put32(b, iface);
+        put32(b, static_cast<std::uint32_t>(units >> 32));
+        put32(b, static_cast<std::uint32_t>(units));
+        put32(b, static_cast<std::uint32_t>(frame.size()));
+        put32(b, static_cast<std::uint32_t>(frame.size()));
+        b.insert(b.end(), frame.begin(), frame.end());
+        b.insert(b.end(), padded - frame.size(), 0);
+        put32(b, 32 + padded);
+    };
+    const Bytes eth = test::ethIpv4Udp("10.0.0.1", 1000, "10.0.0.2", 53, 10);
+    const Bytes raw(eth.begin() + 14, eth.end());
+    for (int i = 0; i < 3; ++i) packet(0, (std::uint64_t{1'700'000'000} << 20) + (1U << 19), eth);
+    for (int i = 0; i < 2; ++i) packet(1, 1'700'000'000'123ULL, raw);
+    for (int i = 0; i < 3; ++i) packet(0, std::uint64_t{1'700'000'001} << 20, eth);
+    return b;
+}
+
+TEST(PcapStream, PcapngInterfacesKeepTheirOwnLinkTypeAndClock) {
+    const fs::path dir = test::tempDir();
+    writeBytes(dir / "two.pcapng", makeTwoInterfacePcapng());
+    auto in = open("pcap;file=" + (dir / "two.pcapng").string());
+    EXPECT_EQ(in->linkType(), LinkType::Ethernet);
+    std::vector<std::pair<LinkType, std::size_t>> blocks;
+    std::vector<TimeNs> ts;
+    for (;;) {
+        PacketBlock block;
+        if (in->read(block) == InputPlugin::Status::End) break;
+        blocks.emplace_back(block.link, block.count);
+        for (std::size_t i = 0; i < block.count; ++i) ts.push_back(block.packets[i].ts);
+    }
+    using P = std::pair<LinkType, std::size_t>;
+    EXPECT_EQ(blocks, (std::vector<P>{P{LinkType::Ethernet, 3}, P{LinkType::Raw, 2},
+                                      P{LinkType::Ethernet, 3}}))
+        << "a block ends where the link type changes";
+    ASSERT_EQ(ts.size(), 8U);
+    EXPECT_EQ(ts[0], 1'700'000'100'500'000'000ULL) << "2^-20 units plus the 100 s offset";
+    EXPECT_EQ(ts[3], 1'700'000'000'123'000'000ULL) << "milliseconds";
+    EXPECT_EQ(ts[7], 1'700'000'101'000'000'000ULL);
+    // The filter is compiled per link type: "udp" matches on both interfaces.
+    auto filtered = open("pcap;file=" + (dir / "two.pcapng").string() + ";filter=udp");
+    std::size_t n = 0;
+    for (PacketBlock block; filtered->read(block) == InputPlugin::Status::Ok; block.clear())
+        n += block.count;
+    EXPECT_EQ(n, 8U);
+    // And the same through gzip, and the packets are there when the pipe stalls.
+    ASSERT_EQ(test::runShell("gzip -k '" + (dir / "two.pcapng").string() + "'").exitCode, 0);
+    auto gz = open("pcap;file=" + (dir / "two.pcapng.gz").string());
+    n = 0;
+    for (PacketBlock block; gz->read(block) == InputPlugin::Status::Ok; block.clear())
+        n += block.count;
+    EXPECT_EQ(n, 8U);
+}
+
+TEST(PcapStream, FilterWorksOnRawIpCaptures) {
+    // LINKTYPE_RAW (101) in the file is DLT_RAW (12) for libpcap's filter compiler.
+    Bytes b;
+    put32(b, 0xa1b2c3d4);
+    b.insert(b.end(), {2, 0, 4, 0});
+    put32(b, 0);
+    put32(b, 0);
+    put32(b, 65535);
+    put32(b, 101);
+    const Bytes eth = test::ethIpv4Udp("10.0.0.1", 1000, "10.0.0.2", 53, 10);
+    const Bytes tcp = test::ethIpv4Tcp("10.0.0.1", 1000, "10.0.0.2", 80, 0x02);
+    for (const Bytes* f : {&eth, &tcp, &eth}) {
+        put32(b, 1'700'000'000);
+        put32(b, 0);
+        put32(b, static_cast<std::uint32_t>(f->size() - 14));
+        put32(b, static_cast<std::uint32_t>(f->size() - 14));
+        b.insert(b.end(), f->begin() + 14, f->end());
+    }
+    const fs::path path = test::tempDir() / "raw.pcap";
+    writeBytes(path, b);
+    auto in = open("pcap;file=" + path.string() + ";filter=udp port 53");
+    PacketBlock block;
+    ASSERT_EQ(in->read(block), InputPlugin::Status::Ok);
+    EXPECT_EQ(block.link, LinkType::Raw);
+    EXPECT_EQ(block.count, 2U);
+}
+
+TEST(PcapStream, JumboFramesStayValidWhileTheCoreHoldsTheirBlocks) {
+    const fs::path path = test::tempDir() / "jumbo.pcap";
+    writeBytes(path, makePcap(6000, 9000));
+    auto in = open("pcap;file=" + path.string());
+    EXPECT_EQ(readRecycled(*in, 9000), 6000U);
+}
+
+}  // namespace
+}  // namespace rowprobe::input
