@@ -221,6 +221,14 @@ Pipeline::Pipeline(const Config& config) : m_config(config), m_board(queueCount(
         m_process.push_back(reg.createAs<ProcessPlugin>(PluginKind::Process, p, "-p"));
     }
     m_output = reg.createAs<OutputPlugin>(PluginKind::Output, config.output, "-o");
+    {
+        // The interface each queue captures on, for outputs that export ingressInterface.
+        std::vector<std::uint32_t> interfaces(queues, 0);
+        for (const auto& s : m_sources) {
+            for (const std::size_t q : s->queues) interfaces[q] = s->input->interfaceIndex();
+        }
+        m_output->setInputInterfaces(interfaces);
+    }
     for (const unsigned cpu : config.cpus) {
         if (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed)) {
             throw ConfigError({.component = "command line",

@@ -179,6 +179,7 @@ public:
     void stop() noexcept override;
     InputStats stats() const override;
     bool live() const noexcept override { return true; }
+    std::uint32_t interfaceIndex() const noexcept override { return m_ifindex; }
 
 private:
     tpacket_block_desc* blockAt(std::uint32_t index) const noexcept {
@@ -204,6 +205,7 @@ private:
     int m_timeoutMs = 100;
     LinkType m_link = LinkType::Ethernet;
     bool m_skipOutgoing = false;
+    std::uint32_t m_ifindex = 0;
 
     // Cursor inside the ring (input thread only).
     std::uint32_t m_blockIndex = 0;
@@ -248,6 +250,7 @@ RawInput::RawInput(const Options& options)
     if (ifindex == 0) {
         options.fail("ifc", "no network interface '" + m_ifc + "'", interfaceNames());
     }
+    m_ifindex = ifindex;
 
     // Protocol 0: nothing is queued until bind(), after the ring exists.
     m_socket.reset(::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cstring>
 #include <ctime>
 #include <stdexcept>
@@ -67,6 +68,13 @@ IpfixElement timeElement(IpfixElement e, TimePrecision p) {
     e.id = static_cast<std::uint16_t>(150 + 2 * static_cast<unsigned>(p) + end);
     e.length = p == TimePrecision::Seconds ? 4 : 8;
     return e;
+}
+
+constexpr IpfixElement kIngressInterface{kPenIana, 10, 4};
+
+bool hasInterfaces(const EncoderConfig& config) {
+    return std::any_of(config.interfaceByQueue.begin(), config.interfaceByQueue.end(),
+                       [](std::uint32_t i) { return i != 0; });
 }
 
 IpfixTemplate compile(std::span<const FieldId> ids, std::uint8_t ipVersion,
@@ -138,6 +146,18 @@ IpfixTemplate compile(std::span<const FieldId> ids, std::uint8_t ipVersion,
         t.fields.push_back(&f);
         t.elements.push_back(e);
         t.recordLength += e.length;
+        if (id == FieldId::DirBitField && hasInterfaces(config)) {
+            // ingressInterface (IE 10) right after flowDirection, from the queue's input.
+            IpfixTemplate::Step s;
+            s.op = Op::Interface;
+            s.length = 4;
+            s.offset = static_cast<std::uint16_t>(offsetof(FlowRecord, queue));
+            t.steps.push_back(s);
+            t.fields.push_back(&fieldSpec(FieldId::Queue));
+            t.elements.push_back(kIngressInterface);
+            t.recordLength += 4;
+            t.interfaces = config.interfaceByQueue;
+        }
     }
     // Template record: id, field count, then per field (id | enterprise bit, length[, PEN]).
     t.record.resize(4);
@@ -158,6 +178,7 @@ IpfixTemplate compile(std::span<const FieldId> ids, std::uint8_t ipVersion,
 
 std::size_t IpfixEncoder::minMessageSize(std::span<const FieldId> fields) {
     EncoderConfig config;
+    config.interfaceByQueue = {1};  // the largest variant: with ingressInterface
     std::size_t largest = 0;
     for (std::uint8_t v : {std::uint8_t{4}, std::uint8_t{6}}) {
         const IpfixTemplate t = compile(fields, v, kFirstTemplateId, config);
@@ -248,6 +269,9 @@ void IpfixEncoder::encode(const IpfixTemplate& t, const FlowRecord& r,
                 break;
             case Op::TimeNsNtp:
                 put64(out, ntpNanoseconds(load<std::uint64_t>(src)));
+                break;
+            case Op::Interface:
+                put32(out, *src < t.interfaces.size() ? t.interfaces[*src] : 0);
                 break;
         }
         out += s.length;

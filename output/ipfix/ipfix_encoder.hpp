@@ -74,6 +74,11 @@ struct EncoderConfig {
     std::uint64_t templateRefreshMessages = 0;  ///< ... or after this many data messages; 0 = never
     std::uint32_t (*exportTime)() = nullptr;    ///< unix seconds for the header; null = time()
     std::uint64_t (*monotonicNs)() = nullptr;   ///< for the refresh timer; null = CLOCK_MONOTONIC
+    /// ingressInterface (IE 10) per FlowRecord::queue. When any entry is non-zero, every
+    /// template carries ingressInterface right after flowDirection, and a record of a queue
+    /// beyond the table exports 0. Empty or all zero: the element is left out (0 is not a
+    /// valid interface index).
+    std::vector<std::uint32_t> interfaceByQueue;
 };
 
 /// One template (a field list for one IP version) compiled for encoding.
@@ -93,6 +98,7 @@ struct IpfixTemplate {
         TimeMs,     ///< dateTimeMilliseconds u64
         TimeUsNtp,  ///< dateTimeMicroseconds NTP64
         TimeNsNtp,  ///< dateTimeNanoseconds NTP64
+        Interface,  ///< ingressInterface: u32 BE from the per-queue table, FlowRecord::queue
     };
     struct Step {
         Op op = Op::Int1;
@@ -106,10 +112,11 @@ struct IpfixTemplate {
     std::uint8_t ipVersion = 4;
     std::vector<Step> steps;
     std::vector<const FieldSpec*> fields;
-    std::vector<IpfixElement> elements;    ///< as announced in the template record
-    std::size_t recordLength = 0;          ///< data record bytes (all fields fixed length)
-    std::vector<std::uint8_t> record;      ///< the template record (id, count, field specifiers)
-    std::vector<std::uint64_t> constants;  ///< BE-encoded constants (left-aligned bytes)
+    std::vector<IpfixElement> elements;     ///< as announced in the template record
+    std::size_t recordLength = 0;           ///< data record bytes (all fields fixed length)
+    std::vector<std::uint8_t> record;       ///< the template record (id, count, field specifiers)
+    std::vector<std::uint64_t> constants;   ///< BE-encoded constants (left-aligned bytes)
+    std::vector<std::uint32_t> interfaces;  ///< ingressInterface by queue (Op::Interface)
 };
 
 class IpfixEncoder {
@@ -119,7 +126,8 @@ public:
     /// if `maxMessageSize` is below `minMessageSize(fields)` or above 65535.
     IpfixEncoder(const EncoderConfig& config, std::span<const FieldId> fields, MessageSink& sink);
 
-    /// Smallest message size that holds one data record and one template of `fields`.
+    /// Smallest message size that holds one data record and one template of `fields` (with
+    /// ingressInterface, the largest variant).
     static std::size_t minMessageSize(std::span<const FieldId> fields);
 
     /// Encodes one record into its template's set; sends a message when the set is full.

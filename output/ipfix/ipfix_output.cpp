@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <string>
 
 #include "rowprobe/errors.hpp"
@@ -55,9 +56,9 @@ constexpr OptionSpec kOptions[] = {
      .shortName = "d",
      .type = OptionType::Int,
      .defaultValue = "0",
-     .help = "value exported as ingressInterface (IE 10)",
+     .help = "value exported as flowDirection (IE 61): 0 ingress, 1 egress",
      .min = 0,
-     .max = 4294967295.0},
+     .max = 255},
     {.name = "template",
      .shortName = "t",
      .type = OptionType::Duration,
@@ -157,6 +158,7 @@ IpfixOutput::IpfixOutput(const Options& o) {
         config.templateRefreshNs = o.getDurationNs("template");
         config.templateRefreshMessages = static_cast<std::uint64_t>(o.getInt("template-packets"));
     }
+    m_config = config;
 
     if (toFile) {
         m_transport = std::make_unique<FileTransport>(o.getString("file"));
@@ -200,6 +202,13 @@ IpfixOutput::~IpfixOutput() {
     } catch (const std::exception&) {
         // A destructor cannot report; finish() is called explicitly by the pipeline.
     }
+}
+
+void IpfixOutput::setInputInterfaces(std::span<const std::uint32_t> byQueue) {
+    if (std::none_of(byQueue.begin(), byQueue.end(), [](std::uint32_t i) { return i != 0; }))
+        return;
+    m_config.interfaceByQueue.assign(byQueue.begin(), byQueue.end());
+    m_encoder = std::make_unique<IpfixEncoder>(m_config, ipfixBasicFields(), *m_transport);
 }
 
 void IpfixOutput::write(std::span<const FlowRecord> records) { m_encoder->add(records); }

@@ -24,6 +24,9 @@ public:
     void flush() override;
     void finish() override;
     OutputStats stats() const override;
+    /// Rebuilds the encoder with ingressInterface in its templates when an input knows its
+    /// interface (before the first record; nothing has been sent yet).
+    void setInputInterfaces(std::span<const std::uint32_t> byQueue) override;
 
     const IpfixEncoder& encoder() const { return *m_encoder; }
     IpfixTransport& transport() { return *m_transport; }
@@ -31,6 +34,7 @@ public:
 private:
     std::unique_ptr<IpfixTransport> m_transport;
     std::unique_ptr<IpfixEncoder> m_encoder;
+    EncoderConfig m_config;
     bool m_finished = false;
 };
 

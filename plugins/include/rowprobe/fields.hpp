@@ -144,7 +144,7 @@ struct FieldSpec {
 /// `I` options). Standard layout so fields can address it by offset.
 struct ExportConstants {
     std::uint64_t linkBitField = 1;  ///< UniRec LINK_BIT_FIELD (ipfixprobe `I`)
-    std::uint32_t dirBitField = 0;   ///< IPFIX ingressInterface / UniRec DIR_BIT_FIELD (`d`)
+    std::uint32_t dirBitField = 0;   ///< IPFIX flowDirection (IE 61) / UniRec DIR_BIT_FIELD (`d`)
     std::uint32_t odid = 1;          ///< UniRec ODID (`o` + `I`)
 };
 
@@ -199,7 +199,10 @@ class Options;
 std::vector<const FieldSpec*> parseRecordFieldList(const Options& options, std::string_view option);
 
 /// ipfixprobe's IPFIX basic template (wire-formats.md §4.3), in template order: 18 elements,
-/// 81-byte records for IPv4 and 105 for IPv6.
+/// 78-byte records for IPv4 and 102 for IPv6. Unlike ipfixprobe, the `dir` constant goes out as
+/// flowDirection (IE 61, 1 byte) where ipfixprobe puts it in ingressInterface (IE 10), an
+/// interface index for which 0 is invalid (the ipfix output adds a real ingressInterface when
+/// the input knows its interface).
 std::span<const FieldId> ipfixBasicFields() noexcept;
 
 /// ipfixprobe's UniRec basic template (wire-formats.md §1.6), in ipfixprobe's name-list order;

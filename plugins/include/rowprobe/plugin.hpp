@@ -55,6 +55,9 @@ public:
     /// after construction. The core may then call `read` (and `stats`) from the queue's worker
     /// thread instead of giving the input a thread of its own.
     virtual bool neverBlocks() const noexcept { return false; }
+    /// The system's index of the network interface this input captures on (if_nametoindex),
+    /// or 0 when it has none (a file, a generator). Fixed after construction.
+    virtual std::uint32_t interfaceIndex() const noexcept { return 0; }
 };
 
 /// The ring that carries finished records from a worker to the export thread.
@@ -119,6 +122,10 @@ public:
     virtual void finish() { flush(); }
     /// Thread-safe counters (records written, dropped).
     virtual OutputStats stats() const { return {}; }
+    /// Called once after construction, before the first write: `byQueue[q]` is the interface
+    /// index of the input feeding queue q (FlowRecord::queue), 0 where unknown. Outputs that
+    /// export an ingress interface (ipfix) use it; the default ignores it.
+    virtual void setInputInterfaces(std::span<const std::uint32_t> byQueue) { (void)byQueue; }
 };
 
 }  // namespace rowprobe

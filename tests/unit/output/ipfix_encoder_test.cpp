@@ -115,14 +115,15 @@ TEST(IpfixEncoder, BasicTemplatesAreIpfixprobesWithIds258And259) {
     const auto& t6 = enc.templateFor(6);
     EXPECT_EQ(t4.id, 258);
     EXPECT_EQ(t6.id, 259);
-    EXPECT_EQ(t4.recordLength, 81U);
-    EXPECT_EQ(t6.recordLength, 105U);
+    EXPECT_EQ(t4.recordLength, 78U);
+    EXPECT_EQ(t6.recordLength, 102U);
     EXPECT_EQ(t4.record.size(), 88U);  // 4 + 18 * 4 + 3 PENs * 4
-    // wire-formats.md §4.3, in order: (PEN, id, length)
+    // wire-formats.md §4.3, in order: (PEN, id, length), except that the `dir` constant is
+    // flowDirection (61, 1 byte) where ipfixprobe sends ingressInterface (10, 4 bytes).
     const std::vector<dec::Element> expect4 = {
         {136, 1, 0}, {1, 8, 0},  {1, 8, 29305}, {2, 8, 0},  {2, 8, 29305}, {154, 8, 0},
         {155, 8, 0}, {60, 1, 0}, {4, 1, 0},     {6, 1, 0},  {6, 1, 29305}, {7, 2, 0},
-        {11, 2, 0},  {10, 4, 0}, {8, 4, 0},     {12, 4, 0}, {56, 6, 0},    {80, 6, 0}};
+        {11, 2, 0},  {61, 1, 0}, {8, 4, 0},     {12, 4, 0}, {56, 6, 0},    {80, 6, 0}};
     enc.flush();  // templates are owed before the first data: sent even without data
     const auto msgs = sink.decoded();
     ASSERT_EQ(msgs.size(), 1U);
@@ -155,15 +156,15 @@ TEST(IpfixEncoder, TemplateRecordBytesCarryEnterpriseBitAndReversePen) {
 TEST(IpfixEncoder, GoldenIpv4BasicRecord) {
     CapturingSink sink;
     IpfixEncoder enc(testConfig(), ipfixBasicFields(), sink);
-    std::vector<std::uint8_t> out(81);
-    ASSERT_EQ(enc.encodeRecord(sampleV4(), out.data()), 81U);
+    std::vector<std::uint8_t> out(78);
+    ASSERT_EQ(enc.encodeRecord(sampleV4(), out.data()), 78U);
     const auto expected =
         hex("02"                                   // flowEndReason: active timeout
             "00000000000003e8 00000000000007d0"    // octets, reverse octets
             "000000000000000a 0000000000000014"    // packets, reverse packets
             "e8fe6f80 80000800 e8fe6f81 40000800"  // start .5 s, end 1.25 s later (NTP64, +2^-21 s)
             "04 06 1b 12"                          // ipVersion, protocol, flags, reverse flags
-            "3039 01bb 00000000"                   // ports 12345 -> 443, ingressInterface 0
+            "3039 01bb 00"                         // ports 12345 -> 443, flowDirection 0
             "c0000201 c6336407"                    // 192.0.2.1 -> 198.51.100.7
             "001122334455 66778899aabb");          // MACs
     EXPECT_EQ(out, expected);
@@ -172,32 +173,62 @@ TEST(IpfixEncoder, GoldenIpv4BasicRecord) {
 TEST(IpfixEncoder, GoldenIpv6BasicRecord) {
     CapturingSink sink;
     IpfixEncoder enc(testConfig(), ipfixBasicFields(), sink);
-    std::vector<std::uint8_t> out(105);
-    ASSERT_EQ(enc.encodeRecord(sampleV6(), out.data()), 105U);
+    std::vector<std::uint8_t> out(102);
+    ASSERT_EQ(enc.encodeRecord(sampleV6(), out.data()), 102U);
     const auto expected =
         hex("03"
             "00000000000003e8 00000000000007d0"
             "000000000000000a 0000000000000014"
             "e8fe6f80 80000800 e8fe6f81 40000800"
             "06 06 1b 12"
-            "3039 01bb 00000000"
+            "3039 01bb 00"
             "20010db8000000000000000000000001"
             "20010db8000000010000000000000002"
             "001122334455 66778899aabb");
     EXPECT_EQ(out, expected);
 }
 
-TEST(IpfixEncoder, DirOptionIsExportedAsIngressInterface) {
+// Issue 13 item 7: `dir` is a direction, not an interface index (for which 0 is invalid and
+// collectors such as Akvorado reject the record).
+TEST(IpfixEncoder, DirOptionIsExportedAsFlowDirectionNotIngressInterface) {
     CapturingSink sink;
     EncoderConfig c = testConfig();
-    c.constants.dirBitField = 0x01020304;
+    c.constants.dirBitField = 1;
     IpfixEncoder enc(c, ipfixBasicFields(), sink);
     enc.add(sampleV4());
     enc.flush();
     const auto msgs = sink.decoded();
     ASSERT_EQ(msgs.size(), 2U);
     ASSERT_EQ(msgs[1].records.size(), 1U);
-    EXPECT_EQ(msgs[1].records[0].number(0, 10), 0x01020304U);
+    EXPECT_EQ(msgs[1].records[0].number(0, 61), 1U);
+    EXPECT_EQ(msgs[1].records[0].find(0, 10), nullptr) << "no ingressInterface without one";
+}
+
+TEST(IpfixEncoder, IngressInterfaceComesFromTheQueuesInput) {
+    CapturingSink sink;
+    EncoderConfig c = testConfig();
+    c.interfaceByQueue = {3, 0, 7};
+    IpfixEncoder enc(c, ipfixBasicFields(), sink);
+    EXPECT_EQ(enc.templateFor(4).recordLength, 82U);
+    EXPECT_EQ(enc.templateFor(6).recordLength, 106U);
+    for (const int q : {0, 1, 2, 9}) {
+        FlowRecord r = sampleV4();
+        r.queue = static_cast<std::uint8_t>(q);
+        enc.add(r);
+    }
+    enc.flush();
+    const auto msgs = sink.decoded();
+    ASSERT_EQ(msgs.size(), 2U);
+    const auto& t = msgs[0].templates.at(0).elements;
+    ASSERT_GE(t.size(), 15U);
+    EXPECT_EQ(t[13], (dec::Element{61, 1, 0}));
+    EXPECT_EQ(t[14], (dec::Element{10, 4, 0}));
+    ASSERT_EQ(msgs[1].records.size(), 4U);
+    EXPECT_EQ(msgs[1].records[0].number(0, 10), 3U);
+    EXPECT_EQ(msgs[1].records[1].number(0, 10), 0U);  // that queue's input has no interface
+    EXPECT_EQ(msgs[1].records[2].number(0, 10), 7U);
+    EXPECT_EQ(msgs[1].records[3].number(0, 10), 0U);  // beyond the table
+    EXPECT_EQ(IpfixEncoder::minMessageSize(ipfixBasicFields()), 16U + 4U + 106U);
 }
 
 TEST(IpfixEncoder, TimestampPrecisionsUseTheirIanaElements) {
@@ -267,8 +298,8 @@ TEST(IpfixEncoder, MessagesAreFullAtMtuAndSequenceCountsRecords) {
     for (int i = 0; i < 100; ++i) enc.add(sampleV4());
     enc.flush();
     const auto msgs = sink.decoded();
-    // 1 template message, then 5 full messages of 17 records (16+4+17*81 = 1397 <= 1458) and one
-    // of 15.
+    // 1 template message, then 5 full messages of 18 records (16+4+18*78 = 1424 <= 1458) and one
+    // of 10.
     ASSERT_EQ(msgs.size(), 7U);
     EXPECT_TRUE(sink.isTemplate[0]);
     EXPECT_EQ(msgs[0].sequence, 0U);
@@ -282,12 +313,12 @@ TEST(IpfixEncoder, MessagesAreFullAtMtuAndSequenceCountsRecords) {
         EXPECT_EQ(msgs[i].sequence, expectedSeq) << "message " << i;
         ASSERT_EQ(msgs[i].sets.size(), 1U);
         EXPECT_EQ(msgs[i].sets[0].id, 258);
-        EXPECT_EQ(msgs[i].sets[0].length, 4 + 81 * msgs[i].records.size());
+        EXPECT_EQ(msgs[i].sets[0].length, 4 + 78 * msgs[i].records.size());
         EXPECT_EQ(sink.records[i], msgs[i].records.size());
         expectedSeq += static_cast<std::uint32_t>(msgs[i].records.size());
     }
-    EXPECT_EQ(msgs[1].records.size(), 17U);
-    EXPECT_EQ(msgs[6].records.size(), 15U);
+    EXPECT_EQ(msgs[1].records.size(), 18U);
+    EXPECT_EQ(msgs[6].records.size(), 10U);
     EXPECT_EQ(expectedSeq, 100U);
     EXPECT_EQ(enc.sequence(), 100U);
 }
@@ -303,10 +334,10 @@ TEST(IpfixEncoder, FlushPacksIpv4AndIpv6SetsIntoOneMessage) {
     ASSERT_EQ(msgs.size(), 2U);
     ASSERT_EQ(msgs[1].sets.size(), 2U);
     EXPECT_EQ(msgs[1].sets[0].id, 258);
-    EXPECT_EQ(msgs[1].sets[0].length, 4 + 2 * 81);
+    EXPECT_EQ(msgs[1].sets[0].length, 4 + 2 * 78);
     EXPECT_EQ(msgs[1].sets[1].id, 259);
-    EXPECT_EQ(msgs[1].sets[1].length, 4 + 105);
-    EXPECT_EQ(msgs[1].length, 16 + 4 + 2 * 81 + 4 + 105);
+    EXPECT_EQ(msgs[1].sets[1].length, 4 + 102);
+    EXPECT_EQ(msgs[1].length, 16 + 4 + 2 * 78 + 4 + 102);
     EXPECT_EQ(sink.records[1], 3U);
 }
 
@@ -419,10 +450,11 @@ TEST(IpfixEncoder, RejectedMessagesDoNotAdvanceTheSequence) {
 TEST(IpfixEncoder, MessageSizeBoundsAreEnforced) {
     CapturingSink sink;
     EncoderConfig c = testConfig();
-    EXPECT_EQ(IpfixEncoder::minMessageSize(ipfixBasicFields()), 16U + 4U + 105U);
-    c.maxMessageSize = 124;
+    // The largest variant: an IPv6 record with ingressInterface.
+    EXPECT_EQ(IpfixEncoder::minMessageSize(ipfixBasicFields()), 16U + 4U + 106U);
+    c.maxMessageSize = 125;
     EXPECT_THROW(IpfixEncoder(c, ipfixBasicFields(), sink), std::invalid_argument);
-    c.maxMessageSize = 125;  // exactly one IPv6 record per message
+    c.maxMessageSize = 126;  // one IPv6 record per message
     IpfixEncoder enc(c, ipfixBasicFields(), sink);
     enc.add(sampleV6());
     enc.add(sampleV6());
@@ -432,7 +464,7 @@ TEST(IpfixEncoder, MessageSizeBoundsAreEnforced) {
     std::size_t templateMessages = 0;
     std::size_t records = 0;
     for (std::size_t i = 0; i < msgs.size(); ++i) {
-        EXPECT_LE(sink.messages[i].size(), 125U);
+        EXPECT_LE(sink.messages[i].size(), 126U);
         templateMessages += sink.isTemplate[i] ? 1 : 0;
         records += msgs[i].records.size();
     }

@@ -168,7 +168,7 @@ TEST(IpfixOutput, MessageSizeErrorNamesTheMinimum) {
         FAIL() << "no error";
     } catch (const ConfigError& e) {
         EXPECT_EQ(e.details().option, "mtu");
-        EXPECT_NE(e.details().problem.find("125"), std::string::npos) << e.details().problem;
+        EXPECT_NE(e.details().problem.find("126"), std::string::npos) << e.details().problem;
     }
 }
 
