@@ -36,6 +36,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <vector>
@@ -193,6 +194,77 @@ private:
     std::uint64_t m_messages = 0;
     std::uint64_t m_templateMessages = 0;
 };
+
+// ---- Variable-length values and basicLists (RFC 7011 §7, RFC 6313 §4.5.1) ---------------------
+//
+// variable-length value   [len u8][bytes]                  when len < 255
+//                         [FF][len u16 BE][bytes]          otherwise
+// basicList (IE 291)      [FF][len u16 BE]                 always the 3-byte form, as ipfixprobe
+//                         [semantic u8 = 3 allOf][id u16 | 0x8000][element length u16][PEN u32]
+//                         [n values, each `element length` bytes, BE]
+// (the 9-byte list header has the PEN only when the enterprise bit is set; an IANA element
+// inside a list gets a 5-byte header.)
+
+inline constexpr std::uint16_t kIpfixBasicList = 291;
+inline constexpr std::uint8_t kListSemanticAllOf = 3;
+
+/// Bytes of a variable-length value of `n` bytes, prefix included.
+constexpr std::size_t ipfixVarLenSize(std::size_t n) noexcept { return n + (n < 255 ? 1 : 3); }
+
+/// Writes `value` as a variable-length field (short prefix when possible); returns the bytes
+/// written (ipfixVarLenSize). `value` must be at most 65535 bytes.
+inline std::size_t putIpfixVarLen(std::uint8_t* out, std::span<const std::uint8_t> value) noexcept {
+    std::size_t at = 0;
+    if (value.size() < 255) {
+        out[at++] = static_cast<std::uint8_t>(value.size());
+    } else {
+        out[at++] = 0xFF;
+        out[at++] = static_cast<std::uint8_t>(value.size() >> 8);
+        out[at++] = static_cast<std::uint8_t>(value.size());
+    }
+    if (!value.empty()) std::memcpy(out + at, value.data(), value.size());
+    return at + value.size();
+}
+
+/// Bytes of a basicList of `count` elements of `element.length` bytes, prefix included.
+constexpr std::size_t ipfixBasicListSize(const IpfixElement& element, std::size_t count) noexcept {
+    return 3 + 5 + (element.enterprise() ? 4 : 0) + count * element.length;
+}
+
+/// Writes a basicList of `count` host-order values of `sourceWidth` bytes each (1, 2, 4, 8),
+/// read from `values` (unaligned), each encoded BE in `element.length` bytes (reduced-size
+/// encoding truncates to the low bytes). Returns the bytes written (ipfixBasicListSize).
+inline std::size_t putIpfixBasicList(std::uint8_t* out, const IpfixElement& element,
+                                     const void* values, std::size_t count,
+                                     std::size_t sourceWidth) noexcept {
+    const std::size_t total = ipfixBasicListSize(element, count);
+    const std::size_t content = total - 3;
+    out[0] = 0xFF;
+    out[1] = static_cast<std::uint8_t>(content >> 8);
+    out[2] = static_cast<std::uint8_t>(content);
+    out[3] = kListSemanticAllOf;
+    const auto id = static_cast<std::uint16_t>(element.id | (element.enterprise() ? 0x8000U : 0U));
+    out[4] = static_cast<std::uint8_t>(id >> 8);
+    out[5] = static_cast<std::uint8_t>(id);
+    out[6] = static_cast<std::uint8_t>(element.length >> 8);
+    out[7] = static_cast<std::uint8_t>(element.length);
+    std::size_t at = 8;
+    if (element.enterprise()) {
+        for (int shift = 24; shift >= 0; shift -= 8)
+            out[at++] = static_cast<std::uint8_t>(element.pen >> shift);
+    }
+    const auto* src = static_cast<const std::uint8_t*>(values);
+    for (std::size_t i = 0; i < count; ++i, src += sourceWidth) {
+        std::uint64_t v = 0;
+        std::memcpy(&v, src, sourceWidth);  // little-endian host: the low bytes first
+        for (std::size_t b = element.length; b-- > 0;) {
+            out[at + b] = static_cast<std::uint8_t>(v);
+            v >>= 8;
+        }
+        at += element.length;
+    }
+    return total;
+}
 
 // The NTP fraction counts 2^-32 s, so a microsecond or nanosecond is rarely a whole number of
 // units. Decoders convert back in different ways: truncating (libfixbuf, nfdump), rounding,

@@ -231,6 +231,60 @@ TEST(IpfixEncoder, IngressInterfaceComesFromTheQueuesInput) {
     EXPECT_EQ(IpfixEncoder::minMessageSize(ipfixBasicFields()), 16U + 4U + 106U);
 }
 
+// RFC 7011 §7: a length below 255 in one byte, else 0xFF and a u16.
+TEST(IpfixEncoder, VariableLengthPrefixIsShortBelow255) {
+    for (std::size_t n : {0U, 1U, 16U, 254U, 255U, 256U, 1000U, 65535U}) {
+        std::vector<std::uint8_t> value(n);
+        for (std::size_t i = 0; i < n; ++i) value[i] = static_cast<std::uint8_t>(i * 7);
+        std::vector<std::uint8_t> out(n + 3, 0xEE);
+        const std::size_t w = putIpfixVarLen(out.data(), value);
+        ASSERT_EQ(w, ipfixVarLenSize(n)) << n;
+        if (n < 255) {
+            ASSERT_EQ(w, n + 1);
+            EXPECT_EQ(out[0], n);
+        } else {
+            ASSERT_EQ(w, n + 3);
+            EXPECT_EQ(out[0], 0xFF);
+            EXPECT_EQ(std::size_t{out[1]} << 8 | out[2], n);
+        }
+        EXPECT_TRUE(std::equal(value.begin(), value.end(), out.begin() + (w - n))) << n;
+    }
+}
+
+// process-plugins.md part B §2: ipfixprobe's basicList, byte for byte: FF, u16 length = 9 + n x
+// elemLen, semantic 3 (allOf), id | 0x8000, element length, PEN 8057, then BE values.
+TEST(IpfixEncoder, BasicListIsIpfixprobesLayout) {
+    const std::uint16_t lengths[] = {60, 1500, 0};
+    std::vector<std::uint8_t> out(64, 0xEE);
+    const IpfixElement ppiLengths{kPenCesnet, 1013, 2};
+    const std::size_t w = putIpfixBasicList(out.data(), ppiLengths, lengths, 3, 2);
+    ASSERT_EQ(w, ipfixBasicListSize(ppiLengths, 3));
+    out.resize(w);
+    EXPECT_EQ(out, hex("ff 000f 03 83f5 0002 00001f79 003c 05dc 0000"));
+
+    // Empty list: 12 bytes.
+    std::vector<std::uint8_t> empty(12);
+    EXPECT_EQ(putIpfixBasicList(empty.data(), ppiLengths, lengths, 0, 2), 12U);
+    EXPECT_EQ(empty, hex("ff 0009 03 83f5 0002 00001f79"));
+
+    // Times: u64 milliseconds; directions: int8 (-1 is 0xff); u32 from a u32 source.
+    const std::uint64_t ms[] = {1700000000500ULL};
+    std::vector<std::uint8_t> t(20);
+    EXPECT_EQ(putIpfixBasicList(t.data(), {kPenCesnet, 1014, 8}, ms, 1, 8), 20U);
+    EXPECT_EQ(t, hex("ff 0011 03 83f6 0008 00001f79 0000018bcfe569f4"));
+    const std::int8_t dirs[] = {1, -1};
+    std::vector<std::uint8_t> d(14);
+    EXPECT_EQ(putIpfixBasicList(d.data(), {kPenCesnet, 1016, 1}, dirs, 2, 1), 14U);
+    EXPECT_EQ(d, hex("ff 000b 03 83f8 0001 00001f79 01 ff"));
+
+    // The test decoder (independent) reads it back.
+    const auto list = dec::BasicList::parse({out.begin() + 3, out.end()});
+    ASSERT_TRUE(list.has_value());
+    EXPECT_EQ(list->semantic, 3);
+    EXPECT_EQ(list->element, (dec::Element{1013, 2, 8057}));
+    EXPECT_EQ(list->values, (std::vector<std::uint64_t>{60, 1500, 0}));
+}
+
 TEST(IpfixEncoder, TimestampPrecisionsUseTheirIanaElements) {
     FlowRecord r = sampleV4();
     r.timeFirst = 1700000000ULL * kNsPerSec + 1'289'368;   // .001289368
