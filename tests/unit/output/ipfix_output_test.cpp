@@ -117,6 +117,33 @@ void expectSession(const std::vector<dec::Message>& msgs) {
     EXPECT_EQ(templateMessages, 1U) << "templates once per TCP connection";
 }
 
+// Issue 13 item 7, through the plugin: `dir` in flowDirection; ingressInterface only once the
+// pipeline says which interface each queue captures on, per record by its queue.
+TEST(IpfixOutput, IngressInterfaceFromThePipelineAndDirAsFlowDirection) {
+    for (const bool live : {false, true}) {
+        const auto path = rowprobe::test::tempDir() / "ifindex.ipfix";
+        auto out = makeOutput("ipfix;file=" + path.string() + ";dir=1");
+        const std::uint32_t byQueue[] = {4, 9};
+        if (live) out->setInputInterfaces(byQueue);
+        std::vector<FlowRecord> records = {numbered(1), numbered(2)};
+        records[1].queue = 1;
+        out->write(records);
+        out->finish();
+        std::ifstream in(path, std::ios::binary);
+        const auto msgs = decodeAll({std::istreambuf_iterator<char>(in), {}});
+        ASSERT_EQ(countRecords(msgs), 2U);
+        const auto& recs = msgs.back().records;
+        EXPECT_EQ(recs.at(0).number(0, 61), 1U);
+        EXPECT_EQ(recs.at(1).number(0, 61), 1U);
+        if (live) {
+            EXPECT_EQ(recs.at(0).number(0, 10), 4U);
+            EXPECT_EQ(recs.at(1).number(0, 10), 9U);
+        } else {
+            EXPECT_EQ(recs.at(0).find(0, 10), nullptr);
+        }
+    }
+}
+
 TEST(IpfixOutput, FileIsAnIpfixStreamWithTemplatesFirstAndEveryRecord) {
     const auto path = rowprobe::test::tempDir() / "out.ipfix";
     auto out = makeOutput("ipfix;file=" + path.string() + ";id=42");
