@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -524,6 +525,121 @@ TEST(IpfixEncoder, MessageSizeBoundsAreEnforced) {
     }
     EXPECT_EQ(templateMessages, 2U);
     EXPECT_EQ(records, 2U);
+}
+
+// ---- Extensions: one template per (extension set x IP version), variable-length fields -------
+
+EncoderConfig extensionConfig() {
+    using K = IpfixFieldCodec::Kind;
+    EncoderConfig c = testConfig();
+    c.extensions = {
+        {"http",
+         {{K::Bytes, {kPenCesnet, 200, kIpfixVarLen}, {}, 0, false},  // method
+          {K::Scalar, {kPenFlowmon, 12, 2}, {}, 4, false}}},          // status: u32 in 2 bytes
+        {"pstats",
+         {{K::List, {kPenIana, kIpfixBasicList, kIpfixVarLen}, {kPenCesnet, 1013, 2}, 2, false},
+          {K::List, {kPenIana, kIpfixBasicList, kIpfixVarLen}, {kPenCesnet, 1014, 8}, 8, true}}},
+    };
+    return c;
+}
+
+TEST(IpfixEncoder, OneTemplatePerExtensionSetAndIpVersionInOrderOfFirstUse) {
+    CapturingSink sink;
+    IpfixEncoder enc(extensionConfig(), ipfixBasicFields(), sink);
+    const std::string method = "GET";
+    const std::uint32_t status = 200;
+    const std::uint16_t lengths[] = {60, 1500};
+    const std::uint64_t times[] = {1700000000ULL * kNsPerSec + 500'999'999,
+                                   1700000001ULL * kNsPerSec};
+    const FieldValue http[] = {{method.data(), 3}, {&status, 1}};
+    const FieldValue pstats[] = {{lengths, 2}, {times, 2}};
+    const FieldValue both[] = {http[0], http[1], pstats[0], pstats[1]};
+
+    EXPECT_TRUE(enc.add(sampleV4(), 0b10, pstats));  // pstats first: 260/261
+    EXPECT_TRUE(enc.add(sampleV4(), 0b01, http));    // http: 262/263
+    EXPECT_TRUE(enc.add(sampleV6(), 0b01, http));
+    EXPECT_TRUE(enc.add(sampleV4(), 0b11, both));  // both: 264/265
+    enc.add(sampleV4());                           // basic: 258
+    enc.flush();
+    const auto msgs = sink.decoded();
+    ASSERT_GE(msgs.size(), 2U);
+    // One template message with all 8 templates before the data.
+    ASSERT_TRUE(sink.isTemplate[0]);
+    ASSERT_EQ(msgs[0].templates.size(), 8U);
+    for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(msgs[0].templates[i].id, 258 + i);
+    const auto& tPstats = msgs[0].templates[2].elements;
+    ASSERT_EQ(tPstats.size(), 20U);
+    EXPECT_EQ(tPstats[18], (dec::Element{291, 0xFFFF, 0}));
+    const auto& tBoth = msgs[0].templates[6].elements;
+    ASSERT_EQ(tBoth.size(), 22U);
+    EXPECT_EQ(tBoth[18], (dec::Element{200, 0xFFFF, 8057}));
+    EXPECT_EQ(tBoth[19], (dec::Element{12, 2, 39499}));
+    EXPECT_EQ(msgs[0].templates[5].elements[14], (dec::Element{27, 16, 0}));  // http IPv6
+
+    std::map<std::uint16_t, std::vector<dec::DataRecord>> byTemplate;
+    for (std::size_t m = 1; m < msgs.size(); ++m) {
+        for (const auto& r : msgs[m].records) byTemplate[r.templateId].push_back(r);
+    }
+    ASSERT_EQ(byTemplate[258].size(), 1U);
+    ASSERT_EQ(byTemplate[260].size(), 1U);
+    ASSERT_EQ(byTemplate[262].size(), 1U);
+    ASSERT_EQ(byTemplate[263].size(), 1U);
+    ASSERT_EQ(byTemplate[264].size(), 1U);
+    const auto& r = byTemplate[264][0];
+    EXPECT_EQ(*r.find(8057, 200), std::vector<std::uint8_t>({'G', 'E', 'T'}));
+    EXPECT_EQ(r.number(39499, 12), 200U);
+    const auto lists = [&](std::size_t k) {
+        return dec::BasicList::parse(r.values.at(20 + k)).value();
+    };
+    EXPECT_EQ(lists(0).element, (dec::Element{1013, 2, 8057}));
+    EXPECT_EQ(lists(0).semantic, 3);
+    EXPECT_EQ(lists(0).values, (std::vector<std::uint64_t>{60, 1500}));
+    EXPECT_EQ(lists(1).element, (dec::Element{1014, 8, 8057}));
+    EXPECT_EQ(lists(1).values, (std::vector<std::uint64_t>{1700000000500ULL, 1700000001000ULL}));
+    EXPECT_EQ(r.number(0, 1), 1000U) << "basic fields before the extensions";
+    EXPECT_EQ(enc.sequence(), 5U);
+}
+
+TEST(IpfixEncoder, LongStringsUseTheThreeByteLengthAndAbsentValuesAreEmpty) {
+    CapturingSink sink;
+    IpfixEncoder enc(extensionConfig(), ipfixBasicFields(), sink);
+    const std::string longMethod(300, 'M');
+    const std::uint32_t status = 404;
+    const FieldValue http[] = {{longMethod.data(), 300}, {&status, 1}};
+    const FieldValue absent[] = {{}, {}};
+    EXPECT_TRUE(enc.add(sampleV4(), 0b01, http));
+    EXPECT_TRUE(enc.add(sampleV4(), 0b01, absent));
+    enc.flush();
+    const auto msgs = sink.decoded();
+    ASSERT_EQ(msgs.size(), 2U);
+    ASSERT_EQ(msgs[1].records.size(), 2U);
+    EXPECT_EQ(msgs[1].records[0].find(8057, 200)->size(), 300U);
+    EXPECT_EQ(msgs[1].records[1].find(8057, 200)->size(), 0U);
+    EXPECT_EQ(msgs[1].records[1].number(39499, 12), 0U);
+    // 78 basic + 3 + 300 + 2, and 78 + 1 + 0 + 2
+    EXPECT_EQ(msgs[1].sets[0].length, 4 + (78 + 303 + 2) + (78 + 1 + 2));
+}
+
+TEST(IpfixEncoder, ARecordLargerThanAMessageIsDroppedAndCounted) {
+    CapturingSink sink;
+    IpfixEncoder enc(extensionConfig(), ipfixBasicFields(), sink);  // mtu 1458
+    const std::string huge(1400, 'x');
+    const std::uint32_t status = 200;
+    const FieldValue http[] = {{huge.data(), 1400}, {&status, 1}};
+    EXPECT_FALSE(enc.add(sampleV4(), 0b01, http));
+    EXPECT_EQ(enc.oversized(), 1U);
+    const FieldValue ok[] = {{huge.data(), 1300}, {&status, 1}};
+    EXPECT_TRUE(enc.add(sampleV4(), 0b01, ok));
+    EXPECT_TRUE(enc.add(sampleV4(), 0b01, ok));  // does not fit beside the first: a new message
+    enc.flush();
+    const auto msgs = sink.decoded();
+    std::size_t records = 0;
+    for (std::size_t i = 0; i < msgs.size(); ++i) {
+        EXPECT_LE(sink.messages[i].size(), 1458U);
+        records += msgs[i].records.size();
+    }
+    EXPECT_EQ(records, 2U);
+    EXPECT_EQ(enc.sequence(), 2U);
 }
 
 }  // namespace
