@@ -190,7 +190,7 @@ IpfixTemplate compileWithExtensions(std::span<const FieldId> ids, std::uint8_t i
         for (const IpfixFieldCodec& c : config.extensions[i].fields) {
             t.extensionFields.push_back(&c);
             t.elements.push_back(c.element);
-            if (c.kind == IpfixFieldCodec::Kind::Scalar) {
+            if (c.element.length != kIpfixVarLen) {
                 t.recordLength += c.element.length;
             } else {
                 t.variable = true;
@@ -277,7 +277,8 @@ std::size_t IpfixEncoder::extensionSize(const IpfixTemplate& t,
                 n += c.element.length;
                 break;
             case IpfixFieldCodec::Kind::Bytes:
-                n += ipfixVarLenSize(bytesLength(v));
+                n += c.element.length != kIpfixVarLen ? c.element.length
+                                                      : ipfixVarLenSize(bytesLength(v));
                 break;
             case IpfixFieldCodec::Kind::List:
                 n += ipfixBasicListSize(c.inner, listCount(c, v));
@@ -303,6 +304,13 @@ void IpfixEncoder::encodeExtensions(const IpfixTemplate& t, std::span<const Fiel
                 break;
             }
             case IpfixFieldCodec::Kind::Bytes:
+                if (c.element.length != kIpfixVarLen) {
+                    const std::size_t n = std::min<std::size_t>(v.count, c.element.length);
+                    if (n != 0) std::memcpy(out, v.data, n);
+                    std::memset(out + n, 0, c.element.length - n);
+                    out += c.element.length;
+                    break;
+                }
                 out +=
                     putIpfixVarLen(out, {static_cast<const std::uint8_t*>(v.data), bytesLength(v)});
                 break;

@@ -85,7 +85,8 @@ struct FieldValue {
 struct IpfixFieldCodec {
     enum class Kind : std::uint8_t {
         Scalar,  ///< fixed length: element.length bytes BE (reduced-size when shorter)
-        Bytes,   ///< variable length: the bytes (strings without a terminator)
+        Bytes,   ///< the bytes (strings without a terminator): variable length, or exactly
+                 ///< element.length bytes (cut or zero-padded) when the element is fixed
         List,    ///< basicList (0/291, variable length) of `inner` elements
     };
     Kind kind = Kind::Scalar;
