@@ -7,11 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <sstream>
 
+#include "../unit/output/ipfix_test_decoder.hpp"
 #include "interop_support.hpp"
 #include "rowprobe/fields.hpp"
 #include "rowprobe/process.hpp"
@@ -227,6 +230,226 @@ TEST_P(IpfixPluginInterop, IpfixDumpDecodesEveryPluginFieldEqualToJson) {
                         std::back_inserter(missing));
     for (std::size_t i = 0; i < std::min<std::size_t>(missing.size(), 3); ++i)
         ADD_FAILURE() << "json record not decoded identically:\n  " << missing[i];
+    EXPECT_TRUE(missing.empty()) << missing.size() << " records differ";
+}
+
+// ---- tshark -----------------------------------------------------------------------------------
+
+/// The messages of an IPFIX file as UDP datagrams to port 4739 in a pcap (what a capture on the
+/// collector's interface would hold), for tshark.
+void writeUdpPcap(const std::vector<std::uint8_t>& ipfix, const fs::path& pcap) {
+    std::ofstream out(pcap, std::ios::binary);
+    auto put = [&](const void* p, std::size_t n) { out.write(static_cast<const char*>(p), n); };
+    const std::uint32_t global[] = {0xa1b2c3d4, 0x00040002, 0, 0, 65535, 1};
+    put(global, sizeof global);
+    for (std::size_t at = 0; at + 16 <= ipfix.size();) {
+        const std::size_t len = std::size_t{ipfix[at + 2]} << 8 | ipfix[at + 3];
+        if (len < 16 || at + len > ipfix.size()) break;
+        std::vector<std::uint8_t> pkt(14 + 20 + 8, 0);
+        pkt[12] = 0x08;  // IPv4
+        const std::size_t ipLen = 20 + 8 + len;
+        const std::uint8_t ip[20] = {0x45,
+                                     0,
+                                     static_cast<std::uint8_t>(ipLen >> 8),
+                                     static_cast<std::uint8_t>(ipLen),
+                                     0,
+                                     0,
+                                     0,
+                                     0,
+                                     64,
+                                     17,
+                                     0,
+                                     0,
+                                     127,
+                                     0,
+                                     0,
+                                     1,
+                                     127,
+                                     0,
+                                     0,
+                                     1};
+        std::copy(std::begin(ip), std::end(ip), pkt.begin() + 14);
+        const std::size_t udpLen = 8 + len;
+        const std::uint8_t udp[8] = {0x9c,
+                                     0x40,
+                                     0x12,
+                                     0x83,
+                                     static_cast<std::uint8_t>(udpLen >> 8),
+                                     static_cast<std::uint8_t>(udpLen),
+                                     0,
+                                     0};  // 40000 -> 4739
+        std::copy(std::begin(udp), std::end(udp), pkt.begin() + 34);
+        pkt.insert(pkt.end(), ipfix.begin() + static_cast<std::ptrdiff_t>(at),
+                   ipfix.begin() + static_cast<std::ptrdiff_t>(at + len));
+        const std::uint32_t rec[] = {1700000000, 0, static_cast<std::uint32_t>(pkt.size()),
+                                     static_cast<std::uint32_t>(pkt.size())};
+        put(rec, sizeof rec);
+        put(pkt.data(), pkt.size());
+        at += len;
+    }
+}
+
+std::vector<std::uint8_t> unhex(const std::string& colonHex) {
+    std::vector<std::uint8_t> out;
+    for (std::size_t i = 0; i + 1 < colonHex.size(); i += 3)
+        out.push_back(static_cast<std::uint8_t>(std::stoul(colonHex.substr(i, 2), nullptr, 16)));
+    return out;
+}
+
+std::string dumpTime(std::uint64_t ms) {
+    const time_t sec = static_cast<time_t>(ms / 1000);
+    tm t{};
+    gmtime_r(&sec, &t);
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%03u", t.tm_year + 1900,
+                  t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec,
+                  static_cast<unsigned>(ms % 1000));
+    return buf;
+}
+
+/// tshark shows the elements it does not know (CESNET, Flowmon, basicList) as
+/// `cflow.enterprise_private_entry` byte strings, in template order; the templates (from the
+/// project's test decoder) say which element each one is. Returns Values keyed like ipfixDump's.
+std::vector<Values> tsharkValues(const fs::path& pcap, const std::vector<std::uint8_t>& ipfix,
+                                 const std::vector<Mapping>& maps) {
+    namespace dec = rowprobe::test::ipfix;
+    dec::Decoder decoder;
+    std::vector<dec::Message> msgs;
+    std::string error;
+    EXPECT_TRUE(decoder.decode(ipfix, msgs, error)) << error;
+    std::map<std::uint16_t, std::vector<dec::Element>> unknown;  // per template
+    for (const auto& m : msgs) {
+        for (const auto& t : m.templates) {
+            auto& u = unknown[t.id];
+            u.clear();
+            for (const auto& e : t.elements) {
+                if ((e.pen != 0 && e.pen != 29305) || e.id == 291) u.push_back(e);
+            }
+        }
+    }
+    const auto r = runCommand({"tshark", "-r", pcap.string(), "-d", "udp.port==4739,cflow", "-o",
+                               "cflow.max_template_fields:0", "-T", "json", "-J", "cflow",
+                               "--no-duplicate-keys"});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    const JsonObject flat = parseJsonFlat(r.out);
+    // Group the flattened keys by flow: "<pkt>._source.layers.cflow.Set N [id=T] ...Flow K.".
+    std::map<std::string, std::map<std::string, std::string>> flows;
+    std::map<std::string, std::uint16_t> flowTemplate;
+    for (const auto& [key, value] : flat) {
+        const auto set = key.find(".Set ");
+        const auto flow = key.find(".Flow ", set == std::string::npos ? 0 : set);
+        if (set == std::string::npos || flow == std::string::npos) continue;
+        const auto id = key.find("[id=", set);
+        const auto dot = key.find('.', flow + 1);
+        const std::string flowKey = key.substr(0, dot);
+        flowTemplate[flowKey] = static_cast<std::uint16_t>(std::stoul(key.substr(id + 4)));
+        flows[flowKey][key.substr(dot + 1)] = value;
+    }
+    std::map<std::string, bool> isTime;
+    for (const auto& m : maps) isTime[m.element] = m.time;
+    std::vector<Values> out;
+    for (const auto& [flowKey, fields] : flows) {
+        Values v;
+        auto take = [&](const char* field, const char* as, int index = -1) {
+            std::string k = std::string("cflow.") + field;
+            if (index >= 0 && fields.count(k + "." + std::to_string(index)) != 0)
+                k += "." + std::to_string(index);
+            if (fields.count(k) != 0) v[as] = fields.at(k);
+        };
+        take("srcaddr", "8");
+        take("dstaddr", "12");
+        take("srcaddrv6", "27");
+        take("dstaddrv6", "28");
+        take("srcport", "7");
+        take("dstport", "11");
+        take("protocol", "4");
+        take("packets", "2", 0);
+        take("packets", "29305/2", 1);
+        take("octets", "1", 0);
+        take("octets", "29305/1", 1);
+        const auto& elems = unknown[flowTemplate[flowKey]];
+        for (std::size_t i = 0; i < elems.size(); ++i) {
+            auto it = fields.find("cflow.enterprise_private_entry." + std::to_string(i));
+            if (it == fields.end() && elems.size() == 1)
+                it = fields.find("cflow.enterprise_private_entry");
+            const std::vector<std::uint8_t> bytes =
+                it == fields.end() ? std::vector<std::uint8_t>{} : unhex(it->second);
+            const dec::Element& e = elems[i];
+            if (e.id == 291) {
+                const auto list = dec::BasicList::parse(bytes);
+                if (!list) continue;
+                const std::string key = elementKey({list->element.pen, list->element.id, 0});
+                std::string text = "[";
+                for (std::size_t k = 0; k < list->values.size(); ++k) {
+                    std::uint64_t x = list->values[k];
+                    const std::string item = isTime[key] ? dumpTime(x)
+                                             : list->element.length == 1 && key == "8057/1016"
+                                                 ? std::to_string(static_cast<std::int8_t>(x))
+                                                 : std::to_string(x);
+                    text += (k ? "|" : "") + item;
+                }
+                v[key] = text + "]";
+                continue;
+            }
+            const std::string key = elementKey({e.pen, e.id, 0});
+            if (e.length == 0xFFFF) {
+                v[key] = std::string(bytes.begin(), bytes.end());
+            } else {
+                std::uint64_t x = 0;
+                for (auto b : bytes) x = x << 8 | b;
+                v[key] = std::to_string(x);
+            }
+        }
+        out.push_back(std::move(v));
+    }
+    return out;
+}
+
+TEST_P(IpfixPluginInterop, TsharkDecodesEveryPluginFieldEqualToJson) {
+    ROWPROBE_REQUIRE_BINARY();
+    ROWPROBE_REQUIRE_TOOL("tshark", "tshark");
+    const Case& c = GetParam();
+    const fs::path pcap = testdataDir() / "ipfixprobe" / "inputs" / c.pcap;
+    if (!fs::exists(pcap)) GTEST_SKIP() << pcap << " not available";
+    for (const auto& p : c.plugins) {
+        const std::string name = p.substr(0, p.find(';'));
+        if (runCommand({rowprobeBinary().string(), "-h", name}).exitCode != 0)
+            GTEST_SKIP() << "process plugin '" << name << "' is not built into rowprobe";
+    }
+    // The CESNET / Flowmon elements and the basicLists; the IANA and RFC 5103 reverse ones of
+    // basicplus (ipTTL, tcpOptions, ...) tshark decodes by its own names: ipfixDump checks them.
+    auto maps = mappings(c.plugins);
+    std::erase_if(maps, [](const Mapping& m) {
+        return m.element.find('/') == std::string::npos || m.element.rfind("29305/", 0) == 0;
+    });
+    ASSERT_FALSE(maps.empty());
+    std::vector<std::string> extra;
+    for (const auto& p : c.plugins) extra.insert(extra.end(), {"-p", p});
+    const auto json = runRowprobe("pcap;file=" + pcap.string(), "json", extra);
+    std::vector<std::string> expected;
+    std::istringstream lines(json.out);
+    for (std::string line; std::getline(lines, line);) {
+        if (!line.empty()) expected.push_back(canonical(maps, parseJsonFlat(line), true, line));
+    }
+    // Messages of UDP size, as a collector behind tshark's capture would receive them.
+    const fs::path file = tempDir() / ("plugins-udp-" + c.name + ".ipfix");
+    runRowprobe("pcap;file=" + pcap.string(), "ipfix;file=" + file.string() + ";mtu=1458", extra);
+    std::ifstream in(file, std::ios::binary);
+    const std::vector<std::uint8_t> ipfix((std::istreambuf_iterator<char>(in)), {});
+    const fs::path capture = tempDir() / ("plugins-udp-" + c.name + ".pcap");
+    writeUdpPcap(ipfix, capture);
+    std::vector<std::string> decoded;
+    for (const auto& v : tsharkValues(capture, ipfix, maps))
+        decoded.push_back(canonical(maps, v, false));
+    ASSERT_FALSE(expected.empty());
+    std::sort(expected.begin(), expected.end());
+    std::sort(decoded.begin(), decoded.end());
+    EXPECT_EQ(decoded.size(), expected.size());
+    std::vector<std::string> missing;
+    std::set_difference(expected.begin(), expected.end(), decoded.begin(), decoded.end(),
+                        std::back_inserter(missing));
+    for (std::size_t i = 0; i < std::min<std::size_t>(missing.size(), 3); ++i)
+        ADD_FAILURE() << "json record not decoded identically by tshark:\n  " << missing[i];
     EXPECT_TRUE(missing.empty()) << missing.size() << " records differ";
 }
 
