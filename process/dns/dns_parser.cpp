@@ -1,7 +1,8 @@
 #include "process/dns/dns_parser.hpp"
 
-#include <algorithm>
 #include <arpa/inet.h>
+
+#include <algorithm>
 #include <cstring>
 
 namespace rowprobe::dns {
@@ -269,7 +270,7 @@ RdataText formatRdata(std::span<const std::uint8_t> msg, const DnsRr& rr,
             t.putChar(' ');
             t.putNumber(msg[d + 2]);  // algorithm
             t.putChar(' ');
-            t.putNumber(msg[d + 3]);  // labels
+            t.putNumber(msg[d + 3]);                               // labels
             for (const std::size_t at : {d + 4, d + 8, d + 12}) {  // TTL, expiration, inception
                 t.putChar(' ');
                 t.putNumber(be32(msg, at));
@@ -290,7 +291,9 @@ RdataText formatRdata(std::span<const std::uint8_t> msg, const DnsRr& rr,
             t.putNumber(msg[d + 3]);
             t.put(" <key>");
             break;
-        default: t.put("(not_impl)"); break;
+        default:
+            t.put("(not_impl)");
+            break;
     }
     r.ok = true;
     r.len = t.len;
@@ -316,7 +319,8 @@ bool reverseNameToAddress(std::string_view name, IpAddress& out) noexcept {
         std::size_t pos = 0;
         while (true) {
             const std::size_t dot = name.find('.', pos);
-            const auto label = name.substr(pos, dot == std::string_view::npos ? name.npos : dot - pos);
+            const auto label =
+                name.substr(pos, dot == std::string_view::npos ? name.npos : dot - pos);
             if (label.empty() || label.size() > 3 || count == 4) return false;
             unsigned v = 0;
             for (const char c : label) {

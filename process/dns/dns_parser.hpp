@@ -121,7 +121,8 @@ private:
 };
 
 struct RdataText {
-    bool ok = false;  ///< false: a name inside the RDATA is malformed (ipfixprobe drops the message)
+    bool ok =
+        false;  ///< false: a name inside the RDATA is malformed (ipfixprobe drops the message)
     std::size_t len = 0;
 };
 

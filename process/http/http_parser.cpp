@@ -109,18 +109,18 @@ bool parseHttpRequest(std::span<const std::uint8_t> p, HttpRequest& out) noexcep
     out.requestLine = true;
     const std::size_t eol = findCrlf(p, sp2);
     if (eol == kNpos) return false;
-    out.complete = walkHeaders(p, eol + 2,
-                               [&](std::string_view name, std::string_view value, std::size_t,
-                                   std::size_t, std::size_t) {
-                                   if (name == "Host") {
-                                       out.host = value;
-                                   } else if (name == "User-Agent") {
-                                       out.userAgent = value;
-                                   } else if (name == "Referer") {
-                                       out.referer = value;
-                                   }
-                                   return true;
-                               });
+    out.complete = walkHeaders(
+        p, eol + 2,
+        [&](std::string_view name, std::string_view value, std::size_t, std::size_t, std::size_t) {
+            if (name == "Host") {
+                out.host = value;
+            } else if (name == "User-Agent") {
+                out.userAgent = value;
+            } else if (name == "Referer") {
+                out.referer = value;
+            }
+            return true;
+        });
     return out.complete;
 }
 

@@ -118,7 +118,8 @@ std::array<std::uint8_t, 16> Md5::finish() noexcept {
     update(len, 8);
     std::array<std::uint8_t, 16> out{};
     for (int i = 0; i < 4; ++i) {
-        for (int j = 0; j < 4; ++j) out[4 * i + j] = static_cast<std::uint8_t>(m_state[i] >> (8 * j));
+        for (int j = 0; j < 4; ++j)
+            out[4 * i + j] = static_cast<std::uint8_t>(m_state[i] >> (8 * j));
     }
     return out;
 }
@@ -127,8 +128,10 @@ void Sha256::block(const std::uint8_t* p) noexcept {
     std::uint32_t w[64];
     for (int i = 0; i < 16; ++i) w[i] = loadBe32(p + 4 * i);
     for (int i = 16; i < 64; ++i) {
-        const std::uint32_t s0 = std::rotr(w[i - 15], 7) ^ std::rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-        const std::uint32_t s1 = std::rotr(w[i - 2], 17) ^ std::rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        const std::uint32_t s0 =
+            std::rotr(w[i - 15], 7) ^ std::rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        const std::uint32_t s1 =
+            std::rotr(w[i - 2], 17) ^ std::rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
         w[i] = w[i - 16] + s0 + w[i - 7] + s1;
     }
     std::uint32_t a = m_state[0], b = m_state[1], c = m_state[2], d = m_state[3];
@@ -174,7 +177,8 @@ std::array<std::uint8_t, 32> Sha256::finish() noexcept {
     update(len, 8);
     std::array<std::uint8_t, 32> out{};
     for (int i = 0; i < 8; ++i) {
-        for (int j = 0; j < 4; ++j) out[4 * i + j] = static_cast<std::uint8_t>(m_state[i] >> (24 - 8 * j));
+        for (int j = 0; j < 4; ++j)
+            out[4 * i + j] = static_cast<std::uint8_t>(m_state[i] >> (24 - 8 * j));
     }
     return out;
 }

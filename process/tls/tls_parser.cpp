@@ -65,11 +65,21 @@ void parseExtensions(std::span<const std::uint8_t> block, Hello& out) noexcept {
             return;
         }
         switch (type) {
-            case kExtServerName: parseServerNames(data, out); break;
-            case kExtAlpn: parseAlpn(data, out); break;
-            case kExtSupportedGroups: out.supportedGroups = prefixedList(data, 2); break;
-            case kExtEcPointFormats: out.pointFormats = prefixedList(data, 1); break;
-            case kExtSignatureAlgorithms: out.signatureAlgorithms = data; break;
+            case kExtServerName:
+                parseServerNames(data, out);
+                break;
+            case kExtAlpn:
+                parseAlpn(data, out);
+                break;
+            case kExtSupportedGroups:
+                out.supportedGroups = prefixedList(data, 2);
+                break;
+            case kExtEcPointFormats:
+                out.pointFormats = prefixedList(data, 1);
+                break;
+            case kExtSignatureAlgorithms:
+                out.signatureAlgorithms = data;
+                break;
             case kExtSupportedVersions: {
                 const auto list = prefixedList(data, 1);
                 out.supportedVersions = list.first(list.size() & ~std::size_t{1});
@@ -79,7 +89,8 @@ void parseExtensions(std::span<const std::uint8_t> block, Hello& out) noexcept {
                 }
                 break;
             }
-            default: break;
+            default:
+                break;
         }
     });
     out.extensions = block.first(used);
@@ -173,16 +184,26 @@ void buildJa3s(Sink& sink, const Hello& h) noexcept {
 
 const char* versionLabel(std::uint16_t v) noexcept {
     switch (v) {
-        case 0x0304: return "13";
-        case 0x0303: return "12";
-        case 0x0302: return "11";
-        case 0x0301: return "10";
-        case 0x0300: return "s3";
-        case 0x0002: return "s2";
-        case 0xfeff: return "d1";
-        case 0xfefd: return "d2";
-        case 0xfefc: return "d3";
-        default: return "00";
+        case 0x0304:
+            return "13";
+        case 0x0303:
+            return "12";
+        case 0x0302:
+            return "11";
+        case 0x0301:
+            return "10";
+        case 0x0300:
+            return "s3";
+        case 0x0002:
+            return "s2";
+        case 0xfeff:
+            return "d1";
+        case 0xfefd:
+            return "d2";
+        case 0xfefc:
+            return "d3";
+        default:
+            return "00";
     }
 }
 
@@ -344,7 +365,8 @@ std::size_t ja4(const Hello& h, bool quic, Ja4Mode mode, std::array<char, kJa4Le
         version = h.supportedVersion;
     }
     const std::size_t extCount =
-        ipx ? h.extensionCount : static_cast<std::size_t>(h.extensionCount - h.greaseExtensionCount);
+        ipx ? h.extensionCount
+            : static_cast<std::size_t>(h.extensionCount - h.greaseExtensionCount);
     const std::size_t nc = std::min<std::size_t>(nCiphers, 99);
     const std::size_t ne = std::min<std::size_t>(extCount, 99);
 
@@ -386,7 +408,8 @@ std::size_t ja4(const Hello& h, bool quic, Ja4Mode mode, std::array<char, kJa4Le
     char hashes[12 + 1 + 12];
     std::sort(ciphers, ciphers + nCiphers);
     std::sort(exts, exts + nExts);
-    truncatedHash({ciphers, nCiphers}, true, [](auto&) {}, hashes);
+    truncatedHash(
+        {ciphers, nCiphers}, true, [](auto&) {}, hashes);
     hashes[12] = '_';
     const bool extsZero = !ipx && nExts == 0;
     truncatedHash(

@@ -42,25 +42,25 @@ constexpr bool isGrease(std::uint16_t v) noexcept {
 
 struct Hello {
     HelloType type = HelloType::None;
-    std::uint16_t recordVersion = 0;     ///< record layer version (0 when parsed without record)
-    std::uint16_t handshakeVersion = 0;  ///< legacy_version of the hello, e.g. 0x0303
-    std::uint16_t cipher = 0;            ///< ServerHello: the selected cipher suite
-    std::span<const std::uint8_t> ciphers;     ///< ClientHello: cipher suite list (2 B each)
+    std::uint16_t recordVersion = 0;        ///< record layer version (0 when parsed without record)
+    std::uint16_t handshakeVersion = 0;     ///< legacy_version of the hello, e.g. 0x0303
+    std::uint16_t cipher = 0;               ///< ServerHello: the selected cipher suite
+    std::span<const std::uint8_t> ciphers;  ///< ClientHello: cipher suite list (2 B each)
     std::span<const std::uint8_t> extensions;  ///< whole extensions that fit in the payload
-    std::string_view sni;   ///< ClientHello: first server_name entry, empty if none
-    std::string_view alpn;  ///< ClientHello: first offered protocol; ServerHello: selected one
-    bool hasSni = false;    ///< ClientHello carries a server_name extension
+    std::string_view sni;     ///< ClientHello: first server_name entry, empty if none
+    std::string_view alpn;    ///< ClientHello: first offered protocol; ServerHello: selected one
+    bool hasSni = false;      ///< ClientHello carries a server_name extension
     bool hasSniName = false;  ///< … with at least one complete name entry
-    bool hasAlpn = false;   ///< an ALPN extension with at least one protocol was seen
+    bool hasAlpn = false;     ///< an ALPN extension with at least one protocol was seen
     /// supported_versions: ServerHello: the selected version; ClientHello: highest offered
     /// non-GREASE value (unsigned comparison). 0 when the extension is absent or empty.
     std::uint16_t supportedVersion = 0;
-    std::span<const std::uint8_t> supportedVersions;  ///< ClientHello: the version list
-    std::span<const std::uint8_t> supportedGroups;    ///< ClientHello: the group list
-    std::span<const std::uint8_t> pointFormats;       ///< ClientHello: ec_point_formats list
+    std::span<const std::uint8_t> supportedVersions;    ///< ClientHello: the version list
+    std::span<const std::uint8_t> supportedGroups;      ///< ClientHello: the group list
+    std::span<const std::uint8_t> pointFormats;         ///< ClientHello: ec_point_formats list
     std::span<const std::uint8_t> signatureAlgorithms;  ///< whole extension data (list length
                                                         ///< prefix included)
-    std::uint16_t extensionCount = 0;       ///< extensions in `extensions`, GREASE included
+    std::uint16_t extensionCount = 0;  ///< extensions in `extensions`, GREASE included
     std::uint16_t greaseExtensionCount = 0;
 };
 

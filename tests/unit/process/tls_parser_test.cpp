@@ -1,4 +1,6 @@
 // TLS hello parser, fingerprints and digests on hand-made and truncated input.
+#include "process/tls/tls_parser.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -7,7 +9,6 @@
 #include <vector>
 
 #include "process/tls/digest.hpp"
-#include "process/tls/tls_parser.hpp"
 
 namespace {
 
@@ -110,27 +111,17 @@ Bytes hello(int type, unsigned version, std::vector<unsigned> ciphers, const std
 // Chrome 110's ClientHello as it appears in ipfixprobe's tls.pcap reference (first record of
 // outputs/tls: same extension types and lengths, same lists).
 Bytes chromeHello(std::string_view host = "chrek.stdout.cz") {
-    return hello(1, 0x0303,
-                 {0x4a4a, 0x1301, 0x1302, 0x1303, 0xc02b, 0xc02f, 0xc02c, 0xc030, 0xcca9, 0xcca8,
-                  0xc013, 0xc014, 0x009c, 0x009d, 0x002f, 0x0035},
-                 {ext(0x7a7a, {}),
-                  ext(0, sni(host)),
-                  ext(23, {}),
-                  ext(65281, {0}),
-                  ext(10, u16list({0x6a6a, 29, 23, 24})),
-                  ext(11, {1, 0}),
-                  ext(35, {}),
-                  ext(16, alpn({"h2", "http/1.1"})),
-                  ext(5, {1, 0, 0, 0, 0}),
-                  ext(13, u16list({0x0403, 0x0804, 0x0401, 0x0503, 0x0805, 0x0501, 0x0806, 0x0601})),
-                  ext(18, {}),
-                  ext(51, Bytes(43, 0x33)),
-                  ext(45, {1, 1}),
-                  ext(43, u16list({0x2a2a, 0x0304, 0x0303}, 1)),
-                  ext(27, {2, 0, 2}),
-                  ext(17513, {0, 3, 2, 'h', '2'}),
-                  ext(0x2a2a, {0}),
-                  ext(21, Bytes(200, 0))});
+    return hello(
+        1, 0x0303,
+        {0x4a4a, 0x1301, 0x1302, 0x1303, 0xc02b, 0xc02f, 0xc02c, 0xc030, 0xcca9, 0xcca8, 0xc013,
+         0xc014, 0x009c, 0x009d, 0x002f, 0x0035},
+        {ext(0x7a7a, {}), ext(0, sni(host)), ext(23, {}), ext(65281, {0}),
+         ext(10, u16list({0x6a6a, 29, 23, 24})), ext(11, {1, 0}), ext(35, {}),
+         ext(16, alpn({"h2", "http/1.1"})), ext(5, {1, 0, 0, 0, 0}),
+         ext(13, u16list({0x0403, 0x0804, 0x0401, 0x0503, 0x0805, 0x0501, 0x0806, 0x0601})),
+         ext(18, {}), ext(51, Bytes(43, 0x33)), ext(45, {1, 1}),
+         ext(43, u16list({0x2a2a, 0x0304, 0x0303}, 1)), ext(27, {2, 0, 2}),
+         ext(17513, {0, 3, 2, 'h', '2'}), ext(0x2a2a, {0}), ext(21, Bytes(200, 0))});
 }
 
 std::string ja4Of(const Hello& h, Ja4Mode mode, bool quic = false) {
@@ -201,8 +192,8 @@ TEST(TlsParser, ChromeClientHelloFields) {
     // outputs/tls, record 1: TLS_EXT_TYPE and TLS_EXT_LEN.
     EXPECT_EQ(types, (std::vector<unsigned>{31354, 0, 23, 65281, 10, 11, 35, 16, 5, 13, 18, 51, 45,
                                             43, 27, 17513, 10794, 21}));
-    EXPECT_EQ(lengths, (std::vector<unsigned>{0, 20, 0, 1, 10, 2, 0, 14, 5, 18, 0, 43, 2, 7, 3, 5,
-                                              1, 200}));
+    EXPECT_EQ(lengths,
+              (std::vector<unsigned>{0, 20, 0, 1, 10, 2, 0, 14, 5, 18, 0, 43, 2, 7, 3, 5, 1, 200}));
 }
 
 TEST(TlsParser, Ja3OfChromeMatchesTheReference) {
