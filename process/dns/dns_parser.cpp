@@ -24,7 +24,7 @@ struct Text {
     std::size_t len = 0;
     void put(std::string_view s) noexcept {
         const std::size_t n = std::min(s.size(), out.size() - std::min(len, out.size()));
-        std::memcpy(out.data() + len, s.data(), n);
+        if (n != 0) std::memcpy(out.data() + len, s.data(), n);
         len += n;
     }
     void putChar(char c) noexcept { put({&c, 1}); }

@@ -168,7 +168,7 @@ bool parseHttpResponse(std::span<const std::uint8_t> p, HttpResponse& out,
                     cookies[used++] = ';';
                 }
                 const std::size_t n = std::min(cookie.size(), cap - used);
-                std::memcpy(cookies.data() + used, cookie.data(), n);
+                if (n != 0) std::memcpy(cookies.data() + used, cookie.data(), n);
                 used += n;
             }
             return true;
@@ -181,7 +181,7 @@ bool parseHttpResponse(std::span<const std::uint8_t> p, HttpResponse& out,
 std::size_t copyHttpValue(std::string_view v, std::span<char> dst) noexcept {
     if (dst.empty()) return 0;
     v = stripCrLf(v.substr(0, dst.size() - 1));
-    std::memcpy(dst.data(), v.data(), v.size());
+    if (!v.empty()) std::memcpy(dst.data(), v.data(), v.size());
     dst[v.size()] = 0;
     return v.size();
 }

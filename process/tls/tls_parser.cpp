@@ -104,7 +104,7 @@ struct BufferSink {
     void put(std::string_view s) noexcept {
         if (len < out.size()) {
             const std::size_t n = std::min(s.size(), out.size() - len);
-            std::memcpy(out.data() + len, s.data(), n);
+            if (n != 0) std::memcpy(out.data() + len, s.data(), n);
         }
         len += s.size();
     }
