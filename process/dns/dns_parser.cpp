@@ -113,14 +113,18 @@ NameText decodeName(std::span<const std::uint8_t> msg, std::size_t off,
             continue;
         }
         if (len > 63 || off + len + 2 > msg.size()) return r;
-        const std::size_t need = (first ? 0 : 1) + std::size_t{len};
-        if (r.len + need <= out.size()) {
-            if (!first) out[r.len++] = '.';
-            std::memcpy(out.data() + r.len, msg.data() + off + 1, len);
-            r.len += len;
-        } else {
-            r.truncated = true;
+        // Copy as much as fits; a longer name is cut mid-label, as truncating its text would.
+        if (!first) {
+            if (r.len < out.size()) {
+                out[r.len++] = '.';
+            } else {
+                r.truncated = true;
+            }
         }
+        const std::size_t n = std::min<std::size_t>(len, out.size() - r.len);
+        if (n != 0) std::memcpy(out.data() + r.len, msg.data() + off + 1, n);
+        r.len += n;
+        if (n < len) r.truncated = true;
         first = false;
         off += std::size_t{len} + 1;
     }

@@ -109,6 +109,7 @@ bool parseHttpRequest(std::span<const std::uint8_t> p, HttpRequest& out) noexcep
     out.requestLine = true;
     const std::size_t eol = findCrlf(p, sp2);
     if (eol == kNpos) return false;
+    out.headers = true;
     out.complete = walkHeaders(
         p, eol + 2,
         [&](std::string_view name, std::string_view value, std::size_t, std::size_t, std::size_t) {
@@ -138,6 +139,7 @@ bool parseHttpResponse(std::span<const std::uint8_t> p, HttpResponse& out,
     out.statusLine = true;
     const std::size_t eol = findCrlf(p, sp2);
     if (eol == kNpos) return false;
+    out.headers = true;
     const std::size_t cap = cookies.empty() ? 0 : cookies.size() - 1;  // room for the NUL
     std::size_t used = 0;
     out.complete = walkHeaders(

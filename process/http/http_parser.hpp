@@ -36,6 +36,7 @@ struct HttpRequest {
     std::string_view userAgent;
     std::string_view referer;
     bool requestLine = false;  ///< method and uri were read ("METHOD SP URI SP HTTP")
+    bool headers = false;      ///< the request line ended with CRLF: header fields were read
     bool complete = false;     ///< the header section ended inside the packet
 };
 
@@ -45,6 +46,7 @@ struct HttpResponse {
     std::string_view server;
     std::size_t setCookieLen = 0;  ///< bytes of the ';'-joined cookie names in the buffer
     bool statusLine = false;       ///< a positive status code was read
+    bool headers = false;          ///< the status line ended with CRLF: header fields were read
     bool complete = false;
 };
 
