@@ -67,6 +67,6 @@ private:
 
 ROWPROBE_REGISTER_PLUGIN(PluginKind::Process, IdpContentPlugin,
                          {.name = "idpcontent",
-                          .summary = "first 100 payload bytes of each direction"});
+                          .summary = "First 100 payload bytes of each direction"});
 
 }  // namespace rowprobe::idpcontent

@@ -133,6 +133,6 @@ HookResult PassiveDnsPlugin::onPacket(FlowContext& ctx) noexcept {
 
 ROWPROBE_REGISTER_PLUGIN(PluginKind::Process, PassiveDnsPlugin,
                          {.name = "passivedns",
-                          .summary = "one record per A, AAAA and PTR answer of DNS responses"});
+                          .summary = "One record per A, AAAA and PTR answer of DNS responses"});
 
 }  // namespace rowprobe::dns
