@@ -248,10 +248,11 @@ struct ExtOf<T> {
 template <class Derived>
 class ProcessPluginBase : public ProcessPlugin {
 public:
-    using State = typename detail::StateOf<Derived>::type;
-    using Ext = typename detail::ExtOf<Derived>::type;
-
     ProcessHooks hooks() const noexcept override {
+        // Looked up here, not as class members: the base is instantiated while Derived is still
+        // incomplete, when Derived::State / Derived::Ext are not visible yet.
+        using State = typename detail::StateOf<Derived>::type;
+        using Ext = typename detail::ExtOf<Derived>::type;
         static_assert(std::is_trivially_copyable_v<State>, "State must be trivially copyable");
         static_assert(std::is_trivially_copyable_v<Ext>, "Ext must be trivially copyable");
         static_assert(std::is_empty_v<State> || sizeof(State) <= kMaxProcessState,
