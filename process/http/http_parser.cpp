@@ -18,10 +18,11 @@ std::string_view view(std::span<const std::uint8_t> p, std::size_t from, std::si
 
 std::size_t findByte(std::span<const std::uint8_t> p, std::size_t from, std::size_t to,
                      std::uint8_t c) noexcept {
-    for (std::size_t i = from; i < to; ++i) {
-        if (p[i] == c) return i;
-    }
-    return kNpos;
+    if (from >= to) return kNpos;
+    const void* hit = std::memchr(p.data() + from, c, to - from);
+    return hit == nullptr
+               ? kNpos
+               : static_cast<std::size_t>(static_cast<const std::uint8_t*>(hit) - p.data());
 }
 
 // "\r\n" at or after `from`; like ipfixprobe's strnstr the search gives up at a NUL byte.
