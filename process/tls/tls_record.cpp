@@ -17,6 +17,9 @@ void saveName(std::string_view name, char (&dst)[255]) noexcept {
 
 TlsUpdate applyTlsPacket(std::span<const std::uint8_t> payload, TlsRecord& rec, bool attached,
                          const TlsOptions& options) noexcept {
+    // Once the flow has its ClientHello only a ServerHello matters: a repeated ClientHello (a
+    // retransmission) is not parsed again (ipfixprobe re-parses it into the same values).
+    if (attached && (payload.size() <= 5 || payload[5] != 2)) return TlsUpdate::Ignored;
     Hello h;
     if (!parseHello(payload, h)) return TlsUpdate::Ignored;
     if (h.type == HelloType::Client) {

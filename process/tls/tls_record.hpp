@@ -3,7 +3,7 @@
 //
 //   no record yet ── ClientHello ──▶ Stored (record attached: SNI, version, JA3, JA4, extensions)
 //                └─ anything else ─▶ Ignored (keep trying the next packets)
-//   record ──────── ClientHello ──▶ Stored (a repeated hello replaces the client fields)
+//   record ──────── ClientHello ──▶ Ignored (a retransmission: not parsed again)
 //          └─────── ServerHello ──▶ Done (ALPN, version from supported_versions, cipher, JA3S;
 //                                        the plugin needs no more packets of this flow)
 //

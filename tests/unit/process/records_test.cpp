@@ -231,9 +231,19 @@ TEST(TlsRecord, OverlongSniIsNotStored) {
     ASSERT_EQ(applyTlsPacket(clientHello(std::string(254, 'x')), rec, false, {}),
               rowprobe::tls::TlsUpdate::Stored);
     EXPECT_STREQ(rec.sni, "");
-    ASSERT_EQ(applyTlsPacket(clientHello(std::string(253, 'x')), rec, true, {}),
+    rowprobe::tls::TlsRecord fits;
+    ASSERT_EQ(applyTlsPacket(clientHello(std::string(253, 'x')), fits, false, {}),
               rowprobe::tls::TlsUpdate::Stored);
-    EXPECT_EQ(std::string(rec.sni).size(), 253u);
+    EXPECT_EQ(std::string(fits.sni).size(), 253u);
+}
+
+TEST(TlsRecord, RepeatedClientHelloIsNotParsedAgain) {
+    rowprobe::tls::TlsRecord rec;
+    ASSERT_EQ(applyTlsPacket(clientHello("first.example"), rec, false, {}),
+              rowprobe::tls::TlsUpdate::Stored);
+    EXPECT_EQ(applyTlsPacket(clientHello("second.example"), rec, true, {}),
+              rowprobe::tls::TlsUpdate::Ignored);
+    EXPECT_STREQ(rec.sni, "first.example");
 }
 
 // ---- dns ----------------------------------------------------------------------------------------
