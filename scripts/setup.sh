@@ -9,6 +9,7 @@ build_pkgs=(build-essential cmake ninja-build pkg-config python3
             libdpdk-dev libndpi-dev libssl-dev zlib1g-dev librdkafka-dev ccache)
 test_pkgs=(tshark libfixbuf-tools nfdump gnuplot-nox clang-format clang-tidy gzip iproute2 procps
            kcat mandoc rpm rpmlint)
+test_pkgs+=(clang-14 libclang-rt-14-dev)  # libFuzzer targets in tests/fuzz (l7parsers)
 
 want=("${build_pkgs[@]}")
 if [[ "${1:-}" != "--no-test-tools" ]]; then

@@ -103,8 +103,20 @@ struct Column {
     std::string unirec;
     std::string type;  ///< without '*'
     bool array = false;
-    std::string key;  ///< our JSON key
+    std::string key;         ///< our JSON key
+    bool textBytes = false;  ///< a Binary field the json output shows as text (FieldHint::Text)
 };
+
+/// Lowercase hex of the bytes of `s` (a Text-hinted Binary value as the reference shows it).
+inline std::string hexOf(const std::string& s) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (const unsigned char c : s) {
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+    }
+    return out;
+}
 
 }  // namespace detail
 
@@ -122,6 +134,7 @@ inline void expectPluginReference(const PluginReferenceCase& c) {
 
     // The schema: UniRec name -> our JSON key.
     std::map<std::string, std::string> keyOf;
+    std::set<std::string> textBytes;  // UniRec names of Binary fields shown as text
     for (const FieldSpec& f : coreFields())
         if (f.origin == FieldOrigin::Record && !f.unirec.name.empty())
             keyOf[std::string(f.unirec.name)] = std::string(f.name);
@@ -130,7 +143,11 @@ inline void expectPluginReference(const PluginReferenceCase& c) {
     ASSERT_TRUE(plugin != nullptr);
     const auto pluginFields = plugin->fields();
     ASSERT_FALSE(pluginFields.empty());
-    for (const FieldSpec& f : pluginFields) keyOf[std::string(f.unirec.name)] = std::string(f.name);
+    for (const FieldSpec& f : pluginFields) {
+        keyOf[std::string(f.unirec.name)] = std::string(f.name);
+        if (f.type == FieldType::Binary && f.hint == FieldHint::Text)
+            textBytes.insert(std::string(f.unirec.name));
+    }
 
     auto lines = parseCsv(readFile(refPath));
     ASSERT_GE(lines.size(), 1U);
@@ -150,6 +167,7 @@ inline void expectPluginReference(const PluginReferenceCase& c) {
         const auto it = keyOf.find(col.unirec);
         ASSERT_NE(it, keyOf.end()) << "no field of ours has the UniRec name " << col.unirec;
         col.key = it->second;
+        col.textBytes = textBytes.count(col.unirec) != 0;
         cols.push_back(col);
         colIndex.push_back(i);
     }
@@ -200,7 +218,9 @@ inline void expectPluginReference(const PluginReferenceCase& c) {
                 r.values.push_back(normaliseOurArray(col.type, f, col.key));
             } else {
                 const auto it = f.find(col.key);
-                r.values.push_back(it == f.end() ? "(absent)" : normalise(col.type, it->second));
+                r.values.push_back(it == f.end()   ? "(absent)"
+                                   : col.textBytes ? hexOf(it->second)
+                                                   : normalise(col.type, it->second));
             }
         }
         r.tuple = tupleOf(canonicalIp(flowValue(f, "src_ip")), canonicalIp(flowValue(f, "dst_ip")),
