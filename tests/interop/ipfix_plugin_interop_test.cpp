@@ -44,7 +44,27 @@ struct Mapping {
     bool array = false;
     bool time = false;  ///< TimeNs values: IPFIX carries milliseconds
     std::size_t plugin = 0;
+    FieldType type = FieldType::Unsigned64;
+    FieldHint hint = FieldHint::None;
 };
+
+/// Decoded octets (lowercase hex, as the IPFIX side keeps Binary / IpAddress values) in the
+/// json output's form: hex, text for FieldHint::Text, an address as text.
+std::string fromHex(const Mapping& m, const std::string& hex) {
+    if (m.type == FieldType::Binary && m.hint == FieldHint::None) return hex;
+    std::string bytes;
+    for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+        bytes += static_cast<char>(std::stoul(hex.substr(i, 2), nullptr, 16));
+    if (m.type != FieldType::IpAddress) return bytes;
+    char text[INET6_ADDRSTRLEN] = {};
+    if (bytes.size() == 4 || bytes.size() == 16)
+        inet_ntop(bytes.size() == 4 ? AF_INET : AF_INET6, bytes.data(), text, sizeof text);
+    return text;
+}
+
+bool octets(const Mapping& m) {
+    return m.type == FieldType::Binary || m.type == FieldType::IpAddress;
+}
 
 std::vector<Mapping> mappings(const std::vector<std::string>& plugins) {
     std::vector<Mapping> out;
@@ -59,6 +79,8 @@ std::vector<Mapping> mappings(const std::vector<std::string>& plugins) {
             m.array = f.type == FieldType::Array;
             m.element = elementKey(m.array ? f.ipfixItem : f.ipfix);
             m.time = (m.array ? f.element : f.type) == FieldType::Timestamp;
+            m.type = f.type;
+            m.hint = f.hint;
             out.push_back(m);
         }
     }
@@ -118,10 +140,11 @@ std::vector<Values> ipfixDumpValues(const std::string& text) {
         if (open == std::string::npos || close == std::string::npos) continue;
         closeList();
         const std::string key = line.substr(open + 1, close - open - 1);
-        if (value.rfind("(len: ", 0) == 0) {  // varlen: "(len: 3) GET"
+        if (value.rfind("(len: ", 0) == 0) {  // varlen: "(len: 3) GET", "(len: 4) 0xc0000201"
             const auto end = value.find(") ");
             value = end == std::string::npos ? "" : value.substr(end + 2);
         }
+        if (value.rfind("0x", 0) == 0) value = value.substr(2);  // octets (--hexdump)
         out.back()[key] = value;
     }
     closeList();
@@ -180,6 +203,8 @@ std::string canonical(const std::vector<Mapping>& maps, const Values& v, bool fr
                 if (raw[bar] == ']') break;
             }
             value += "]";
+        } else if (octets(m) && v.count(m.element) != 0) {
+            value = fromHex(m, get(m.element));
         } else {
             value = get(m.element);
         }
@@ -214,9 +239,9 @@ TEST_P(IpfixPluginInterop, IpfixDumpDecodesEveryPluginFieldEqualToJson) {
     }
     const fs::path file = tempDir() / ("plugins-" + c.name + ".ipfix");
     runRowprobe("pcap;file=" + pcap.string(), "ipfix;file=" + file.string(), extra);
-    const auto dump =
-        runCommand({"ipfixDump", "--in", file.string(), "--data", "--element-file",
-                    (sourceDir() / "tests" / "interop" / "cesnet-elements.xml").string()});
+    const auto dump = runCommand(
+        {"ipfixDump", "--in", file.string(), "--data", "--hexdump=65535", "--element-file",
+         (sourceDir() / "tests" / "interop" / "cesnet-elements.xml").string()});
     ASSERT_EQ(dump.exitCode, 0) << dump.err;
     std::vector<std::string> decoded;
     for (const auto& v : ipfixDumpValues(dump.out)) decoded.push_back(canonical(maps, v, false));
@@ -317,38 +342,38 @@ std::vector<Values> tsharkValues(const fs::path& pcap, const std::vector<std::ui
     std::vector<dec::Message> msgs;
     std::string error;
     EXPECT_TRUE(decoder.decode(ipfix, msgs, error)) << error;
-    std::map<std::uint16_t, std::vector<dec::Element>> unknown;  // per template
-    for (const auto& m : msgs) {
-        for (const auto& t : m.templates) {
-            auto& u = unknown[t.id];
-            u.clear();
-            for (const auto& e : t.elements) {
-                if ((e.pen != 0 && e.pen != 29305) || e.id == 291) u.push_back(e);
-            }
-        }
-    }
+    std::vector<dec::DataRecord> ours;  // the same records, in stream order
+    for (const auto& m : msgs) ours.insert(ours.end(), m.records.begin(), m.records.end());
     const auto r = runCommand({"tshark", "-r", pcap.string(), "-d", "udp.port==4739,cflow", "-o",
                                "cflow.max_template_fields:0", "-T", "json", "-J", "cflow",
                                "--no-duplicate-keys"});
     EXPECT_EQ(r.exitCode, 0) << r.err;
     const JsonObject flat = parseJsonFlat(r.out);
-    // Group the flattened keys by flow: "<pkt>._source.layers.cflow.Set N [id=T] ...Flow K.".
-    std::map<std::string, std::map<std::string, std::string>> flows;
-    std::map<std::string, std::uint16_t> flowTemplate;
+    // Group the flattened keys by flow: "<pkt>._source.layers.cflow.Set N [id=T] ...Flow K.",
+    // in stream order (packet, set, flow numerically).
+    using Order = std::tuple<unsigned long, unsigned long, unsigned long>;
+    std::map<Order, std::map<std::string, std::string>> flows;
     for (const auto& [key, value] : flat) {
         const auto set = key.find(".Set ");
         const auto flow = key.find(".Flow ", set == std::string::npos ? 0 : set);
         if (set == std::string::npos || flow == std::string::npos) continue;
-        const auto id = key.find("[id=", set);
         const auto dot = key.find('.', flow + 1);
-        const std::string flowKey = key.substr(0, dot);
-        flowTemplate[flowKey] = static_cast<std::uint16_t>(std::stoul(key.substr(id + 4)));
-        flows[flowKey][key.substr(dot + 1)] = value;
+        const Order order{std::stoul(key), std::stoul(key.substr(set + 5)),
+                          std::stoul(key.substr(flow + 6))};
+        flows[order][key.substr(dot + 1)] = value;
     }
+    EXPECT_EQ(flows.size(), ours.size()) << "tshark shows every data record";
     std::map<std::string, bool> isTime;
-    for (const auto& m : maps) isTime[m.element] = m.time;
+    std::map<std::string, bool> isOctets;
+    for (const auto& m : maps) {
+        isTime[m.element] = m.time;
+        isOctets[m.element] = octets(m);
+    }
     std::vector<Values> out;
-    for (const auto& [flowKey, fields] : flows) {
+    std::size_t next = 0;
+    for (const auto& [order, fields] : flows) {
+        if (next >= ours.size()) break;
+        const dec::DataRecord& rec = ours[next++];
         Values v;
         auto take = [&](const char* field, const char* as, int index = -1) {
             std::string k = std::string("cflow.") + field;
@@ -367,7 +392,19 @@ std::vector<Values> tsharkValues(const fs::path& pcap, const std::vector<std::ui
         take("packets", "29305/2", 1);
         take("octets", "1", 0);
         take("octets", "29305/1", 1);
-        const auto& elems = unknown[flowTemplate[flowKey]];
+        // tshark's entries: the elements it does not know, in template order, except empty
+        // variable-length values, which it leaves out.
+        std::vector<dec::Element> elems;
+        for (std::size_t i = 0; i < rec.elements.size(); ++i) {
+            const dec::Element& e = rec.elements[i];
+            const bool unknownToTshark = (e.pen != 0 && e.pen != 29305) || e.id == 291;
+            if (!unknownToTshark) continue;
+            if (e.length == 0xFFFF && rec.values[i].empty()) {
+                v[elementKey({e.pen, e.id, 0})] = "";  // the empty value tshark does not show
+            } else {
+                elems.push_back(e);
+            }
+        }
         for (std::size_t i = 0; i < elems.size(); ++i) {
             auto it = fields.find("cflow.enterprise_private_entry." + std::to_string(i));
             if (it == fields.end() && elems.size() == 1)
@@ -392,7 +429,15 @@ std::vector<Values> tsharkValues(const fs::path& pcap, const std::vector<std::ui
                 continue;
             }
             const std::string key = elementKey({e.pen, e.id, 0});
-            if (e.length == 0xFFFF) {
+            if (isOctets[key]) {
+                std::string hex;
+                char h[3];
+                for (auto b : bytes) {
+                    std::snprintf(h, sizeof h, "%02x", b);
+                    hex += h;
+                }
+                v[key] = hex;
+            } else if (e.length == 0xFFFF) {
                 v[key] = std::string(bytes.begin(), bytes.end());
             } else {
                 std::uint64_t x = 0;
