@@ -129,6 +129,36 @@ TEST_P(UnirecPluginReference, LoggerLinesEqualIpfixprobesReference) {
     EXPECT_EQ(extraLines.size(), 0U);
 }
 
+// The real binary refuses, at start-up with exit 2 and one precise message, an output whose
+// interfaces do not match its plugin groups (ipfixprobe crashes there).
+TEST(UnirecPluginGroups, MismatchesStopStartUpWithExit2) {
+    ROWPROBE_REQUIRE_BINARY();
+    const fs::path pcap = sourceDir() / "pcaps" / "demo.pcap";
+    if (!fs::exists(pcap)) GTEST_SKIP() << pcap << " not available";
+    if (!pluginBuiltIn("pstats")) GTEST_SKIP() << "pstats not built in";
+    const std::string f = "f:" + (tempDir() / "groups.trapcap").string();
+    struct Bad {
+        std::vector<std::string> plugins;
+        std::string output;
+        std::string message;
+    };
+    const Bad bad[] = {
+        {{"pstats"}, "unirec;i=" + f + ";p=pstat", "'pstat' is not a process plugin of this run"},
+        {{}, "unirec;i=" + f + ";p=pstats", "(no -p given)"},
+        {{"pstats", "basicplus"}, "unirec;i=" + f, "is needed with 2 process plugins"},
+        {{"pstats"}, "unirec;i=" + f + "," + f + "2;p=pstats", "names 1 interface group(s)"},
+    };
+    for (const Bad& b : bad) {
+        std::vector<std::string> argv = {rowprobeBinary().string(), "-i",
+                                         "pcap;file=" + pcap.string(), "-o", b.output};
+        for (const auto& p : b.plugins) argv.insert(argv.end(), {"-p", p});
+        const auto r = runCommand(argv);
+        EXPECT_EQ(r.exitCode, 2) << b.output;
+        EXPECT_NE(r.err.find(b.message), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("option 'plugins'"), std::string::npos) << r.err;
+    }
+}
+
 // part B §5 table; tls with ja4=ipfixprobe (JA4 extension count with GREASE, as the reference).
 const Reference kReferences[] = {
     {"basic", "", "basic", "mixed.pcap"},
