@@ -13,6 +13,8 @@
 #include "rowprobe/errors.hpp"
 #include "rowprobe/format.hpp"
 #include "rowprobe/options.hpp"
+#include "rowprobe/plugin_data.hpp"
+#include "rowprobe/process.hpp"
 #include "rowprobe/registry.hpp"
 
 namespace rowprobe::core {
@@ -22,6 +24,10 @@ namespace {
 constexpr std::size_t kBlocksPerQueue = 32;
 constexpr std::size_t kExportRingRecords = 16 * 1024;
 constexpr std::size_t kExpiryRingRecords = 4 * 1024;
+/// Plugin data beside each export ring (only with -p): room for the ring's records at a few
+/// hundred bytes each; a worker whose records carry more waits for the export thread.
+constexpr std::size_t kExportExtBytes = std::size_t{8} << 20;
+constexpr std::size_t kExpiryExtBytes = std::size_t{4} << 20;
 constexpr std::size_t kExportBatch = 1024;
 constexpr std::uint64_t kPublishEveryBatches = 256;
 /// The export thread waits kExportGatherWait after a drain that found fewer records than
@@ -169,6 +175,8 @@ struct Pipeline::Queue {
     SpscRing<PacketBlock*> fullBlocks{kBlocksPerQueue + 1};
     ExportRing exportRing{kExportRingRecords};
     std::unique_ptr<ExportRing> expiryRing;  ///< expiry=thread: the export thread's own ring
+    std::unique_ptr<ExtRing> exportExt;      ///< -p: plugin data of exportRing's records
+    std::unique_ptr<ExtRing> expiryExt;      ///< -p and expiry=thread: of expiryRing's records
     std::atomic<bool> workerDone{false};
     std::thread workerThread;
 };
@@ -229,6 +237,34 @@ Pipeline::Pipeline(const Config& config) : m_config(config), m_board(queueCount(
     }
     const AllocationScope outputScope("the output -o '" + config.output + "'");
     m_output = reg.createAs<OutputPlugin>(PluginKind::Output, config.output, "-o");
+    {
+        // The interface each queue captures on, for outputs that export ingressInterface.
+        std::vector<std::uint32_t> interfaces(queues, 0);
+        for (const auto& s : m_sources) {
+            for (const std::size_t q : s->queues) interfaces[q] = s->input->interfaceIndex();
+        }
+        m_output->setInputInterfaces(interfaces);
+    }
+    if (!m_process.empty()) {
+        std::vector<ProcessPlugin*> plugins;
+        for (const auto& p : m_process) plugins.push_back(p.get());
+        for (auto& q : m_queues) {
+            if (!q->storage->enableProcessPlugins(plugins)) {
+                throw ConfigError(
+                    {.component = "command line",
+                     .option = "-p",
+                     .value = config.process.front(),
+                     .problem = "storage '" + config.storage + "' cannot run process plugins",
+                     .help = "rowprobe -h storage"});
+            }
+            q->exportExt = std::make_unique<ExtRing>(kExportExtBytes);
+            if (q->expiryRing) q->expiryExt = std::make_unique<ExtRing>(kExpiryExtBytes);
+        }
+        m_output->setProcessPlugins(
+            std::span<const ProcessPlugin* const>(plugins.data(), plugins.size()));
+    } else {
+        m_output->setProcessPlugins({});  // outputs check their plugin groups against none
+    }
     for (const unsigned cpu : config.cpus) {
         if (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed)) {
             throw ConfigError({.component = "command line",
@@ -426,7 +462,8 @@ void Pipeline::workerLoop(Queue& q, std::size_t index) {
     ParserConfig parserConfig;
     parserConfig.vlanInKey = m_config.vlanInKey;
     parserConfig.tunnels = m_config.tunnels;
-    q.storage->attach(ExportTarget{&q.exportRing, &m_abandon, static_cast<std::uint8_t>(index)});
+    q.storage->attach(ExportTarget{&q.exportRing, &m_abandon, static_cast<std::uint8_t>(index),
+                                   q.exportExt.get(), q.expiryExt.get()});
     auto publish = [&] {
         ws.cache = q.storage->stats();
         // The fragment cache counts orphan fragments; report them with the parser's anomalies.
@@ -532,7 +569,7 @@ void Pipeline::exportLoop() {
         return s;
     };
     bool dirty = false;
-    auto drainRing = [&](ExportRing& ring) -> std::size_t {
+    auto drainRing = [&](ExportRing& ring, ExtRing* ext) -> std::size_t {
         std::size_t n = 0;
         while (n < kExportBatch && ring.tryPop(batch[n])) ++n;
         if (n == 0) return 0;
@@ -543,18 +580,25 @@ void Pipeline::exportLoop() {
         } else {
             abandoned += n;
         }
+        // The plugin data of the batch was read: free it, in push order, up to the last.
+        for (std::size_t i = n; ext != nullptr && i-- > 0;) {
+            if (batch[i].extLen != 0) {
+                ext->releaseThrough(batch[i].ext, batch[i].extLen);
+                break;
+            }
+        }
         return n;
     };
     auto drain = [&]() -> std::size_t {
         std::size_t got = 0;
         for (auto& q : m_queues) {
-            got += drainRing(q->exportRing);
+            got += drainRing(q->exportRing, q->exportExt.get());
             if (q->expiryRing) {
                 // expiry=thread: this thread is the table's second expirer, and its ring's only
                 // producer and consumer. A finished worker has flushed everything.
                 if (!q->workerDone.load(std::memory_order_acquire))
                     q->storage->sweepFromExportThread(*q->expiryRing);
-                got += drainRing(*q->expiryRing);
+                got += drainRing(*q->expiryRing, q->expiryExt.get());
             }
         }
         return got;

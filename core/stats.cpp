@@ -36,6 +36,9 @@ void addInto(CacheStats& a, const CacheStats& b) {
     }
     a.admissionDeferred += b.admissionDeferred;
     a.admissionEvicted += b.admissionEvicted;
+    a.extPoolExhausted += b.extPoolExhausted;
+    a.pluginDataDropped += b.pluginDataDropped;
+    a.pluginFlushes += b.pluginFlushes;
 }
 
 std::string number(double v) {
@@ -76,7 +79,10 @@ void writeWorker(std::ostringstream& o, const WorkerStats& w) {
       << (c.floodLastAlarm != 0 ? formatTimeIso(c.floodLastAlarm, 0) : std::string())
       << "\",\"last_alarm_ns\":" << c.floodLastAlarm << ",\"last_count\":" << c.floodLastCount
       << ",\"baseline\":" << c.floodBaseline << "},\"admission_deferred\":" << c.admissionDeferred
-      << ",\"admission_evicted\":" << c.admissionEvicted << "}"
+      << ",\"admission_evicted\":" << c.admissionEvicted
+      << ",\"ext_pool_exhausted\":" << c.extPoolExhausted
+      << ",\"plugin_data_dropped\":" << c.pluginDataDropped
+      << ",\"plugin_flushes\":" << c.pluginFlushes << "}"
       << ",\"batches\":" << w.batches << ",\"busy_ns\":" << w.busyNs << ",\"ns_per_packet\":"
       << number(w.packets ? static_cast<double>(w.busyNs) / static_cast<double>(w.packets) : 0.0);
 }
@@ -187,6 +193,11 @@ std::string formatStatsText(const StatsSnapshot& s, const StatsSnapshot* previou
         if (t.input.kernelDrops || t.input.ifaceDrops) {
             o << "input drops: kernel=" << t.input.kernelDrops
               << " interface=" << t.input.ifaceDrops << '\n';
+        }
+        if (t.cache.extPoolExhausted != 0 || t.cache.pluginDataDropped != 0) {
+            o << "process plugins: " << t.cache.extPoolExhausted
+              << " flows without their plugin record (ext_pool_exhausted), "
+              << t.cache.pluginDataDropped << " instances over the size limit\n";
         }
         if (t.cache.floodAlarms != 0) {
             o << "flood: " << t.cache.floodAlarms << " alarm(s), the latest at "

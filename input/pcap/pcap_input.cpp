@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/if_packet.h>
+#include <net/if.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -329,6 +330,7 @@ void PcapInput::warnAnomalies() noexcept {
 void PcapInput::openLive(const Options& options) {
     m_source = options.getString("ifc");
     m_live = true;
+    m_ifindex = if_nametoindex(m_source.c_str());
     char errbuf[PCAP_ERRBUF_SIZE] = {};
     m_handle = pcap_create(m_source.c_str(), errbuf);
     if (m_handle == nullptr)

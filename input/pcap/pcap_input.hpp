@@ -52,6 +52,8 @@ public:
     InputStats stats() const override;
     bool live() const noexcept override { return m_live; }
     bool neverBlocks() const noexcept override { return m_regularFile; }
+    /// Live capture: the interface's index ("any" and pseudo devices have none: 0).
+    std::uint32_t interfaceIndex() const noexcept override { return m_ifindex; }
 
     /// Link type of every block this input delivers.
     LinkType linkType() const noexcept { return m_link; }
@@ -88,6 +90,7 @@ private:
     std::string m_error;   ///< a read error, thrown once the packets before it are delivered
     LinkType m_link = LinkType::Ethernet;
     bool m_live = false;
+    std::uint32_t m_ifindex = 0;
     bool m_regularFile = false;  ///< offline from a regular file: reads never wait (no FIFO)
     bool m_nanoTs = true;        ///< libpcap delivers tv_usec in nanoseconds
     bool m_ended = false;

@@ -180,6 +180,7 @@ public:
     void stop() noexcept override;
     InputStats stats() const override;
     bool live() const noexcept override { return true; }
+    std::uint32_t interfaceIndex() const noexcept override { return m_ifindex; }
 
 private:
     tpacket_block_desc* blockAt(std::uint32_t index) const noexcept {

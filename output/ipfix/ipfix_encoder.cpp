@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cstring>
 #include <ctime>
 #include <stdexcept>
@@ -67,6 +68,13 @@ IpfixElement timeElement(IpfixElement e, TimePrecision p) {
     e.id = static_cast<std::uint16_t>(150 + 2 * static_cast<unsigned>(p) + end);
     e.length = p == TimePrecision::Seconds ? 4 : 8;
     return e;
+}
+
+constexpr IpfixElement kIngressInterface{kPenIana, 10, 4};
+
+bool hasInterfaces(const EncoderConfig& config) {
+    return std::any_of(config.interfaceByQueue.begin(), config.interfaceByQueue.end(),
+                       [](std::uint32_t i) { return i != 0; });
 }
 
 IpfixTemplate compile(std::span<const FieldId> ids, std::uint8_t ipVersion,
@@ -138,8 +146,26 @@ IpfixTemplate compile(std::span<const FieldId> ids, std::uint8_t ipVersion,
         t.fields.push_back(&f);
         t.elements.push_back(e);
         t.recordLength += e.length;
+        if (id == FieldId::DirBitField && hasInterfaces(config)) {
+            // ingressInterface (IE 10) right after flowDirection, from the queue's input.
+            IpfixTemplate::Step s;
+            s.op = Op::Interface;
+            s.length = 4;
+            s.offset = static_cast<std::uint16_t>(offsetof(FlowRecord, queue));
+            t.steps.push_back(s);
+            t.fields.push_back(&fieldSpec(FieldId::Queue));
+            t.elements.push_back(kIngressInterface);
+            t.recordLength += 4;
+            t.interfaces = config.interfaceByQueue;
+        }
     }
-    // Template record: id, field count, then per field (id | enterprise bit, length[, PEN]).
+    return t;
+}
+
+/// The template record: id, field count, then per field (id | enterprise bit, length[, PEN]).
+void buildTemplateRecord(IpfixTemplate& t) {
+    const std::uint16_t templateId = t.id;
+    t.record.clear();
     t.record.resize(4);
     put16(t.record.data(), templateId);
     put16(t.record.data() + 2, static_cast<std::uint16_t>(t.elements.size()));
@@ -151,16 +177,48 @@ IpfixTemplate compile(std::span<const FieldId> ids, std::uint8_t ipVersion,
         put16(t.record.data() + at + 2, e.length);
         if (e.enterprise()) put32(t.record.data() + at + 4, e.pen);
     }
+}
+
+IpfixTemplate compileWithExtensions(std::span<const FieldId> ids, std::uint8_t ipVersion,
+                                    std::uint16_t templateId, const EncoderConfig& config,
+                                    std::uint64_t extensions) {
+    IpfixTemplate t = compile(ids, ipVersion, templateId, config);
+    t.extensions = extensions;
+    t.basicLength = t.recordLength;
+    for (std::size_t i = 0; i < config.extensions.size(); ++i) {
+        if ((extensions >> i & 1U) == 0) continue;
+        for (const IpfixFieldCodec& c : config.extensions[i].fields) {
+            t.extensionFields.push_back(&c);
+            t.elements.push_back(c.element);
+            if (c.element.length != kIpfixVarLen) {
+                t.recordLength += c.element.length;
+            } else {
+                t.variable = true;
+            }
+        }
+    }
+    buildTemplateRecord(t);
     return t;
+}
+
+/// Encoded bytes of one value; a string longer than 65535 bytes is cut (cannot be encoded).
+inline std::size_t bytesLength(const FieldValue& v) noexcept {
+    return std::min<std::size_t>(v.count, 65535);
+}
+inline std::size_t listCount(const IpfixFieldCodec& c, const FieldValue& v) noexcept {
+    const std::size_t room = (65535 - 9) / std::max<std::size_t>(c.inner.length, 1);
+    return std::min<std::size_t>(v.count, room);
 }
 
 }  // namespace
 
 std::size_t IpfixEncoder::minMessageSize(std::span<const FieldId> fields) {
     EncoderConfig config;
+    config.interfaceByQueue = {1};  // the largest variant: with ingressInterface
     std::size_t largest = 0;
     for (std::uint8_t v : {std::uint8_t{4}, std::uint8_t{6}}) {
-        const IpfixTemplate t = compile(fields, v, kFirstTemplateId, config);
+        IpfixTemplate t = compile(fields, v, kFirstTemplateId, config);
+        buildTemplateRecord(t);
         largest = std::max({largest, t.recordLength, t.record.size()});
     }
     return kIpfixHeaderSize + kIpfixSetHeaderSize + largest;
@@ -179,15 +237,131 @@ IpfixEncoder::IpfixEncoder(const EncoderConfig& config, std::span<const FieldId>
                                     " is below the minimum " +
                                     std::to_string(minMessageSize(fields)));
     }
-    m_templates.push_back(compile(fields, 4, kFirstTemplateId, m_config));
-    m_templates.push_back(compile(fields, 6, kFirstTemplateId + 1, m_config));
-    for (const auto& t : m_templates) {
+    if (m_config.extensions.size() > 64) {
+        throw std::invalid_argument("at most 64 IPFIX extensions");
+    }
+    m_basicFields.assign(fields.begin(), fields.end());
+    m_message.assign(m_config.maxMessageSize, 0);
+    templateIndex(0, 4);
+    m_templatesOwed = true;
+}
+
+std::size_t IpfixEncoder::templateIndex(std::uint64_t extensions, std::uint8_t ipVersion) {
+    const std::size_t v6 = ipVersion == 6 ? 1 : 0;
+    if (extensions == 0 && !m_templates.empty()) return v6;
+    for (const auto& [set, index] : m_templateIndex) {
+        if (set == extensions) return index + v6;
+    }
+    const std::size_t index = m_templates.size();
+    for (std::uint8_t v : {std::uint8_t{4}, std::uint8_t{6}}) {
+        const auto id = static_cast<std::uint16_t>(kFirstTemplateId + m_templates.size());
+        m_templates.push_back(compileWithExtensions(m_basicFields, v, id, m_config, extensions));
         SetBuffer s;
         s.data.assign(kIpfixHeaderSize + m_config.maxMessageSize, 0);
         m_sets.push_back(std::move(s));
-        resetSet(t, m_sets.back());
+        resetSet(m_templates.back(), m_sets.back());
     }
-    m_message.assign(m_config.maxMessageSize, 0);
+    m_templateIndex.emplace_back(extensions, index);
+    m_templatesOwed = true;  // announced before the next data message
+    return index + v6;
+}
+
+std::size_t IpfixEncoder::extensionSize(const IpfixTemplate& t,
+                                        std::span<const FieldValue> values) noexcept {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < t.extensionFields.size(); ++i) {
+        const IpfixFieldCodec& c = *t.extensionFields[i];
+        const FieldValue& v = values[i];
+        switch (c.kind) {
+            case IpfixFieldCodec::Kind::Scalar:
+                n += c.element.length;
+                break;
+            case IpfixFieldCodec::Kind::Bytes:
+                n += c.element.length != kIpfixVarLen ? c.element.length
+                                                      : ipfixVarLenSize(bytesLength(v));
+                break;
+            case IpfixFieldCodec::Kind::List:
+                n += ipfixBasicListSize(c.inner, listCount(c, v));
+                break;
+        }
+    }
+    return n;
+}
+
+void IpfixEncoder::encodeExtensions(const IpfixTemplate& t, std::span<const FieldValue> values,
+                                    std::uint8_t* out) noexcept {
+    for (std::size_t i = 0; i < t.extensionFields.size(); ++i) {
+        const IpfixFieldCodec& c = *t.extensionFields[i];
+        const FieldValue& v = values[i];
+        switch (c.kind) {
+            case IpfixFieldCodec::Kind::Scalar: {
+                std::uint64_t x =
+                    v.count != 0 ? loadAny(static_cast<const std::uint8_t*>(v.data), c.sourceWidth)
+                                 : 0;
+                if (c.timeNsToMs) x /= 1'000'000;
+                putAny(out, x, c.element.length);
+                out += c.element.length;
+                break;
+            }
+            case IpfixFieldCodec::Kind::Bytes:
+                if (c.element.length != kIpfixVarLen) {
+                    const std::size_t n = std::min<std::size_t>(v.count, c.element.length);
+                    if (n != 0) std::memcpy(out, v.data, n);
+                    std::memset(out + n, 0, c.element.length - n);
+                    out += c.element.length;
+                    break;
+                }
+                out +=
+                    putIpfixVarLen(out, {static_cast<const std::uint8_t*>(v.data), bytesLength(v)});
+                break;
+            case IpfixFieldCodec::Kind::List: {
+                const std::size_t count = listCount(c, v);
+                if (!c.timeNsToMs) {
+                    out += putIpfixBasicList(out, c.inner, v.data, count, c.sourceWidth);
+                    break;
+                }
+                // TimeNs values to dateTimeMilliseconds: header, then each value converted.
+                const std::size_t total = putIpfixBasicList(out, c.inner, v.data, 0, 8);
+                const std::size_t content = total - 3 + count * c.inner.length;
+                out[1] = static_cast<std::uint8_t>(content >> 8);
+                out[2] = static_cast<std::uint8_t>(content);
+                out += total;
+                const auto* src = static_cast<const std::uint8_t*>(v.data);
+                for (std::size_t k = 0; k < count; ++k) {
+                    putAny(out, load<std::uint64_t>(src + 8 * k) / 1'000'000, c.inner.length);
+                    out += c.inner.length;
+                }
+                break;
+            }
+        }
+    }
+}
+
+bool IpfixEncoder::add(const FlowRecord& record, std::uint64_t extensions,
+                       std::span<const FieldValue> values) {
+    if (extensions == 0) {
+        add(record);
+        return true;
+    }
+    const std::size_t index = templateIndex(extensions, record.ipVersion);
+    const IpfixTemplate& t = m_templates[index];
+    SetBuffer& s = m_sets[index];
+    if (values.size() < t.extensionFields.size()) {
+        ++m_oversized;  // a caller bug; never read past the values
+        return false;
+    }
+    const std::size_t length = t.basicLength + extensionSize(t, values);
+    if (kIpfixHeaderSize + kIpfixSetHeaderSize + length > m_config.maxMessageSize) {
+        ++m_oversized;
+        return false;
+    }
+    if (s.used + length > m_config.maxMessageSize) sendFullSet(t, s);
+    std::uint8_t* out = s.data.data() + s.used;
+    encode(t, record, out);
+    encodeExtensions(t, values, out + t.basicLength);
+    s.used += length;
+    ++s.records;
+    return true;
 }
 
 void IpfixEncoder::resetSet(const IpfixTemplate& t, SetBuffer& s) noexcept {
@@ -248,6 +422,9 @@ void IpfixEncoder::encode(const IpfixTemplate& t, const FlowRecord& r,
                 break;
             case Op::TimeNsNtp:
                 put64(out, ntpNanoseconds(load<std::uint64_t>(src)));
+                break;
+            case Op::Interface:
+                put32(out, *src < t.interfaces.size() ? t.interfaces[*src] : 0);
                 break;
         }
         out += s.length;

@@ -13,11 +13,15 @@
 // packs every non-empty set into as few messages as fit `maxMessageSize` (copying sets after
 // the first into a message buffer), as ipfixprobe does at its flush points.
 //
-// Templates: ids from 258, in field-set order, IPv4 then IPv6 variant (basic: 258 / 259), all
-// created at start-up. They go out in one template message (split if they do not fit) before
-// the first data message, again whenever `resendTemplates()` is called (the TCP transport
-// re-sends them itself on every new connection), and, when configured (UDP), periodically by
-// time and/or by number of data messages (RFC 7011 §8.4).
+// Templates: one per (set of extensions present x IP version), as ipfixprobe: ids from 258 in
+// order of first use, IPv4 then IPv6 variant created together (basic: 258 / 259, at start-up).
+// A template = the basic fields, then the fields of each extension present in extension
+// order; records of templates with variable-length fields (strings, bytes, basicLists) are
+// sized first, then encoded straight into the set. All templates go out in one template
+// message (split if they do not fit) before the first data message, again before the next
+// data message after a template was added, whenever `resendTemplates()` is called (the TCP
+// transport re-sends them itself on every new connection), and, when configured (UDP),
+// periodically by time and/or by number of data messages (RFC 7011 §8.4).
 //
 // Sequence numbers (RFC 7011 §3.1): the number of data records sent before the message in
 // this transport session, modulo 2^32; a template message carries the current value. The
@@ -36,8 +40,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rowprobe/fields.hpp"
@@ -65,6 +71,37 @@ public:
                              bool templates) = 0;
 };
 
+/// A plugin field's value in one record, as the encoders take it (the output fills these from
+/// the process-plugin runtime's read API). Scalars: `data` points at the host-order value of the
+/// codec's source width, count 1. Strings and bytes: the bytes, count = their number. Arrays:
+/// the host-order elements, count = their number. count 0 = absent: a scalar exports 0, a
+/// string or list exports empty.
+struct FieldValue {
+    const void* data = nullptr;
+    std::uint32_t count = 0;
+};
+
+/// How one plugin field goes on the wire (compiled from the field schema by the output).
+struct IpfixFieldCodec {
+    enum class Kind : std::uint8_t {
+        Scalar,  ///< fixed length: element.length bytes BE (reduced-size when shorter)
+        Bytes,   ///< the bytes (strings without a terminator): variable length, or exactly
+                 ///< element.length bytes (cut or zero-padded) when the element is fixed
+        List,    ///< basicList (0/291, variable length) of `inner` elements
+    };
+    Kind kind = Kind::Scalar;
+    IpfixElement element;          ///< as announced in the template
+    IpfixElement inner;            ///< List: the element inside the list (PEN, id, length)
+    std::uint8_t sourceWidth = 0;  ///< Scalar / List: bytes of one value at the source
+    bool timeNsToMs = false;       ///< values are TimeNs, encoded as dateTimeMilliseconds
+};
+
+/// The fields one extension (a process plugin) adds to a template, in template order.
+struct IpfixExtension {
+    std::string name;
+    std::vector<IpfixFieldCodec> fields;
+};
+
 struct EncoderConfig {
     std::uint32_t observationDomain = 1;
     std::size_t maxMessageSize = 1458;  ///< bytes incl. the 16-byte header (ipfixprobe `mtu`)
@@ -74,6 +111,15 @@ struct EncoderConfig {
     std::uint64_t templateRefreshMessages = 0;  ///< ... or after this many data messages; 0 = never
     std::uint32_t (*exportTime)() = nullptr;    ///< unix seconds for the header; null = time()
     std::uint64_t (*monotonicNs)() = nullptr;   ///< for the refresh timer; null = CLOCK_MONOTONIC
+    /// ingressInterface (IE 10) per FlowRecord::queue. When any entry is non-zero, every
+    /// template carries ingressInterface right after flowDirection, and a record of a queue
+    /// beyond the table exports 0. Empty or all zero: the element is left out (0 is not a
+    /// valid interface index).
+    std::vector<std::uint32_t> interfaceByQueue;
+    /// Extensions (process plugins), at most 64; bit i of a record's extension set is
+    /// extensions[i]. A template holds the basic fields, then the fields of every extension
+    /// present, in this order.
+    std::vector<IpfixExtension> extensions;
 };
 
 /// One template (a field list for one IP version) compiled for encoding.
@@ -93,6 +139,7 @@ struct IpfixTemplate {
         TimeMs,     ///< dateTimeMilliseconds u64
         TimeUsNtp,  ///< dateTimeMicroseconds NTP64
         TimeNsNtp,  ///< dateTimeNanoseconds NTP64
+        Interface,  ///< ingressInterface: u32 BE from the per-queue table, FlowRecord::queue
     };
     struct Step {
         Op op = Op::Int1;
@@ -104,12 +151,17 @@ struct IpfixTemplate {
 
     std::uint16_t id = 0;
     std::uint8_t ipVersion = 4;
+    std::uint64_t extensions = 0;  ///< the extension set (bit i = EncoderConfig::extensions[i])
     std::vector<Step> steps;
     std::vector<const FieldSpec*> fields;
-    std::vector<IpfixElement> elements;    ///< as announced in the template record
-    std::size_t recordLength = 0;          ///< data record bytes (all fields fixed length)
-    std::vector<std::uint8_t> record;      ///< the template record (id, count, field specifiers)
-    std::vector<std::uint64_t> constants;  ///< BE-encoded constants (left-aligned bytes)
+    std::vector<IpfixElement> elements;                   ///< as announced in the template record
+    std::vector<const IpfixFieldCodec*> extensionFields;  ///< after the steps, in order
+    std::size_t recordLength = 0;      ///< record bytes when fixed; the fixed fields' when variable
+    std::size_t basicLength = 0;       ///< bytes of the basic fields (extensions follow them)
+    bool variable = false;             ///< some extension field is variable-length
+    std::vector<std::uint8_t> record;  ///< the template record (id, count, field specifiers)
+    std::vector<std::uint64_t> constants;   ///< BE-encoded constants (left-aligned bytes)
+    std::vector<std::uint32_t> interfaces;  ///< ingressInterface by queue (Op::Interface)
 };
 
 class IpfixEncoder {
@@ -119,7 +171,8 @@ public:
     /// if `maxMessageSize` is below `minMessageSize(fields)` or above 65535.
     IpfixEncoder(const EncoderConfig& config, std::span<const FieldId> fields, MessageSink& sink);
 
-    /// Smallest message size that holds one data record and one template of `fields`.
+    /// Smallest message size that holds one data record and one template of `fields` (with
+    /// ingressInterface, the largest variant).
     static std::size_t minMessageSize(std::span<const FieldId> fields);
 
     /// Encodes one record into its template's set; sends a message when the set is full.
@@ -134,6 +187,21 @@ public:
     void add(std::span<const FlowRecord> records) {
         for (const auto& r : records) add(r);
     }
+
+    /// Encodes a record with extensions: bit i of `extensions` set when extension i is
+    /// present; `values` holds the present extensions' fields, extension by extension
+    /// (ascending i), field by field. The template of this extension set and IP version is
+    /// created on first use (ids from 258, IPv4 and IPv6 together) and announced before the
+    /// next data message. Returns false, and counts it in oversized(), when the record cannot
+    /// fit one message; the record is then not sent.
+    bool add(const FlowRecord& record, std::uint64_t extensions,
+             std::span<const FieldValue> values);
+
+    /// Records dropped because they exceed the message size (ipfixprobe drops them too).
+    std::uint64_t oversized() const noexcept { return m_oversized; }
+
+    /// The template index for an extension set and IP version (created when new).
+    std::size_t templateIndex(std::uint64_t extensions, std::uint8_t ipVersion);
 
     /// Sends every buffered record (and templates still owed) now.
     void flush();
@@ -166,6 +234,10 @@ private:
     static constexpr std::size_t kSetStart = kIpfixHeaderSize;  // set header offset in data
 
     void encode(const IpfixTemplate& t, const FlowRecord& r, std::uint8_t* out) const noexcept;
+    static std::size_t extensionSize(const IpfixTemplate& t,
+                                     std::span<const FieldValue> values) noexcept;
+    static void encodeExtensions(const IpfixTemplate& t, std::span<const FieldValue> values,
+                                 std::uint8_t* out) noexcept;
     void sendFullSet(const IpfixTemplate& t, SetBuffer& s);
     void sendTemplatesIfDue();
     void sendTemplates();
@@ -175,8 +247,11 @@ private:
 
     EncoderConfig m_config;
     MessageSink& m_sink;
-    std::vector<IpfixTemplate> m_templates;
-    std::vector<SetBuffer> m_sets;
+    std::vector<FieldId> m_basicFields;
+    std::vector<IpfixTemplate> m_templates;  ///< [0], [1]: basic; then pairs by extension set
+    std::vector<SetBuffer> m_sets;           ///< one per template, same index
+    std::vector<std::pair<std::uint64_t, std::size_t>> m_templateIndex;  ///< set -> IPv4 index
+    std::uint64_t m_oversized = 0;
     std::vector<std::uint8_t> m_message;  ///< maxMessageSize; for multi-set and template messages
     std::uint32_t m_sequence = 0;
     bool m_templatesOwed = true;
@@ -185,6 +260,77 @@ private:
     std::uint64_t m_messages = 0;
     std::uint64_t m_templateMessages = 0;
 };
+
+// ---- Variable-length values and basicLists (RFC 7011 §7, RFC 6313 §4.5.1) ---------------------
+//
+// variable-length value   [len u8][bytes]                  when len < 255
+//                         [FF][len u16 BE][bytes]          otherwise
+// basicList (IE 291)      [FF][len u16 BE]                 always the 3-byte form, as ipfixprobe
+//                         [semantic u8 = 3 allOf][id u16 | 0x8000][element length u16][PEN u32]
+//                         [n values, each `element length` bytes, BE]
+// (the 9-byte list header has the PEN only when the enterprise bit is set; an IANA element
+// inside a list gets a 5-byte header.)
+
+inline constexpr std::uint16_t kIpfixBasicList = 291;
+inline constexpr std::uint8_t kListSemanticAllOf = 3;
+
+/// Bytes of a variable-length value of `n` bytes, prefix included.
+constexpr std::size_t ipfixVarLenSize(std::size_t n) noexcept { return n + (n < 255 ? 1 : 3); }
+
+/// Writes `value` as a variable-length field (short prefix when possible); returns the bytes
+/// written (ipfixVarLenSize). `value` must be at most 65535 bytes.
+inline std::size_t putIpfixVarLen(std::uint8_t* out, std::span<const std::uint8_t> value) noexcept {
+    std::size_t at = 0;
+    if (value.size() < 255) {
+        out[at++] = static_cast<std::uint8_t>(value.size());
+    } else {
+        out[at++] = 0xFF;
+        out[at++] = static_cast<std::uint8_t>(value.size() >> 8);
+        out[at++] = static_cast<std::uint8_t>(value.size());
+    }
+    if (!value.empty()) std::memcpy(out + at, value.data(), value.size());
+    return at + value.size();
+}
+
+/// Bytes of a basicList of `count` elements of `element.length` bytes, prefix included.
+constexpr std::size_t ipfixBasicListSize(const IpfixElement& element, std::size_t count) noexcept {
+    return 3 + 5 + (element.enterprise() ? 4 : 0) + count * element.length;
+}
+
+/// Writes a basicList of `count` host-order values of `sourceWidth` bytes each (1, 2, 4, 8),
+/// read from `values` (unaligned), each encoded BE in `element.length` bytes (reduced-size
+/// encoding truncates to the low bytes). Returns the bytes written (ipfixBasicListSize).
+inline std::size_t putIpfixBasicList(std::uint8_t* out, const IpfixElement& element,
+                                     const void* values, std::size_t count,
+                                     std::size_t sourceWidth) noexcept {
+    const std::size_t total = ipfixBasicListSize(element, count);
+    const std::size_t content = total - 3;
+    out[0] = 0xFF;
+    out[1] = static_cast<std::uint8_t>(content >> 8);
+    out[2] = static_cast<std::uint8_t>(content);
+    out[3] = kListSemanticAllOf;
+    const auto id = static_cast<std::uint16_t>(element.id | (element.enterprise() ? 0x8000U : 0U));
+    out[4] = static_cast<std::uint8_t>(id >> 8);
+    out[5] = static_cast<std::uint8_t>(id);
+    out[6] = static_cast<std::uint8_t>(element.length >> 8);
+    out[7] = static_cast<std::uint8_t>(element.length);
+    std::size_t at = 8;
+    if (element.enterprise()) {
+        for (int shift = 24; shift >= 0; shift -= 8)
+            out[at++] = static_cast<std::uint8_t>(element.pen >> shift);
+    }
+    const auto* src = static_cast<const std::uint8_t*>(values);
+    for (std::size_t i = 0; i < count; ++i, src += sourceWidth) {
+        std::uint64_t v = 0;
+        std::memcpy(&v, src, sourceWidth);  // little-endian host: the low bytes first
+        for (std::size_t b = element.length; b-- > 0;) {
+            out[at + b] = static_cast<std::uint8_t>(v);
+            v >>= 8;
+        }
+        at += element.length;
+    }
+    return total;
+}
 
 // The NTP fraction counts 2^-32 s, so a microsecond or nanosecond is rarely a whole number of
 // units. Decoders convert back in different ways: truncating (libfixbuf, nfdump), rounding,

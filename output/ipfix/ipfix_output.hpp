@@ -2,9 +2,12 @@
 // (ipfix_transport.hpp), configured by ipfixprobe-compatible options (README.md).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <span>
+#include <vector>
 
+#include "../plugin_records.hpp"
 #include "ipfix_encoder.hpp"
 #include "ipfix_transport.hpp"
 #include "rowprobe/options.hpp"
@@ -26,13 +29,26 @@ public:
     void reopen() override;  ///< SIGHUP: file= moved away -> new file, templates first
     OutputStats stats() const override;
     void requestStop() override { m_transport->requestStop(); }
+    /// Rebuilds the encoder with ingressInterface in its templates when an input knows its
+    /// interface (before the first record; nothing has been sent yet).
+    void setInputInterfaces(std::span<const std::uint32_t> byQueue) override;
+    /// Compiles the plugins' fields (those with an IPFIX element) into encoder extensions:
+    /// plugin i is extension i. Throws ConfigError for a field the encoder cannot send.
+    void setProcessPlugins(std::span<const ProcessPlugin* const> plugins) override;
 
     const IpfixEncoder& encoder() const { return *m_encoder; }
     IpfixTransport& transport() { return *m_transport; }
 
 private:
     std::unique_ptr<IpfixTransport> m_transport;
+    void writeWithPlugins(const FlowRecord& r);
+
     std::unique_ptr<IpfixEncoder> m_encoder;
+    EncoderConfig m_config;
+    std::vector<std::vector<const FieldSpec*>> m_pluginFields;  ///< per plugin, codec order
+    PluginRecords m_pluginRecords;
+    std::vector<FieldValue> m_values;
+    std::atomic<std::uint64_t> m_oversized{0};
     bool m_finished = false;
 };
 

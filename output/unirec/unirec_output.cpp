@@ -1,9 +1,11 @@
 #include "unirec_output.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
 #include "rowprobe/errors.hpp"
+#include "rowprobe/process.hpp"
 #include "rowprobe/registry.hpp"
 
 namespace rowprobe::output {
@@ -21,7 +23,8 @@ constexpr OptionSpec kOptions[] = {
      .shortName = "p",
      .type = OptionType::String,
      .defaultValue = "basic",
-     .help = "field groups per interface, e.g. basic or http,(pstats,phists); one per interface"},
+     .help = "field groups per interface, e.g. basic or http,(pstats,phists); one per interface; "
+             "default: basic, or the only -p plugin"},
     {.name = "odid",
      .shortName = "o",
      .type = OptionType::Flag,
@@ -88,78 +91,142 @@ std::vector<std::vector<std::string>> parseGroups(const std::string& text) {
 
 }  // namespace
 
-UnirecOutput::UnirecOutput(const Options& o) {
-    std::vector<TrapIfcSpec> specs;
+UnirecOutput::UnirecOutput(const Options& o) : m_options(o) {
     try {
-        specs = parseTrapIfcSpecs(o.getString("ifc"));
+        m_specs = parseTrapIfcSpecs(o.getString("ifc"));
     } catch (const std::invalid_argument& e) {
         o.fail("ifc", e.what());
     }
-    std::vector<std::vector<std::string>> groups;
     try {
-        groups = parseGroups(o.getString("plugins"));
+        m_groups = parseGroups(o.getString("plugins"));
     } catch (const std::invalid_argument& e) {
         o.fail("plugins", e.what());
     }
-    if (groups.size() != specs.size()) {
-        o.fail("plugins", "names " + std::to_string(groups.size()) +
-                              " interface group(s) but ifc has " + std::to_string(specs.size()) +
+    if (m_groups.size() != m_specs.size()) {
+        o.fail("plugins", "names " + std::to_string(m_groups.size()) +
+                              " interface group(s) but ifc has " + std::to_string(m_specs.size()) +
                               " interface(s); give one group per interface");
     }
     std::vector<std::string> seen;
-    for (const auto& g : groups) {
+    for (const auto& g : m_groups) {
         for (const auto& name : g) {
-            if (name != "basic") {
-                o.fail(
-                    "plugins",
-                    "'" + name + "' exports no UniRec fields (no process plugin adds fields yet)",
-                    {"basic"});
+            if (name == "basic" && g.size() > 1) {
+                o.fail("plugins", "'basic' is a group of its own (every flow, no plugin fields)",
+                       {}, name);
             }
-            for (const auto& s : seen) {
-                if (s == name) o.fail("plugins", "'" + name + "' may appear only once");
+            for (const auto& prev : seen) {
+                if (prev == name)
+                    o.fail("plugins", "'" + name + "' may appear only once", {}, name);
             }
             seen.push_back(name);
         }
     }
 
-    const bool odid = o.getFlag("odid");
-    ExportConstants constants;
-    constants.linkBitField = static_cast<std::uint64_t>(o.getInt("id"));
-    constants.odid = static_cast<std::uint32_t>(o.getInt("id"));
-    constants.dirBitField = static_cast<std::uint32_t>(o.getInt("dir"));
+    m_odid = o.getFlag("odid");
+    m_constants.linkBitField = static_cast<std::uint64_t>(o.getInt("id"));
+    m_constants.odid = static_cast<std::uint32_t>(o.getInt("id"));
+    m_constants.dirBitField = static_cast<std::uint32_t>(o.getInt("dir"));
     m_eof = o.getFlag("eof");
-    const bool legacy = o.getFlag("legacy");
-    const auto fields = fieldSpecs(unirecBasicFields(odid));
-
-    for (auto& spec : specs) {
-        Interface ifc;
-        ifc.encoder = std::make_unique<UnirecEncoder>(fields, constants);
-        std::string specifier = ifc.encoder->layout().specifier();
-        const std::string text = spec.text;
-        try {
-            switch (spec.type) {
-                case 't':
-                case 'u':
-                    ifc.trap = std::make_unique<TrapStreamServer>(std::move(spec),
-                                                                  std::move(specifier), legacy);
-                    break;
-                case 'f':
-                    ifc.trap =
-                        std::make_unique<TrapFileOutput>(std::move(spec), std::move(specifier));
-                    break;
-                default:
-                    ifc.trap =
-                        std::make_unique<TrapBlackhole>(std::move(spec), std::move(specifier));
-                    break;
-            }
-        } catch (const std::runtime_error& e) {
-            // A file that cannot be created is a start-up error like any output file (exit 2).
-            if (text.rfind("f:", 0) == 0) o.fail("ifc", "interface '" + text + "': " + e.what());
-            throw RuntimeError("output 'unirec'", "interface '" + text + "': " + e.what());
-        }
-        m_record.resize(std::max(m_record.size(), ifc.encoder->recordSize()));
-        m_interfaces.push_back(std::move(ifc));
+    m_legacy = o.getFlag("legacy");
+    m_interfaces.resize(m_specs.size());
+    // Basic interfaces open now; interfaces of plugin groups once the plugins are known.
+    for (std::size_t i = 0; i < m_specs.size(); ++i) {
+        if (m_groups[i].size() == 1 && m_groups[i][0] == "basic") open(i, {});
     }
+}
+
+void UnirecOutput::open(std::size_t index, std::vector<UnirecPluginFields> plugins) {
+    Interface& ifc = m_interfaces[index];
+    ifc.trap.reset();  // a re-opened interface releases its port / file first
+    ifc.plugins.clear();
+    ifc.mask = 0;
+    for (const auto& p : plugins) {
+        ifc.plugins.push_back(p.plugin);
+        ifc.mask |= std::uint64_t{1} << p.plugin;
+    }
+    try {
+        ifc.encoder = std::make_unique<UnirecEncoder>(fieldSpecs(unirecBasicFields(m_odid)),
+                                                      m_constants, plugins);
+    } catch (const std::invalid_argument& e) {
+        m_options.fail("plugins", e.what());
+    }
+    TrapIfcSpec spec = m_specs[index];
+    std::string specifier = ifc.encoder->layout().specifier();
+    const std::string text = spec.text;
+    try {
+        switch (spec.type) {
+            case 't':
+            case 'u':
+                ifc.trap = std::make_unique<TrapStreamServer>(std::move(spec), std::move(specifier),
+                                                              m_legacy);
+                break;
+            case 'f':
+                ifc.trap = std::make_unique<TrapFileOutput>(std::move(spec), std::move(specifier));
+                break;
+            default:
+                ifc.trap = std::make_unique<TrapBlackhole>(std::move(spec), std::move(specifier));
+                break;
+        }
+    } catch (const std::runtime_error& e) {
+        // A file that cannot be created is a start-up error like any output file (exit 2).
+        if (text.rfind("f:", 0) == 0) m_options.fail("ifc", "interface '" + text + "': " + e.what());
+        throw RuntimeError("output 'unirec'", "interface '" + text + "': " + e.what());
+    }
+    // Fixed part plus the largest variable part of a UniRec record.
+    m_record.resize(std::max(m_record.size(), ifc.encoder->recordSize() + 65536));
+}
+
+void UnirecOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugins) {
+    std::vector<std::string> names;
+    for (const ProcessPlugin* p : plugins) names.emplace_back(p->name());
+    auto fieldsOf = [&](std::size_t i) {
+        UnirecPluginFields f;
+        f.plugin = i;
+        for (const FieldSpec& s : plugins[i]->fields()) {
+            if (!s.unirec.name.empty()) f.fields.push_back(&s);
+        }
+        if (f.fields.empty()) {
+            m_options.fail("plugins", "process plugin '" + names[i] + "' exports no UniRec fields",
+                           {}, names[i]);
+        }
+        return f;
+    };
+    if (!m_options.explicitlySet("plugins")) {
+        // ipfixprobe's rule without a map: no plugin -> basic; one interface and exactly one
+        // plugin -> that plugin's fields; anything else needs the map.
+        if (plugins.empty()) return;
+        if (plugins.size() == 1 && m_interfaces.size() == 1) {
+            open(0, {fieldsOf(0)});
+            m_pluginRecords = PluginRecords(plugins.size());
+            return;
+        }
+        std::string example;
+        for (const auto& n : names) example += (example.empty() ? "" : ",") + n;
+        m_options.fail("plugins",
+                       "is needed with " + std::to_string(plugins.size()) +
+                           " process plugins and " + std::to_string(m_interfaces.size()) +
+                           " interface(s): map each interface to a group, e.g. plugins=(" +
+                           example + ") for one interface with all of them");
+    }
+    std::vector<std::string> allowed = names;
+    allowed.emplace_back("basic");
+    for (std::size_t i = 0; i < m_groups.size(); ++i) {
+        if (m_groups[i].size() == 1 && m_groups[i][0] == "basic") continue;
+        std::vector<UnirecPluginFields> group;
+        for (const auto& name : m_groups[i]) {
+            const auto it = std::find(names.begin(), names.end(), name);
+            if (it == names.end()) {
+                m_options.fail("plugins",
+                               "'" + name + "' is not a process plugin of this run" +
+                                   (names.empty() ? " (no -p given)" : "") +
+                                   "; each group names plugins given with -p, or basic",
+                               allowed, name);
+            }
+            group.push_back(fieldsOf(static_cast<std::size_t>(it - names.begin())));
+        }
+        open(i, std::move(group));
+    }
+    m_pluginRecords = PluginRecords(plugins.size());
 }
 
 UnirecOutput::~UnirecOutput() {
@@ -173,9 +240,36 @@ UnirecOutput::~UnirecOutput() {
 void UnirecOutput::write(std::span<const FlowRecord> records) {
     try {
         for (const FlowRecord& r : records) {
+            bool loaded = false;
             for (auto& ifc : m_interfaces) {
-                ifc.encoder->encode(r, m_record.data());
-                ifc.trap->send({m_record.data(), ifc.encoder->recordSize()});
+                if (!ifc.trap) continue;  // a plugin group never resolved (no pipeline)
+                if (ifc.plugins.empty()) {
+                    ifc.encoder->encode(r, m_record.data());
+                    ifc.trap->send({m_record.data(), ifc.encoder->recordSize()});
+                    continue;
+                }
+                // A flow goes to a plugin group's interface only if it carries at least one
+                // of the group's plugins; one record per instance (plugin_records.hpp).
+                if (r.extLen == 0) continue;
+                if (!loaded) {
+                    m_pluginRecords.load(r);
+                    loaded = true;
+                }
+                const std::size_t n = m_pluginRecords.records(ifc.mask);
+                for (std::size_t k = 0; k < n; ++k) {
+                    m_instances.clear();
+                    for (const std::size_t p : ifc.plugins) {
+                        m_instances.push_back(m_pluginRecords.present(p, k)
+                                                  ? m_pluginRecords.instance(p, k)
+                                                  : std::span<const std::uint8_t>{});
+                    }
+                    const std::size_t size = ifc.encoder->encode(r, m_instances, m_record.data());
+                    if (size == 0) {
+                        ++m_oversizedCount;  // plugin data beyond a UniRec record's 65535 bytes
+                        continue;
+                    }
+                    ifc.trap->send({m_record.data(), size});
+                }
             }
         }
     } catch (const std::runtime_error& e) {
@@ -186,7 +280,9 @@ void UnirecOutput::write(std::span<const FlowRecord> records) {
 
 void UnirecOutput::flush() {
     try {
-        for (auto& ifc : m_interfaces) ifc.trap->flush();
+        for (auto& ifc : m_interfaces) {
+            if (ifc.trap) ifc.trap->flush();
+        }
     } catch (const std::runtime_error& e) {
         throw RuntimeError("output 'unirec'", e.what());
     }
@@ -207,7 +303,9 @@ void UnirecOutput::finish() {
     if (m_finished) return;
     m_finished = true;
     try {
-        for (auto& ifc : m_interfaces) ifc.trap->finish(m_eof);
+        for (auto& ifc : m_interfaces) {
+            if (ifc.trap) ifc.trap->finish(m_eof);
+        }
     } catch (const std::runtime_error& e) {
         publish();
         throw RuntimeError("output 'unirec'", e.what());
@@ -218,6 +316,7 @@ void UnirecOutput::finish() {
 void UnirecOutput::publish() noexcept {
     OutputStats total;
     for (const auto& ifc : m_interfaces) {
+        if (!ifc.trap) continue;
         const OutputStats s = ifc.trap->stats();
         total.records += s.records;
         total.dropped += s.dropped;
@@ -225,7 +324,7 @@ void UnirecOutput::publish() noexcept {
         total.discarded += s.discarded;
     }
     m_records.store(total.records, std::memory_order_relaxed);
-    m_dropped.store(total.dropped, std::memory_order_relaxed);
+    m_dropped.store(total.dropped + m_oversizedCount, std::memory_order_relaxed);
     m_bytes.store(total.bytes, std::memory_order_relaxed);
     m_discarded.store(total.discarded, std::memory_order_relaxed);
 }

@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "../plugin_records.hpp"
 #include "rowprobe/options.hpp"
 #include "rowprobe/plugin.hpp"
 #include "trap_output.hpp"
@@ -27,6 +28,11 @@ public:
     void reopen() override;  ///< SIGHUP: every f: interface whose file was moved away
     OutputStats stats() const override;
     void requestStop() override;
+    /// Resolves the `plugins` groups against the process plugins and opens the interfaces
+    /// that carry plugin fields. ConfigError (exit 2) when a group names a plugin that is not
+    /// running, a plugin without UniRec fields, or when plugins run without a `plugins` map
+    /// that ipfixprobe's default rule could resolve.
+    void setProcessPlugins(std::span<const ProcessPlugin* const> plugins) override;
 
     std::size_t interfaceCount() const noexcept { return m_interfaces.size(); }
     TrapOutput& interface(std::size_t i) { return *m_interfaces[i].trap; }
@@ -36,13 +42,25 @@ private:
     struct Interface {
         std::unique_ptr<TrapOutput> trap;
         std::unique_ptr<UnirecEncoder> encoder;
+        std::vector<std::size_t> plugins;  ///< -p indices of the group; empty = basic
+        std::uint64_t mask = 0;            ///< the same as bits
     };
+    void open(std::size_t index, std::vector<UnirecPluginFields> plugins);
     void publish() noexcept;
 
+    Options m_options;
+    std::vector<TrapIfcSpec> m_specs;
+    std::vector<std::vector<std::string>> m_groups;
+    ExportConstants m_constants;
+    bool m_odid = false;
+    bool m_legacy = false;
     std::vector<Interface> m_interfaces;
     std::vector<std::uint8_t> m_record;
+    PluginRecords m_pluginRecords;
+    std::vector<std::span<const std::uint8_t>> m_instances;
     bool m_eof = false;
     bool m_finished = false;
+    std::uint64_t m_oversizedCount = 0;
     std::atomic<std::uint64_t> m_records{0};
     std::atomic<std::uint64_t> m_dropped{0};
     std::atomic<std::uint64_t> m_bytes{0};

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "rowprobe/plugin_data.hpp"
+
 namespace rowprobe::output {
 
 namespace {
@@ -126,26 +128,114 @@ std::vector<const FieldSpec*> fieldSpecs(std::span<const FieldId> ids) {
 
 namespace {
 std::vector<std::pair<std::string, std::string>> typeNames(
-    std::span<const FieldSpec* const> fields) {
+    std::span<const FieldSpec* const> fields, std::span<const UnirecPluginFields> plugins) {
     std::vector<std::pair<std::string, std::string>> out;
-    for (const FieldSpec* f : fields) {
+    auto add = [&](const FieldSpec* f) {
         if (f->unirec.name.empty()) {
             throw std::invalid_argument("field '" + std::string(f->name) + "' has no UniRec name");
         }
         out.emplace_back(std::string(f->unirec.type), std::string(f->unirec.name));
+    };
+    for (const FieldSpec* f : fields) add(f);
+    for (const auto& p : plugins) {
+        for (const FieldSpec* f : p.fields) add(f);
     }
     return out;
+}
+
+/// Whether a plugin field of `type` (array element `element`) can be written as UniRec type
+/// `unirec`; sets the element / value size.
+bool pluginTypeFits(FieldType type, FieldType element, std::string_view unirec, std::uint8_t& size,
+                    bool& time) {
+    time = false;
+    auto scalar = [&](FieldType t, std::string_view u) {
+        if (t == FieldType::Timestamp) {
+            time = true;
+            size = 8;
+            return u == "time";
+        }
+        if (t == FieldType::Int8) {
+            size = 1;
+            return u == "int8";
+        }
+        if (t == FieldType::Float32) {
+            size = 4;
+            return u == "float";
+        }
+        if (t == FieldType::IpAddress) {
+            size = 16;
+            return u == "ipaddr";
+        }
+        if (t == FieldType::MacAddress) {
+            size = 6;
+            return u == "macaddr";
+        }
+        if (!isNumeric(t)) return false;
+        const UnirecType ut = unirecType(u);
+        if (!ut.known || ut.sortSize <= 0 || u == "time" || u == "float" || u == "double" ||
+            u == "ipaddr" || u == "macaddr") {
+            return false;
+        }
+        size = static_cast<std::uint8_t>(ut.sortSize);
+        return size >= fieldTypeSize(t);  // never cut a value
+    };
+    switch (type) {
+        case FieldType::String:
+            size = 1;
+            return unirec == "string";
+        case FieldType::Binary:
+            size = 1;
+            return unirec == "bytes" || unirec == "string";
+        case FieldType::Array:
+            if (unirec.empty() || unirec.back() != '*') return false;
+            return scalar(element, unirec.substr(0, unirec.size() - 1));
+        default:
+            return scalar(type, unirec);
+    }
+}
+
+void putIpaddr(std::uint8_t* dst, const std::uint8_t* src) noexcept {
+    if (isIpv4Mapped({src, 16})) {
+        std::memset(dst, 0, 8);
+        std::memcpy(dst + 8, src + 12, 4);
+        std::memset(dst + 12, 0xFF, 4);
+    } else {
+        std::memcpy(dst, src, 16);
+    }
 }
 }  // namespace
 
 UnirecEncoder::UnirecEncoder(std::span<const FieldSpec* const> fields,
-                             const ExportConstants& constants)
-    : m_layout(typeNames(fields)) {
+                             const ExportConstants& constants,
+                             std::span<const UnirecPluginFields> plugins)
+    : m_layout(typeNames(fields, plugins)) {
+    std::vector<PluginStep> variable;
     for (const UnirecLayout::Field& lf : m_layout.fields()) {
-        if (lf.variable()) throw std::invalid_argument("variable UniRec field '" + lf.name + "'");
-        const FieldSpec* f = *std::find_if(fields.begin(), fields.end(), [&](const FieldSpec* s) {
+        const auto core = std::find_if(fields.begin(), fields.end(), [&](const FieldSpec* s) {
             return s->unirec.name == lf.name;
         });
+        if (core == fields.end()) {
+            PluginStep ps;
+            for (std::size_t i = 0; i < plugins.size() && ps.field == nullptr; ++i) {
+                for (const FieldSpec* f : plugins[i].fields) {
+                    if (f->unirec.name == lf.name) {
+                        ps.plugin = i;
+                        ps.field = f;
+                        break;
+                    }
+                }
+            }
+            if (!pluginTypeFits(ps.field->type, ps.field->element, lf.type, ps.size, ps.time)) {
+                throw std::invalid_argument("field '" + std::string(ps.field->name) +
+                                            "' cannot be encoded as UniRec " + lf.type);
+            }
+            ps.destination = static_cast<std::uint16_t>(lf.offset);
+            ps.variable = lf.variable();
+            (ps.variable ? variable : m_pluginSteps).push_back(ps);
+            continue;
+        }
+        if (lf.variable()) throw std::invalid_argument("variable UniRec field '" + lf.name + "'");
+        const FieldSpec* f = *core;
         Step s;
         s.size = static_cast<std::uint8_t>(lf.size());
         s.destination = static_cast<std::uint16_t>(lf.offset);
@@ -174,6 +264,7 @@ UnirecEncoder::UnirecEncoder(std::span<const FieldSpec* const> fields,
         }
         m_steps.push_back(s);
     }
+    m_pluginSteps.insert(m_pluginSteps.end(), variable.begin(), variable.end());
 }
 
 void UnirecEncoder::encode(const FlowRecord& record, std::uint8_t* out) const noexcept {
@@ -212,6 +303,75 @@ void UnirecEncoder::encode(const FlowRecord& record, std::uint8_t* out) const no
                 break;
         }
     }
+}
+
+std::size_t UnirecEncoder::encode(const FlowRecord& record,
+                                  std::span<const std::span<const std::uint8_t>> instances,
+                                  std::uint8_t* out) const noexcept {
+    const std::size_t fixed = m_layout.staticSize();
+    std::memset(out, 0, fixed);  // absent plugins: zero values, empty slots (0/0)
+    encode(record, out);
+    std::size_t used = 0;  // variable part
+    for (const PluginStep& ps : m_pluginSteps) {
+        const auto data =
+            ps.plugin < instances.size() ? instances[ps.plugin] : std::span<const std::uint8_t>{};
+        std::uint8_t* dst = out + ps.destination;
+        const FieldSpec& f = *ps.field;
+        if (!ps.variable) {
+            if (data.empty()) continue;
+            if (f.type == FieldType::IpAddress) {
+                const auto b = readPluginBytes(f, data);
+                if (b.size() == 16) putIpaddr(dst, b.data());
+            } else if (f.type == FieldType::MacAddress) {
+                const auto b = readPluginBytes(f, data);
+                if (b.size() == 6) std::memcpy(dst, b.data(), 6);
+            } else if (ps.time) {
+                const std::uint64_t v = unirecTimeFromNs(readPluginUnsigned(f, data));
+                std::memcpy(dst, &v, 8);
+            } else if (f.offset + fieldTypeSize(f.type) <= data.size()) {
+                std::uint64_t v = 0;  // LE host: the low bytes of the widened value
+                std::memcpy(&v, data.data() + f.offset, fieldTypeSize(f.type));
+                std::memcpy(dst, &v, ps.size);
+            }
+            continue;
+        }
+        std::uint8_t* var = out + fixed + used;
+        std::size_t length = 0;
+        if (!data.empty()) {
+            const auto b = readPluginBytes(f, data);
+            if (f.type != FieldType::Array) {
+                length = b.size();
+                if (used + length > 65535) return 0;
+                if (length != 0) std::memcpy(var, b.data(), length);
+            } else {
+                const std::size_t width = fieldTypeSize(f.element);
+                const std::size_t count = b.size() / width;
+                length = count * ps.size;
+                if (used + length > 65535) return 0;
+                if (ps.time) {
+                    for (std::size_t i = 0; i < count; ++i) {
+                        std::uint64_t t = 0;
+                        std::memcpy(&t, b.data() + i * 8, 8);
+                        const std::uint64_t v = unirecTimeFromNs(t);
+                        std::memcpy(var + i * 8, &v, 8);
+                    }
+                } else if (width == ps.size) {
+                    if (length != 0) std::memcpy(var, b.data(), length);
+                } else {
+                    for (std::size_t i = 0; i < count; ++i) {
+                        std::uint64_t v = 0;
+                        std::memcpy(&v, b.data() + i * width, width);
+                        std::memcpy(var + i * ps.size, &v, ps.size);
+                    }
+                }
+            }
+        }
+        putLe(dst, used, 2);
+        putLe(dst + 2, length, 2);
+        used += length;
+    }
+    if (fixed + used > 65535) return 0;
+    return fixed + used;
 }
 
 }  // namespace rowprobe::output

@@ -93,17 +93,35 @@ private:
     std::vector<std::vector<std::uint8_t>> m_variable;  ///< per field index
 };
 
-/// Fills UniRec records of a layout made of FieldSpecs from FlowRecords.
+/// The UniRec fields of one process plugin in an interface's template (a `p=` group member).
+struct UnirecPluginFields {
+    std::size_t plugin = 0;                ///< index in the -p list (PluginInstance::plugin)
+    std::vector<const FieldSpec*> fields;  ///< origin Plugin, each with a UniRec name and type
+};
+
+/// Fills UniRec records of a layout made of FieldSpecs from FlowRecords, and, for templates
+/// with process-plugin fields, from one instance per plugin.
 class UnirecEncoder {
 public:
-    /// `fields` must all have a UniRec name and type, and be fixed-size. Throws
-    /// std::invalid_argument otherwise.
-    UnirecEncoder(std::span<const FieldSpec* const> fields, const ExportConstants& constants);
+    /// `fields` (core) must all have a UniRec name and type, and be fixed-size; `plugins` add
+    /// their fields (any type the schema has: numbers, time, ipaddr, macaddr, float, string,
+    /// bytes, arrays). Throws std::invalid_argument when a field has no UniRec name, a name is
+    /// given twice, or a type cannot be encoded as its UniRec type.
+    UnirecEncoder(std::span<const FieldSpec* const> fields, const ExportConstants& constants,
+                  std::span<const UnirecPluginFields> plugins = {});
 
     const UnirecLayout& layout() const noexcept { return m_layout; }
+    /// Size of the fixed part; the whole record without plugin variable fields.
     std::size_t recordSize() const noexcept { return m_layout.staticSize(); }
-    /// Writes recordSize() bytes to `out`.
+    /// Writes recordSize() bytes to `out` (core fields; plugin fields zero / empty).
     void encode(const FlowRecord& record, std::uint8_t* out) const noexcept;
+    /// Writes a whole record: core fields from `record`, then each plugin's fields from
+    /// `instances[i]` (the instance of plugins[i]; an empty span = absent: zero / empty).
+    /// `out` must hold recordSize() + 65535 bytes. Returns the record size, or 0 when the
+    /// variable part does not fit a UniRec record (65535 bytes).
+    std::size_t encode(const FlowRecord& record,
+                       std::span<const std::span<const std::uint8_t>> instances,
+                       std::uint8_t* out) const noexcept;
 
 private:
     enum class Op : std::uint8_t { IntLe, IpAddr, Copy, Time, Constant };
@@ -115,8 +133,19 @@ private:
         std::uint16_t destination = 0;  ///< offset in the record
         std::uint64_t constant = 0;     ///< LE bytes of an exporter constant
     };
+    /// A plugin field: a fixed value, or (variable) a slot whose data follows the fixed part
+    /// in layout order.
+    struct PluginStep {
+        std::size_t plugin = 0;  ///< index into the instances given to encode()
+        const FieldSpec* field = nullptr;
+        std::uint16_t destination = 0;
+        std::uint8_t size = 0;  ///< fixed: UniRec size; array: UniRec element size
+        bool variable = false;
+        bool time = false;  ///< Timestamp (TimeNs) -> UniRec time
+    };
     UnirecLayout m_layout;
     std::vector<Step> m_steps;
+    std::vector<PluginStep> m_pluginSteps;  ///< fixed ones first, then variable in slot order
 };
 
 /// Convenience: the FieldSpecs of a FieldId list.

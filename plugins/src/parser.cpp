@@ -192,6 +192,7 @@ struct WireFrame {
     out.frag.offset = fragOffset;
     out.frag.moreFragments = more;
     out.frag.isFragment = more || fragOffset != 0;
+    out.ipFlags = static_cast<std::uint8_t>((flagsOffset & 0xE000) >> 13);
     mapIpv4(out.key.addrA, ip + 12);
     mapIpv4(out.key.addrB, ip + 16);
 
@@ -320,6 +321,36 @@ inline std::uint32_t minL4Header(std::uint8_t proto) noexcept {
     }
 }
 
+// --- Process-plugin facts (process-plugins.md A3) ------------------------------------------
+
+// TCP options of the header at `t` (hdrLen bytes, of which `cap` are captured) as ipfixprobe
+// reads them: the IANA bitmap, the MSS, and ipfixprobe's 4-byte reading of the MSS value.
+void parseTcpOptions(const std::uint8_t* t, std::uint32_t hdrLen, std::uint32_t cap,
+                     ParsedPacket& out) noexcept {
+    const std::uint32_t end = std::min(hdrLen, cap);
+    std::uint32_t i = 20;
+    while (i < end) {
+        const std::uint8_t kind = t[i];
+        out.tcpOptions |= std::uint64_t{1} << ((kind & 0xF8u) + (7u - (kind & 0x07u)));
+        if (kind == 0) break;  // end of option list
+        if (kind == 1) {       // no-operation
+            ++i;
+            continue;
+        }
+        if (i + 1 >= end) break;
+        const std::uint8_t len = t[i + 1];
+        if (kind == 2 && len >= 4 && i + 4 <= end) {
+            out.tcpMss = load16(t + i + 2);
+            std::uint32_t raw = 0;
+            for (std::uint32_t k = 0; k < 4; ++k)
+                raw = (raw << 8) | (i + 2 + k < cap ? t[i + 2 + k] : 0u);
+            out.tcpMssRaw = raw;
+        }
+        if (len < 2) break;  // malformed: stop rather than loop
+        i += len;
+    }
+}
+
 // Fills ports, flags and the payload span. Returns false when the header is cut off.
 [[gnu::always_inline]] inline bool parseL4(const std::uint8_t* d, const L3Result& r,
                                            ParsedPacket& out) noexcept {
@@ -339,6 +370,9 @@ inline std::uint32_t minL4Header(std::uint8_t proto) noexcept {
             out.tcpFlags = t[13];
             out.tcpWindow = load16(t + 14);
             header = std::max<std::uint32_t>(header, (t[12] >> 4) * 4u);
+            out.tcpSeq = load32(t + 4);
+            out.tcpAck = load32(t + 8);
+            if (header > 20) parseTcpOptions(t, header, r.end - l4, out);
             break;
         case kProtoUdp:
         case kProtoSctp:
@@ -351,6 +385,10 @@ inline std::uint32_t minL4Header(std::uint8_t proto) noexcept {
             break;
         default:
             break;
+    }
+    if (proto == kProtoTcp || proto == kProtoUdp) {  // A3: payload on the wire
+        const std::uint32_t ipPayload = out.ipLen - std::min(out.ipLen, l4 - out.l3Offset);
+        out.payloadWireLen = ipPayload - std::min(ipPayload, header);
     }
     const std::uint32_t payload = std::min(l4 + header, r.end);
     out.payloadOffset = static_cast<std::uint16_t>(payload);
@@ -503,6 +541,12 @@ template <bool kInner>
         out.payloadOffset = static_cast<std::uint16_t>(l4);
         out.payloadLen = static_cast<std::uint16_t>(std::min<std::uint32_t>(r.end - l4, 0xFFFF));
         out.hasPorts = out.frag.offset == 0;
+    }
+    if (out.key.proto != kProtoTcp && out.key.proto != kProtoUdp) {  // A3: header is payload
+        const std::uint32_t l4 = std::min(r.l4, off + out.ipLen);
+        out.payloadWireLen = out.ipLen - std::min(out.ipLen, l4 - off);
+    } else if (!r.parseL4 || !out.hasPorts) {  // fragment or cut-off header: all of it
+        out.payloadWireLen = out.ipLen - std::min(out.ipLen, out.l4Offset - off);
     }
     canonicalise(out.key, out.fromA);
     return kOk;

@@ -145,6 +145,7 @@
 #include "cache/flood_detector.hpp"
 #include "cache/frag_cache.hpp"
 #include "cache/hash.hpp"
+#include "cache/process_dispatch.hpp"
 #include "cache/row.hpp"
 #include "cache/row_policy.hpp"
 #include "cache/slot.hpp"
@@ -342,6 +343,11 @@ public:
 
     // --- StoragePlugin ----------------------------------------------------------------------
 
+    bool enableProcessPlugins(std::span<ProcessPlugin* const> plugins) override {
+        if (!plugins.empty()) m_proc.configure(plugins, m_rowCount * L);
+        return true;
+    }
+
     void attach(const ExportTarget& target) override {
         m_target = target;
         if (m_target.abandon == nullptr) m_target.abandon = &kNeverAbandon;
@@ -349,6 +355,7 @@ public:
 
     void processBatch(std::span<ParsedPacket> batch) noexcept override {
         m_batchNewest = 0;
+        if (m_threaded && m_proc.enabled()) m_proc.drainReturned();
         for (std::size_t off = 0; off < batch.size(); off += kMaxBatch) {
             processPart(batch.subspan(off, std::min(kMaxBatch, batch.size() - off)));
         }
@@ -374,6 +381,7 @@ public:
     }
 
     void flushAll() noexcept override {
+        if (m_threaded && m_proc.enabled()) m_proc.drainReturned();
         if (m_threaded) {
             flushLocked();
             return;
@@ -399,7 +407,9 @@ public:
             }
             out.exportedBySweep += m_sweeper.bySweep.load(std::memory_order_relaxed);
             out.flowsInCache -= m_sweeper.removed.load(std::memory_order_relaxed);
+            out.pluginDataDropped += m_sweeper.pluginDropped.load(std::memory_order_relaxed);
         }
+        if (m_proc.enabled()) out.extPoolExhausted = m_proc.poolExhausted();
         return out;
     }
 
@@ -439,6 +449,9 @@ public:
                 const std::size_t first = b << m_blockShift;
                 for (std::size_t r = first; r < first + m_rowsPerBlock; ++r) {
                     if (ring.capacity() - ring.size() < L) return pushed;  // resume at this block
+                    if (m_proc.enabled() && m_target.sweepExt != nullptr &&
+                        m_target.sweepExt->freeBytes() < 2 * L * kMaxPluginData)
+                        return pushed;  // room for a whole row's plugin data, wrap included
                     pushed += sweepRowLocked(r, now, seen, earliest, ring);
                 }
                 if (!block.compare_exchange_strong(seen, earliest, std::memory_order_relaxed)) {
@@ -699,8 +712,12 @@ private:
                 m_stats.positionSum += pos;
                 m_stats.positionSqSum += pos * pos;
                 m_policy.onHit(rowRef(r), s, ctx);
-                addPacket(f, pkt, ctx.forward ? 0 : 1);
                 if (!m_probation.empty()) offProbation(r, s);
+                if (m_proc.enabled()) {
+                    updateWithPlugins(r, s, pkt, ctx.forward);
+                } else {
+                    addPacket(f, pkt, ctx.forward ? 0 : 1);
+                }
                 return;
             }
             retire(r, s, why);  // ended before this packet: it starts a new flow
@@ -734,6 +751,68 @@ private:
         create(r, s, tag, pkt, h);
         m_policy.onInsert(rowRef(r), s, ctx, vacancy);
         if (!m_probation.empty()) m_probation[r] |= std::uint32_t{1} << s;  // `back`: new until hit
+        if (m_proc.enabled()) createWithPlugins(r, s, pkt);
+    }
+
+    // --- process plugins (process_dispatch.hpp; flush semantics in rowprobe/process.hpp) ----
+
+    void createWithPlugins(std::size_t r, Slot s, const ParsedPacket& pkt) noexcept {
+        const HookResult res = m_proc.postCreate(r * L + s, recordsOf(r)[s], pkt, true);
+        if ((res & kFlush) != 0) {  // ipfixprobe: post_create's flush exports the new flow now
+            ++m_stats.pluginFlushes;
+            retire(r, s, EndReason::ForcedEnd, true);
+        }
+    }
+
+    void updateWithPlugins(std::size_t r, Slot s, const ParsedPacket& pkt, bool forward) noexcept {
+        CachedFlow& f = recordsOf(r)[s];
+        const std::size_t slot = r * L + s;
+        const std::size_t dir = forward ? 0 : 1;
+        if (!m_proc.wantsAny(slot)) {
+            addPacket(f, pkt, dir);
+            return;
+        }
+        HookResult res = m_proc.update(slot, f, pkt, forward, true);
+        if ((res & kFlush) != 0) {
+            ++m_stats.pluginFlushes;
+            if (res == kFlushReinsert) {  // export without the packet, continue in this slot
+                exportRecord(r, s, EndReason::ForcedEnd, true);
+                reinsert(r, s, pkt, dir);
+            } else {  // ipfixprobe: exported without the packet, which is dropped
+                retire(r, s, EndReason::ForcedEnd, true);
+            }
+            return;
+        }
+        addPacket(f, pkt, dir);
+        res = m_proc.update(slot, f, pkt, forward, false);
+        if ((res & kFlush) != 0) {
+            ++m_stats.pluginFlushes;
+            if (res == kFlushReinsert) {  // ipfixprobe counts the packet in both records
+                exportRecord(r, s, EndReason::ForcedEnd, true);
+                reinsert(r, s, pkt, dir);
+            } else {
+                retire(r, s, EndReason::ForcedEnd, true);
+            }
+        }
+    }
+
+    /// ipfixprobe's flush-with-reinsert: the slot's flow (already exported) starts again with
+    /// the same key and orientation, counters cleared, TIME_FIRST = its TIME_LAST; `pkt` is
+    /// counted in direction `dir` of the old record and postCreate runs again. The deadline
+    /// only moves later, so the row's and block's bounds stay valid.
+    void reinsert(std::size_t r, Slot s, const ParsedPacket& pkt, std::size_t dir) noexcept {
+        CachedFlow& f = recordsOf(r)[s];
+        f.timeFirst = f.timeLast;
+        f.packets = {0, 0};
+        f.bytes = {0, 0};
+        f.tcpFlags = {0, 0};
+        addPacket(f, pkt, dir);
+        ++m_stats.flowsCreated;
+        const HookResult res = m_proc.postCreate(r * L + s, f, pkt, dir == 0);
+        if ((res & kFlush) != 0) {
+            ++m_stats.pluginFlushes;
+            retire(r, s, EndReason::ForcedEnd, true);
+        }
     }
 
     // --- flood detector and admission -------------------------------------------------------
@@ -892,18 +971,33 @@ private:
     }
 
     /// Exports the flow in slot s of row r with `why`, frees the slot, tells the policy.
-    void retire(std::size_t r, Slot s, EndReason why) noexcept {
+    /// `flushed`: a plugin ended it (its plugins' preExport hooks are skipped).
+    void retire(std::size_t r, Slot s, EndReason why, bool flushed = false) noexcept {
         RowType& row = m_rows[r];
-        exportRecord(recordsOf(r)[s], why);
+        exportRecord(r, s, why, flushed);
         row.tags[s] = kEmptyTag;
         --m_stats.flowsInCache;
         m_policy.onErase(rowRef(r), s, why);
     }
 
-    void exportRecord(const CachedFlow& f, EndReason why) noexcept {
+    void exportRecord(std::size_t r, Slot s, EndReason why, bool flushed = false) noexcept {
         ++m_stats.exported[static_cast<std::size_t>(why)];
-        if (m_target.ring == nullptr) return;
-        m_target.ring->waitPush(makeRecord(f, why), *m_target.abandon);
+        const CachedFlow& f = recordsOf(r)[s];
+        if (m_target.ring == nullptr) {
+            if (m_proc.enabled()) m_proc.releaseAll(r * L + s, false);
+            return;
+        }
+        FlowRecord rec = makeRecord(f, why);
+        if (m_proc.enabled()) {
+            InstanceWriter out = m_proc.workerWriter();
+            m_proc.serialize(r * L + s, f, why, flushed, out, false);
+            m_stats.pluginDataDropped += out.dropped();
+            if (out.size() != 0 && m_target.ext != nullptr) {
+                rec.ext = m_target.ext->waitPush(out.data(), out.size(), *m_target.abandon);
+                rec.extLen = rec.ext != nullptr ? static_cast<std::uint32_t>(out.size()) : 0;
+            }
+        }
+        m_target.ring->waitPush(rec, *m_target.abandon);
     }
 
     /// The oriented FlowRecord of a cached flow ending with `why`.
@@ -955,7 +1049,9 @@ private:
                     next = std::min(next, recs[s].deadline(m_config.inactive, m_config.active));
                     continue;
                 }
-                m_sweeper.detached[n++] = makeRecord(recs[s], why);
+                FlowRecord& rec = m_sweeper.detached[n++];
+                rec = makeRecord(recs[s], why);
+                if (m_proc.enabled()) sweepPluginData(r, s, why, rec);
                 row.tags[s] = kEmptyTag;
                 m_policy.onErase(rowRef(r), s, why);
             }
@@ -974,6 +1070,19 @@ private:
             m_sweeper.removed.fetch_add(n, std::memory_order_relaxed);
         }
         return n;
+    }
+
+    /// Export thread, under row r's lock: the plugin data of the record it detaches, copied
+    /// into the export thread's ExtRing (room for a whole row was checked before the row).
+    void sweepPluginData(std::size_t r, Slot s, EndReason why, FlowRecord& rec) noexcept {
+        InstanceWriter out = m_proc.sweepWriter();
+        m_proc.serialize(r * L + s, recordsOf(r)[s], why, false, out, true);
+        if (out.dropped() != 0)
+            m_sweeper.pluginDropped.fetch_add(out.dropped(), std::memory_order_relaxed);
+        if (out.size() != 0 && m_target.sweepExt != nullptr) {
+            rec.ext = m_target.sweepExt->tryPush(out.data(), out.size());
+            rec.extLen = rec.ext != nullptr ? static_cast<std::uint32_t>(out.size()) : 0;
+        }
     }
 
     /// expiry=thread, worker: flushAll with every row locked in turn (the export thread may be
@@ -1100,7 +1209,9 @@ private:
         std::array<std::atomic<std::uint64_t>, kEndReasonSlots> exported{};
         std::atomic<std::uint64_t> bySweep{0};
         std::atomic<std::uint64_t> removed{0};
+        std::atomic<std::uint64_t> pluginDropped{0};
     } m_sweeper;
+    ProcessDispatch m_proc;
 };
 
 template <class P, unsigned L>

@@ -22,9 +22,11 @@
 // the forward element with PEN 29305 (`reverseElement`), and whose `direction` says so. Flow
 // keys, timestamps and flowEndReason have no reverse variant (as in ipfixprobe).
 //
-// Adding fields: a later process plugin declares its own `std::span<const FieldSpec>` (origin
-// Record today; a per-plugin arena origin will be added with the arena) and the outputs append
-// it to their field lists. Core fields are listed once in `coreFields()`; the ipfixprobe
+// Adding fields: a process plugin declares its own `std::span<const FieldSpec>` with origin
+// Plugin: `offset` is relative to the fixed part of one of its exported instances, and the
+// variable-length types (String, Binary, Array) store a VarRef there that points into the
+// instance's variable part (rowprobe/plugin_data.hpp has the layout and the readers; part A5
+// of process-plugins.md the design). Outputs append those fields to their lists. Core fields are listed once in `coreFields()`; the ipfixprobe
 // "basic" templates are ordered lists of FieldIds into it.
 //
 // Thread safety: everything here is immutable static data; the functions are pure and may be
@@ -50,6 +52,12 @@ enum class FieldType : std::uint8_t {
     IpAddress,   ///< 16 bytes, network order; IPv4 as IPv4-mapped (::ffff:a.b.c.d)
     MacAddress,  ///< 6 bytes, wire order
     Timestamp,   ///< TimeNs: u64 nanoseconds since the Unix epoch
+    // Process-plugin types (FieldOrigin::Plugin only; see rowprobe/process.hpp, part A5).
+    Int8,     ///< 1-byte signed (pstats directions)
+    Float32,  ///< IEEE 754 binary32, host order
+    String,   ///< VarRef to UTF-8/ASCII bytes, no NUL (JSON: escaped string)
+    Binary,   ///< VarRef to raw bytes (UniRec bytes; JSON: hex, or text with FieldHint::Text)
+    Array,    ///< VarRef to n packed values of FieldSpec::element (UniRec `T*`, IPFIX basicList)
 };
 
 /// Size in bytes of a value of `type` at its source.
@@ -69,19 +77,50 @@ constexpr std::size_t fieldTypeSize(FieldType type) noexcept {
             return 6;
         case FieldType::Timestamp:
             return 8;
+        case FieldType::Int8:
+            return 1;
+        case FieldType::Float32:
+            return 4;
+        case FieldType::String:
+        case FieldType::Binary:
+        case FieldType::Array:
+            return 8;  // the VarRef {offset, length} in the instance's fixed part
     }
     return 0;
 }
 
-/// True for the types read as a number (`readUnsigned`); false for the byte-string types.
+/// True for the types read as an unsigned number (`readUnsigned`); false for the byte-string
+/// types and the process-plugin types (signed, float, variable length).
 constexpr bool isNumeric(FieldType type) noexcept {
-    return type != FieldType::IpAddress && type != FieldType::MacAddress;
+    switch (type) {
+        case FieldType::Unsigned8:
+        case FieldType::Unsigned16:
+        case FieldType::Unsigned32:
+        case FieldType::Unsigned64:
+        case FieldType::Timestamp:
+            return true;
+        default:
+            return false;
+    }
+}
+
+/// True for the variable-length types, whose fixed part is a VarRef.
+constexpr bool isVariable(FieldType type) noexcept {
+    return type == FieldType::String || type == FieldType::Binary || type == FieldType::Array;
 }
 
 /// Where a field's value lives.
 enum class FieldOrigin : std::uint8_t {
     Record,    ///< in the FlowRecord, at `offset`
     Exporter,  ///< in the output's ExportConstants, at `offset` (same for every record)
+    Plugin,    ///< in a process plugin's instance data, at `offset` of its fixed part
+               ///< (rowprobe/plugin_data.hpp reads it)
+};
+
+/// How a text output shows a Binary field (the IPFIX and UniRec encodings do not change).
+enum class FieldHint : std::uint8_t {
+    None,  ///< Binary: lowercase hex
+    Text,  ///< Binary data that holds text (DNS_RDATA): shown as an escaped string
 };
 
 /// Which way of a biflow a field describes.
@@ -133,6 +172,12 @@ struct FieldSpec {
     IpfixElement ipfix;   ///< element for IPv4 records (and for every non-address field)
     IpfixElement ipfix6;  ///< element for IPv6 records when it differs (addresses, ICMP)
     UnirecField unirec;
+    // Process-plugin fields (FieldOrigin::Plugin) only:
+    FieldType element = FieldType::Unsigned8;  ///< Array: the type of each value (scalar types,
+                                               ///< Timestamp included; not variable types)
+    IpfixElement ipfixItem;  ///< Array: the element inside the basicList (ipfix is then
+                             ///< IANA 291 basicList, variable length); e.g. 8057/1013 length 2
+    FieldHint hint = FieldHint::None;
 
     /// The element used in a template for records of IP version `ipVersion` (4 or 6).
     constexpr const IpfixElement& ipfixFor(std::uint8_t ipVersion) const noexcept {
@@ -144,7 +189,7 @@ struct FieldSpec {
 /// `I` options). Standard layout so fields can address it by offset.
 struct ExportConstants {
     std::uint64_t linkBitField = 1;  ///< UniRec LINK_BIT_FIELD (ipfixprobe `I`)
-    std::uint32_t dirBitField = 0;   ///< IPFIX ingressInterface / UniRec DIR_BIT_FIELD (`d`)
+    std::uint32_t dirBitField = 0;   ///< IPFIX flowDirection (IE 61) / UniRec DIR_BIT_FIELD (`d`)
     std::uint32_t odid = 1;          ///< UniRec ODID (`o` + `I`)
 };
 
@@ -203,14 +248,18 @@ class Options;
 std::vector<const FieldSpec*> parseRecordFieldList(const Options& options, std::string_view option);
 
 /// ipfixprobe's IPFIX basic template (wire-formats.md §4.3), in template order: 18 elements,
-/// 81-byte records for IPv4 and 105 for IPv6.
+/// 78-byte records for IPv4 and 102 for IPv6. Unlike ipfixprobe, the `dir` constant goes out as
+/// flowDirection (IE 61, 1 byte) where ipfixprobe puts it in ingressInterface (IE 10), an
+/// interface index for which 0 is invalid (the ipfix output adds a real ingressInterface when
+/// the input knows its interface).
 std::span<const FieldId> ipfixBasicFields() noexcept;
 
 /// ipfixprobe's UniRec basic template (wire-formats.md §1.6), in ipfixprobe's name-list order;
 /// the UniRec output sorts it. With `odid`, ODID replaces LINK_BIT_FIELD.
 std::span<const FieldId> unirecBasicFields(bool odid = false) noexcept;
 
-/// Reads a numeric field (Unsigned*, Timestamp) widened to 64 bits. Cost: one load.
+/// Reads a numeric field (Unsigned*, Timestamp) of origin Record or Exporter widened to 64
+/// bits. Cost: one load.
 inline std::uint64_t readUnsigned(const FieldSpec& f, const FlowRecord& r,
                                   const ExportConstants& c) noexcept {
     const auto* base = f.origin == FieldOrigin::Record ? reinterpret_cast<const std::uint8_t*>(&r)
@@ -235,17 +284,15 @@ inline std::uint64_t readUnsigned(const FieldSpec& f, const FlowRecord& r,
             std::memcpy(&v, p, sizeof v);
             return v;
         }
-        case FieldType::IpAddress:
-        case FieldType::MacAddress:
+        default:  // byte strings, and the process-plugin types (plugin_data.hpp reads them)
             return 0;
     }
-    return 0;
 }
 
 /// The bytes of an IpAddress (16) or MacAddress (6) field; empty for numeric fields.
 inline std::span<const std::uint8_t> readBytes(const FieldSpec& f, const FlowRecord& r,
                                                const ExportConstants& c) noexcept {
-    if (isNumeric(f.type)) return {};
+    if (f.type != FieldType::IpAddress && f.type != FieldType::MacAddress) return {};
     const auto* base = f.origin == FieldOrigin::Record ? reinterpret_cast<const std::uint8_t*>(&r)
                                                        : reinterpret_cast<const std::uint8_t*>(&c);
     return {base + f.offset, fieldTypeSize(f.type)};

@@ -1,7 +1,7 @@
 // The exported biflow record: what leaves a worker's flow table through its export ring and
 // what every output plugin formats. Oriented: "src" is the sender of the flow's first packet,
 // index 0 of the per-direction arrays is src -> dst ("forward"), index 1 is dst -> src
-// ("reverse", RFC 5103). Plain data, trivially copyable, about 150 bytes.
+// ("reverse", RFC 5103). Plain data, trivially copyable, about 170 bytes.
 #pragma once
 
 #include <array>
@@ -56,6 +56,11 @@ struct FlowRecord {
     EndReason endReason = EndReason::ForcedEnd;
     std::uint8_t queue = 0;  ///< worker (queue) that built the record
     FlowTunnel tunnel;       ///< outer addresses, type and id of an inner flow's tunnel
+    // Process-plugin data (rowprobe/plugin_data.hpp): extLen bytes of instances at `ext`, valid
+    // during OutputPlugin::write only (they live in the export ring's ExtRing). extLen == 0
+    // when no plugin exported anything for this flow.
+    std::uint32_t extLen = 0;
+    const std::uint8_t* ext = nullptr;
 
     bool isIpv4() const noexcept { return ipVersion == 4; }
 };

@@ -151,6 +151,28 @@ struct ParsedPacket {
     TunnelInfo tunnel;      ///< the tunnel this packet came out of; with type None (not
                             ///< tunnelled) its other members are unspecified
 
+    // --- What process plugins read (process-plugins.md A3), filled by parsePacket ----------
+    // ipfixprobe's parser semantics: only TCP and UDP headers are "headers"; for every other
+    // protocol (ICMP included) the transport header is part of the payload.
+    std::uint32_t payloadWireLen = 0;  ///< IP payload length - TCP/UDP header (on the wire)
+    std::uint32_t tcpSeq = 0;
+    std::uint32_t tcpAck = 0;
+    /// TCP options present, bit (kind & 0xF8) + (7 - (kind & 7)): IANA tcpOptions (IE 209)
+    std::uint64_t tcpOptions = 0;
+    std::uint16_t tcpMss = 0;     ///< value of the MSS option (kind 2), 0 when absent
+    std::uint32_t tcpMssRaw = 0;  ///< ipfixprobe's reading of it: 4 bytes from the option value
+                                  ///< (MSS << 16 | the next 2 bytes, 0 beyond the header)
+    std::uint8_t ipFlags = 0;     ///< IPv4 flags (frag_off & 0xE000) >> 13, DF = 2; IPv6: 0
+
+    /// The captured L4 payload as process plugins see it (valid while the block lives): after
+    /// the TCP/UDP header, else from the transport header on. Never past the IP packet's end.
+    std::span<const std::uint8_t> payload() const noexcept {
+        if (frame == nullptr) return {};
+        const bool ports = key.proto == 6 || key.proto == 17;
+        const std::uint32_t start = ports ? payloadOffset : l4Offset;
+        return {frame + start, static_cast<std::size_t>(payloadOffset + payloadLen - start)};
+    }
+
     /// Source and destination in packet orientation.
     const std::array<std::uint8_t, 16>& srcAddr() const noexcept {
         return fromA ? key.addrA : key.addrB;

@@ -6,7 +6,8 @@
 //                                            export thread: OutputPlugin::write(span)
 //
 // Virtual calls happen once per block of up to 64 packets (input, storage) or once per batch
-// of exported records (output), never per packet.
+// of exported records (output), never per packet. Process plugins (rowprobe/process.hpp) run
+// inside the storage's update step through hook arrays resolved at start-up.
 #pragma once
 
 #include <atomic>
@@ -55,10 +56,16 @@ public:
     /// after construction. The core may then call `read` (and `stats`) from the queue's worker
     /// thread instead of giving the input a thread of its own.
     virtual bool neverBlocks() const noexcept { return false; }
+    /// The system's index of the network interface this input captures on (if_nametoindex),
+    /// or 0 when it has none (a file, a generator). Fixed after construction.
+    virtual std::uint32_t interfaceIndex() const noexcept { return 0; }
 };
 
 /// The ring that carries finished records from a worker to the export thread.
 using ExportRing = SpscRing<FlowRecord>;
+
+class ExtRing;
+class ProcessPlugin;
 
 /// Where a storage plugin sends finished records. `ring` is owned by the core; `abandon` turns
 /// true only if the export thread failed, so a full ring never deadlocks the worker.
@@ -66,6 +73,10 @@ struct ExportTarget {
     ExportRing* ring = nullptr;
     const std::atomic<bool>* abandon = nullptr;
     std::uint8_t queue = 0;
+    /// Process plugins: the bytes of the records pushed into `ring` (FlowRecord::ext), and of
+    /// those the export thread pushes into its own ring under expiry=thread. Owned by the core.
+    ExtRing* ext = nullptr;
+    ExtRing* sweepExt = nullptr;
 };
 
 /// Keeps flows. One instance per queue, owned and called by that queue's worker thread only.
@@ -94,14 +105,12 @@ public:
     /// skipped until a later call. Never waits for room: it stops early when `ring` cannot take
     /// a whole row. Returns the number of records pushed. No allocation, exception or log line.
     virtual std::size_t sweepFromExportThread(ExportRing& /*ring*/) noexcept { return 0; }
-};
-
-/// Inspects packets of flows and adds fields. Declared for the plugin SDK; the flow table calls
-/// process plugins through per-hook arrays built at start-up.
-class ProcessPlugin : public Plugin {
-public:
-    /// Bytes of per-flow state this plugin needs in each flow's arena.
-    virtual std::size_t flowStateSize() const noexcept = 0;
+    /// Start-up, before attach: the process plugins (-p, in order; rowprobe/process.hpp) whose
+    /// hooks this storage calls. Returns false when it cannot run them (the core then stops
+    /// with a ConfigError). The plugins outlive the storage.
+    virtual bool enableProcessPlugins(std::span<ProcessPlugin* const> plugins) {
+        return plugins.empty();
+    }
 };
 
 /// Writes records. One instance, called by the export thread only.
@@ -132,6 +141,15 @@ public:
     /// ends within the plugin's bounded time; what it then cannot deliver is counted in
     /// stats().dropped. Must be thread-safe. The default does nothing.
     virtual void requestStop() {}
+    /// Called once after construction, before the first write: `byQueue[q]` is the interface
+    /// index of the input feeding queue q (FlowRecord::queue), 0 where unknown. Outputs that
+    /// export an ingress interface (ipfix) use it; the default ignores it.
+    virtual void setInputInterfaces(std::span<const std::uint32_t> byQueue) { (void)byQueue; }
+    /// Start-up, before the first write: the process plugins (-p, in order). A record's
+    /// instances name their plugin by index into this list (rowprobe/plugin_data.hpp); each
+    /// plugin's fields() describe them. Throws ConfigError when the output's configuration
+    /// does not fit the plugins. The default ignores plugin data.
+    virtual void setProcessPlugins(std::span<const ProcessPlugin* const> /*plugins*/) {}
 };
 
 }  // namespace rowprobe

@@ -38,6 +38,10 @@ struct CacheStats {
     std::uint64_t floodBaseline = 0;      ///< the detector's expected new flows per interval then
     std::uint64_t admissionDeferred = 0;  ///< first packets of new flows not admitted (flood mode)
     std::uint64_t admissionEvicted = 0;   ///< flows admitted during a flood evicted before others
+    // Process plugins (rowprobe/process.hpp).
+    std::uint64_t extPoolExhausted = 0;   ///< tier-2 records refused: flow exported without them
+    std::uint64_t pluginDataDropped = 0;  ///< plugin instances over kMaxPluginData, not exported
+    std::uint64_t pluginFlushes = 0;      ///< flows ended by a plugin (flush / flush-reinsert)
 
     std::uint64_t exportedTotal() const noexcept {
         std::uint64_t n = 0;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -115,14 +116,15 @@ TEST(IpfixEncoder, BasicTemplatesAreIpfixprobesWithIds258And259) {
     const auto& t6 = enc.templateFor(6);
     EXPECT_EQ(t4.id, 258);
     EXPECT_EQ(t6.id, 259);
-    EXPECT_EQ(t4.recordLength, 81U);
-    EXPECT_EQ(t6.recordLength, 105U);
+    EXPECT_EQ(t4.recordLength, 78U);
+    EXPECT_EQ(t6.recordLength, 102U);
     EXPECT_EQ(t4.record.size(), 88U);  // 4 + 18 * 4 + 3 PENs * 4
-    // wire-formats.md §4.3, in order: (PEN, id, length)
+    // wire-formats.md §4.3, in order: (PEN, id, length), except that the `dir` constant is
+    // flowDirection (61, 1 byte) where ipfixprobe sends ingressInterface (10, 4 bytes).
     const std::vector<dec::Element> expect4 = {
         {136, 1, 0}, {1, 8, 0},  {1, 8, 29305}, {2, 8, 0},  {2, 8, 29305}, {154, 8, 0},
         {155, 8, 0}, {60, 1, 0}, {4, 1, 0},     {6, 1, 0},  {6, 1, 29305}, {7, 2, 0},
-        {11, 2, 0},  {10, 4, 0}, {8, 4, 0},     {12, 4, 0}, {56, 6, 0},    {80, 6, 0}};
+        {11, 2, 0},  {61, 1, 0}, {8, 4, 0},     {12, 4, 0}, {56, 6, 0},    {80, 6, 0}};
     enc.flush();  // templates are owed before the first data: sent even without data
     const auto msgs = sink.decoded();
     ASSERT_EQ(msgs.size(), 1U);
@@ -155,15 +157,15 @@ TEST(IpfixEncoder, TemplateRecordBytesCarryEnterpriseBitAndReversePen) {
 TEST(IpfixEncoder, GoldenIpv4BasicRecord) {
     CapturingSink sink;
     IpfixEncoder enc(testConfig(), ipfixBasicFields(), sink);
-    std::vector<std::uint8_t> out(81);
-    ASSERT_EQ(enc.encodeRecord(sampleV4(), out.data()), 81U);
+    std::vector<std::uint8_t> out(78);
+    ASSERT_EQ(enc.encodeRecord(sampleV4(), out.data()), 78U);
     const auto expected =
         hex("02"                                   // flowEndReason: active timeout
             "00000000000003e8 00000000000007d0"    // octets, reverse octets
             "000000000000000a 0000000000000014"    // packets, reverse packets
             "e8fe6f80 80000800 e8fe6f81 40000800"  // start .5 s, end 1.25 s later (NTP64, +2^-21 s)
             "04 06 1b 12"                          // ipVersion, protocol, flags, reverse flags
-            "3039 01bb 00000000"                   // ports 12345 -> 443, ingressInterface 0
+            "3039 01bb 00"                         // ports 12345 -> 443, flowDirection 0
             "c0000201 c6336407"                    // 192.0.2.1 -> 198.51.100.7
             "001122334455 66778899aabb");          // MACs
     EXPECT_EQ(out, expected);
@@ -172,32 +174,116 @@ TEST(IpfixEncoder, GoldenIpv4BasicRecord) {
 TEST(IpfixEncoder, GoldenIpv6BasicRecord) {
     CapturingSink sink;
     IpfixEncoder enc(testConfig(), ipfixBasicFields(), sink);
-    std::vector<std::uint8_t> out(105);
-    ASSERT_EQ(enc.encodeRecord(sampleV6(), out.data()), 105U);
+    std::vector<std::uint8_t> out(102);
+    ASSERT_EQ(enc.encodeRecord(sampleV6(), out.data()), 102U);
     const auto expected =
         hex("03"
             "00000000000003e8 00000000000007d0"
             "000000000000000a 0000000000000014"
             "e8fe6f80 80000800 e8fe6f81 40000800"
             "06 06 1b 12"
-            "3039 01bb 00000000"
+            "3039 01bb 00"
             "20010db8000000000000000000000001"
             "20010db8000000010000000000000002"
             "001122334455 66778899aabb");
     EXPECT_EQ(out, expected);
 }
 
-TEST(IpfixEncoder, DirOptionIsExportedAsIngressInterface) {
+// Issue 13 item 7: `dir` is a direction, not an interface index (for which 0 is invalid and
+// collectors such as Akvorado reject the record).
+TEST(IpfixEncoder, DirOptionIsExportedAsFlowDirectionNotIngressInterface) {
     CapturingSink sink;
     EncoderConfig c = testConfig();
-    c.constants.dirBitField = 0x01020304;
+    c.constants.dirBitField = 1;
     IpfixEncoder enc(c, ipfixBasicFields(), sink);
     enc.add(sampleV4());
     enc.flush();
     const auto msgs = sink.decoded();
     ASSERT_EQ(msgs.size(), 2U);
     ASSERT_EQ(msgs[1].records.size(), 1U);
-    EXPECT_EQ(msgs[1].records[0].number(0, 10), 0x01020304U);
+    EXPECT_EQ(msgs[1].records[0].number(0, 61), 1U);
+    EXPECT_EQ(msgs[1].records[0].find(0, 10), nullptr) << "no ingressInterface without one";
+}
+
+TEST(IpfixEncoder, IngressInterfaceComesFromTheQueuesInput) {
+    CapturingSink sink;
+    EncoderConfig c = testConfig();
+    c.interfaceByQueue = {3, 0, 7};
+    IpfixEncoder enc(c, ipfixBasicFields(), sink);
+    EXPECT_EQ(enc.templateFor(4).recordLength, 82U);
+    EXPECT_EQ(enc.templateFor(6).recordLength, 106U);
+    for (const int q : {0, 1, 2, 9}) {
+        FlowRecord r = sampleV4();
+        r.queue = static_cast<std::uint8_t>(q);
+        enc.add(r);
+    }
+    enc.flush();
+    const auto msgs = sink.decoded();
+    ASSERT_EQ(msgs.size(), 2U);
+    const auto& t = msgs[0].templates.at(0).elements;
+    ASSERT_GE(t.size(), 15U);
+    EXPECT_EQ(t[13], (dec::Element{61, 1, 0}));
+    EXPECT_EQ(t[14], (dec::Element{10, 4, 0}));
+    ASSERT_EQ(msgs[1].records.size(), 4U);
+    EXPECT_EQ(msgs[1].records[0].number(0, 10), 3U);
+    EXPECT_EQ(msgs[1].records[1].number(0, 10), 0U);  // that queue's input has no interface
+    EXPECT_EQ(msgs[1].records[2].number(0, 10), 7U);
+    EXPECT_EQ(msgs[1].records[3].number(0, 10), 0U);  // beyond the table
+    EXPECT_EQ(IpfixEncoder::minMessageSize(ipfixBasicFields()), 16U + 4U + 106U);
+}
+
+// RFC 7011 §7: a length below 255 in one byte, else 0xFF and a u16.
+TEST(IpfixEncoder, VariableLengthPrefixIsShortBelow255) {
+    for (std::size_t n : {0U, 1U, 16U, 254U, 255U, 256U, 1000U, 65535U}) {
+        std::vector<std::uint8_t> value(n);
+        for (std::size_t i = 0; i < n; ++i) value[i] = static_cast<std::uint8_t>(i * 7);
+        std::vector<std::uint8_t> out(n + 3, 0xEE);
+        const std::size_t w = putIpfixVarLen(out.data(), value);
+        ASSERT_EQ(w, ipfixVarLenSize(n)) << n;
+        if (n < 255) {
+            ASSERT_EQ(w, n + 1);
+            EXPECT_EQ(out[0], n);
+        } else {
+            ASSERT_EQ(w, n + 3);
+            EXPECT_EQ(out[0], 0xFF);
+            EXPECT_EQ(std::size_t{out[1]} << 8 | out[2], n);
+        }
+        EXPECT_TRUE(std::equal(value.begin(), value.end(), out.begin() + (w - n))) << n;
+    }
+}
+
+// process-plugins.md part B §2: ipfixprobe's basicList, byte for byte: FF, u16 length = 9 + n x
+// elemLen, semantic 3 (allOf), id | 0x8000, element length, PEN 8057, then BE values.
+TEST(IpfixEncoder, BasicListIsIpfixprobesLayout) {
+    const std::uint16_t lengths[] = {60, 1500, 0};
+    std::vector<std::uint8_t> out(64, 0xEE);
+    const IpfixElement ppiLengths{kPenCesnet, 1013, 2};
+    const std::size_t w = putIpfixBasicList(out.data(), ppiLengths, lengths, 3, 2);
+    ASSERT_EQ(w, ipfixBasicListSize(ppiLengths, 3));
+    out.resize(w);
+    EXPECT_EQ(out, hex("ff 000f 03 83f5 0002 00001f79 003c 05dc 0000"));
+
+    // Empty list: 12 bytes.
+    std::vector<std::uint8_t> empty(12);
+    EXPECT_EQ(putIpfixBasicList(empty.data(), ppiLengths, lengths, 0, 2), 12U);
+    EXPECT_EQ(empty, hex("ff 0009 03 83f5 0002 00001f79"));
+
+    // Times: u64 milliseconds; directions: int8 (-1 is 0xff); u32 from a u32 source.
+    const std::uint64_t ms[] = {1700000000500ULL};
+    std::vector<std::uint8_t> t(20);
+    EXPECT_EQ(putIpfixBasicList(t.data(), {kPenCesnet, 1014, 8}, ms, 1, 8), 20U);
+    EXPECT_EQ(t, hex("ff 0011 03 83f6 0008 00001f79 0000018bcfe569f4"));
+    const std::int8_t dirs[] = {1, -1};
+    std::vector<std::uint8_t> d(14);
+    EXPECT_EQ(putIpfixBasicList(d.data(), {kPenCesnet, 1016, 1}, dirs, 2, 1), 14U);
+    EXPECT_EQ(d, hex("ff 000b 03 83f8 0001 00001f79 01 ff"));
+
+    // The test decoder (independent) reads it back.
+    const auto list = dec::BasicList::parse({out.begin() + 3, out.end()});
+    ASSERT_TRUE(list.has_value());
+    EXPECT_EQ(list->semantic, 3);
+    EXPECT_EQ(list->element, (dec::Element{1013, 2, 8057}));
+    EXPECT_EQ(list->values, (std::vector<std::uint64_t>{60, 1500, 0}));
 }
 
 TEST(IpfixEncoder, TimestampPrecisionsUseTheirIanaElements) {
@@ -267,8 +353,8 @@ TEST(IpfixEncoder, MessagesAreFullAtMtuAndSequenceCountsRecords) {
     for (int i = 0; i < 100; ++i) enc.add(sampleV4());
     enc.flush();
     const auto msgs = sink.decoded();
-    // 1 template message, then 5 full messages of 17 records (16+4+17*81 = 1397 <= 1458) and one
-    // of 15.
+    // 1 template message, then 5 full messages of 18 records (16+4+18*78 = 1424 <= 1458) and one
+    // of 10.
     ASSERT_EQ(msgs.size(), 7U);
     EXPECT_TRUE(sink.isTemplate[0]);
     EXPECT_EQ(msgs[0].sequence, 0U);
@@ -282,12 +368,12 @@ TEST(IpfixEncoder, MessagesAreFullAtMtuAndSequenceCountsRecords) {
         EXPECT_EQ(msgs[i].sequence, expectedSeq) << "message " << i;
         ASSERT_EQ(msgs[i].sets.size(), 1U);
         EXPECT_EQ(msgs[i].sets[0].id, 258);
-        EXPECT_EQ(msgs[i].sets[0].length, 4 + 81 * msgs[i].records.size());
+        EXPECT_EQ(msgs[i].sets[0].length, 4 + 78 * msgs[i].records.size());
         EXPECT_EQ(sink.records[i], msgs[i].records.size());
         expectedSeq += static_cast<std::uint32_t>(msgs[i].records.size());
     }
-    EXPECT_EQ(msgs[1].records.size(), 17U);
-    EXPECT_EQ(msgs[6].records.size(), 15U);
+    EXPECT_EQ(msgs[1].records.size(), 18U);
+    EXPECT_EQ(msgs[6].records.size(), 10U);
     EXPECT_EQ(expectedSeq, 100U);
     EXPECT_EQ(enc.sequence(), 100U);
 }
@@ -303,10 +389,10 @@ TEST(IpfixEncoder, FlushPacksIpv4AndIpv6SetsIntoOneMessage) {
     ASSERT_EQ(msgs.size(), 2U);
     ASSERT_EQ(msgs[1].sets.size(), 2U);
     EXPECT_EQ(msgs[1].sets[0].id, 258);
-    EXPECT_EQ(msgs[1].sets[0].length, 4 + 2 * 81);
+    EXPECT_EQ(msgs[1].sets[0].length, 4 + 2 * 78);
     EXPECT_EQ(msgs[1].sets[1].id, 259);
-    EXPECT_EQ(msgs[1].sets[1].length, 4 + 105);
-    EXPECT_EQ(msgs[1].length, 16 + 4 + 2 * 81 + 4 + 105);
+    EXPECT_EQ(msgs[1].sets[1].length, 4 + 102);
+    EXPECT_EQ(msgs[1].length, 16 + 4 + 2 * 78 + 4 + 102);
     EXPECT_EQ(sink.records[1], 3U);
 }
 
@@ -419,10 +505,11 @@ TEST(IpfixEncoder, RejectedMessagesDoNotAdvanceTheSequence) {
 TEST(IpfixEncoder, MessageSizeBoundsAreEnforced) {
     CapturingSink sink;
     EncoderConfig c = testConfig();
-    EXPECT_EQ(IpfixEncoder::minMessageSize(ipfixBasicFields()), 16U + 4U + 105U);
-    c.maxMessageSize = 124;
+    // The largest variant: an IPv6 record with ingressInterface.
+    EXPECT_EQ(IpfixEncoder::minMessageSize(ipfixBasicFields()), 16U + 4U + 106U);
+    c.maxMessageSize = 125;
     EXPECT_THROW(IpfixEncoder(c, ipfixBasicFields(), sink), std::invalid_argument);
-    c.maxMessageSize = 125;  // exactly one IPv6 record per message
+    c.maxMessageSize = 126;  // one IPv6 record per message
     IpfixEncoder enc(c, ipfixBasicFields(), sink);
     enc.add(sampleV6());
     enc.add(sampleV6());
@@ -432,12 +519,127 @@ TEST(IpfixEncoder, MessageSizeBoundsAreEnforced) {
     std::size_t templateMessages = 0;
     std::size_t records = 0;
     for (std::size_t i = 0; i < msgs.size(); ++i) {
-        EXPECT_LE(sink.messages[i].size(), 125U);
+        EXPECT_LE(sink.messages[i].size(), 126U);
         templateMessages += sink.isTemplate[i] ? 1 : 0;
         records += msgs[i].records.size();
     }
     EXPECT_EQ(templateMessages, 2U);
     EXPECT_EQ(records, 2U);
+}
+
+// ---- Extensions: one template per (extension set x IP version), variable-length fields -------
+
+EncoderConfig extensionConfig() {
+    using K = IpfixFieldCodec::Kind;
+    EncoderConfig c = testConfig();
+    c.extensions = {
+        {"http",
+         {{K::Bytes, {kPenCesnet, 200, kIpfixVarLen}, {}, 0, false},  // method
+          {K::Scalar, {kPenFlowmon, 12, 2}, {}, 4, false}}},          // status: u32 in 2 bytes
+        {"pstats",
+         {{K::List, {kPenIana, kIpfixBasicList, kIpfixVarLen}, {kPenCesnet, 1013, 2}, 2, false},
+          {K::List, {kPenIana, kIpfixBasicList, kIpfixVarLen}, {kPenCesnet, 1014, 8}, 8, true}}},
+    };
+    return c;
+}
+
+TEST(IpfixEncoder, OneTemplatePerExtensionSetAndIpVersionInOrderOfFirstUse) {
+    CapturingSink sink;
+    IpfixEncoder enc(extensionConfig(), ipfixBasicFields(), sink);
+    const std::string method = "GET";
+    const std::uint32_t status = 200;
+    const std::uint16_t lengths[] = {60, 1500};
+    const std::uint64_t times[] = {1700000000ULL * kNsPerSec + 500'999'999,
+                                   1700000001ULL * kNsPerSec};
+    const FieldValue http[] = {{method.data(), 3}, {&status, 1}};
+    const FieldValue pstats[] = {{lengths, 2}, {times, 2}};
+    const FieldValue both[] = {http[0], http[1], pstats[0], pstats[1]};
+
+    EXPECT_TRUE(enc.add(sampleV4(), 0b10, pstats));  // pstats first: 260/261
+    EXPECT_TRUE(enc.add(sampleV4(), 0b01, http));    // http: 262/263
+    EXPECT_TRUE(enc.add(sampleV6(), 0b01, http));
+    EXPECT_TRUE(enc.add(sampleV4(), 0b11, both));  // both: 264/265
+    enc.add(sampleV4());                           // basic: 258
+    enc.flush();
+    const auto msgs = sink.decoded();
+    ASSERT_GE(msgs.size(), 2U);
+    // One template message with all 8 templates before the data.
+    ASSERT_TRUE(sink.isTemplate[0]);
+    ASSERT_EQ(msgs[0].templates.size(), 8U);
+    for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(msgs[0].templates[i].id, 258 + i);
+    const auto& tPstats = msgs[0].templates[2].elements;
+    ASSERT_EQ(tPstats.size(), 20U);
+    EXPECT_EQ(tPstats[18], (dec::Element{291, 0xFFFF, 0}));
+    const auto& tBoth = msgs[0].templates[6].elements;
+    ASSERT_EQ(tBoth.size(), 22U);
+    EXPECT_EQ(tBoth[18], (dec::Element{200, 0xFFFF, 8057}));
+    EXPECT_EQ(tBoth[19], (dec::Element{12, 2, 39499}));
+    EXPECT_EQ(msgs[0].templates[5].elements[14], (dec::Element{27, 16, 0}));  // http IPv6
+
+    std::map<std::uint16_t, std::vector<dec::DataRecord>> byTemplate;
+    for (std::size_t m = 1; m < msgs.size(); ++m) {
+        for (const auto& r : msgs[m].records) byTemplate[r.templateId].push_back(r);
+    }
+    ASSERT_EQ(byTemplate[258].size(), 1U);
+    ASSERT_EQ(byTemplate[260].size(), 1U);
+    ASSERT_EQ(byTemplate[262].size(), 1U);
+    ASSERT_EQ(byTemplate[263].size(), 1U);
+    ASSERT_EQ(byTemplate[264].size(), 1U);
+    const auto& r = byTemplate[264][0];
+    EXPECT_EQ(*r.find(8057, 200), std::vector<std::uint8_t>({'G', 'E', 'T'}));
+    EXPECT_EQ(r.number(39499, 12), 200U);
+    const auto lists = [&](std::size_t k) {
+        return dec::BasicList::parse(r.values.at(20 + k)).value();
+    };
+    EXPECT_EQ(lists(0).element, (dec::Element{1013, 2, 8057}));
+    EXPECT_EQ(lists(0).semantic, 3);
+    EXPECT_EQ(lists(0).values, (std::vector<std::uint64_t>{60, 1500}));
+    EXPECT_EQ(lists(1).element, (dec::Element{1014, 8, 8057}));
+    EXPECT_EQ(lists(1).values, (std::vector<std::uint64_t>{1700000000500ULL, 1700000001000ULL}));
+    EXPECT_EQ(r.number(0, 1), 1000U) << "basic fields before the extensions";
+    EXPECT_EQ(enc.sequence(), 5U);
+}
+
+TEST(IpfixEncoder, LongStringsUseTheThreeByteLengthAndAbsentValuesAreEmpty) {
+    CapturingSink sink;
+    IpfixEncoder enc(extensionConfig(), ipfixBasicFields(), sink);
+    const std::string longMethod(300, 'M');
+    const std::uint32_t status = 404;
+    const FieldValue http[] = {{longMethod.data(), 300}, {&status, 1}};
+    const FieldValue absent[] = {{}, {}};
+    EXPECT_TRUE(enc.add(sampleV4(), 0b01, http));
+    EXPECT_TRUE(enc.add(sampleV4(), 0b01, absent));
+    enc.flush();
+    const auto msgs = sink.decoded();
+    ASSERT_EQ(msgs.size(), 2U);
+    ASSERT_EQ(msgs[1].records.size(), 2U);
+    EXPECT_EQ(msgs[1].records[0].find(8057, 200)->size(), 300U);
+    EXPECT_EQ(msgs[1].records[1].find(8057, 200)->size(), 0U);
+    EXPECT_EQ(msgs[1].records[1].number(39499, 12), 0U);
+    // 78 basic + 3 + 300 + 2, and 78 + 1 + 0 + 2
+    EXPECT_EQ(msgs[1].sets[0].length, 4 + (78 + 303 + 2) + (78 + 1 + 2));
+}
+
+TEST(IpfixEncoder, ARecordLargerThanAMessageIsDroppedAndCounted) {
+    CapturingSink sink;
+    IpfixEncoder enc(extensionConfig(), ipfixBasicFields(), sink);  // mtu 1458
+    const std::string huge(1400, 'x');
+    const std::uint32_t status = 200;
+    const FieldValue http[] = {{huge.data(), 1400}, {&status, 1}};
+    EXPECT_FALSE(enc.add(sampleV4(), 0b01, http));
+    EXPECT_EQ(enc.oversized(), 1U);
+    const FieldValue ok[] = {{huge.data(), 1300}, {&status, 1}};
+    EXPECT_TRUE(enc.add(sampleV4(), 0b01, ok));
+    EXPECT_TRUE(enc.add(sampleV4(), 0b01, ok));  // does not fit beside the first: a new message
+    enc.flush();
+    const auto msgs = sink.decoded();
+    std::size_t records = 0;
+    for (std::size_t i = 0; i < msgs.size(); ++i) {
+        EXPECT_LE(sink.messages[i].size(), 1458U);
+        records += msgs[i].records.size();
+    }
+    EXPECT_EQ(records, 2U);
+    EXPECT_EQ(enc.sequence(), 2U);
 }
 
 }  // namespace

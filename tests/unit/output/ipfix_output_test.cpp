@@ -11,10 +11,12 @@
 #include <chrono>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "fake_plugins.hpp"
 #include "ipfix_test_decoder.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/registry.hpp"
@@ -117,6 +119,116 @@ void expectSession(const std::vector<dec::Message>& msgs) {
     EXPECT_EQ(templateMessages, 1U) << "templates once per TCP connection";
 }
 
+// Issue 13 item 7, through the plugin: `dir` in flowDirection; ingressInterface only once the
+// pipeline says which interface each queue captures on, per record by its queue.
+TEST(IpfixOutput, IngressInterfaceFromThePipelineAndDirAsFlowDirection) {
+    for (const bool live : {false, true}) {
+        const auto path = rowprobe::test::tempDir() / "ifindex.ipfix";
+        auto out = makeOutput("ipfix;file=" + path.string() + ";dir=1");
+        const std::uint32_t byQueue[] = {4, 9};
+        if (live) out->setInputInterfaces(byQueue);
+        std::vector<FlowRecord> records = {numbered(1), numbered(2)};
+        records[1].queue = 1;
+        out->write(records);
+        out->finish();
+        std::ifstream in(path, std::ios::binary);
+        const auto msgs = decodeAll({std::istreambuf_iterator<char>(in), {}});
+        ASSERT_EQ(countRecords(msgs), 2U);
+        const auto& recs = msgs.back().records;
+        EXPECT_EQ(recs.at(0).number(0, 61), 1U);
+        EXPECT_EQ(recs.at(1).number(0, 61), 1U);
+        if (live) {
+            EXPECT_EQ(recs.at(0).number(0, 10), 4U);
+            EXPECT_EQ(recs.at(1).number(0, 10), 9U);
+        } else {
+            EXPECT_EQ(recs.at(0).find(0, 10), nullptr);
+        }
+    }
+}
+
+// Process-plugin fields through the plugin: one template per (plugins present x IP version),
+// strings, numbers, addresses and basicLists from the instances, one record per instance of a
+// plugin with several (its other plugins repeated).
+TEST(IpfixOutput, PluginFieldsOneTemplatePerPluginSetAndOneRecordPerInstance) {
+    namespace fp = rowprobe::test::plugins;
+    const fp::FakePlugin http("http", fp::kHttpFields);
+    const fp::FakePlugin stats("pstats", fp::kStatsFields);
+    const fp::FakePlugin dns("passivedns", fp::kDnsFields);
+    const ProcessPlugin* plugins[] = {&http, &stats, &dns};
+    const auto path = rowprobe::test::tempDir() / "plugins.ipfix";
+    auto out = makeOutput("ipfix;file=" + path.string());
+    out->setProcessPlugins(plugins);
+
+    const TimeNs t0 = 1700000000ULL * kNsPerSec + 250'000'000;
+    fp::Instances i1, i2, i3;
+    i1.http(0, "GET", "example.com", 200);
+    i2.http(0, "POST", "a.example", 404);
+    i2.stats(1, {60, 1500}, {t0, t0 + 1'000'000}, {1, -1});
+    i3.stats(1, {40}, {t0}, {1});
+    i3.dns(2, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 192, 0, 2, 1}, 300, 7, "x.example");
+    i3.dns(2, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 192, 0, 2, 2}, 300, 7, "x.example");
+    i3.dns(2, {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, 60, 7, "x.example");
+    std::vector<FlowRecord> records = {numbered(0), numbered(1), numbered(2), numbered(3)};
+    i1.attach(records[1]);
+    i2.attach(records[2]);
+    i3.attach(records[3]);
+    out->write(records);
+    out->finish();
+    EXPECT_EQ(out->stats().records, 6U);  // 1 + 1 + 1 + 3 (one per passivedns answer)
+
+    std::ifstream in(path, std::ios::binary);
+    const auto msgs = decodeAll({std::istreambuf_iterator<char>(in), {}});
+    std::map<std::uint16_t, std::vector<dec::Element>> templates;
+    std::vector<dec::DataRecord> data;
+    for (const auto& m : msgs) {
+        for (const auto& t : m.templates) templates[t.id] = t.elements;
+        data.insert(data.end(), m.records.begin(), m.records.end());
+    }
+    ASSERT_EQ(data.size(), 6U);
+    // basic 258/259, then in order of first use: {http} 260/261, {http,pstats} 262/263,
+    // {pstats,passivedns} 264/265.
+    EXPECT_EQ(templates.size(), 8U);
+    EXPECT_EQ(data[0].templateId, 258);
+    EXPECT_EQ(data[1].templateId, 260);
+    EXPECT_EQ(data[2].templateId, 262);
+    for (std::size_t k = 3; k < 6; ++k) EXPECT_EQ(data[k].templateId, 264);
+    ASSERT_EQ(templates[260].size(), 18U + 3U);
+    EXPECT_EQ(templates[260][18], (dec::Element{1, 0xFFFF, 39499}));  // schema order
+    EXPECT_EQ(templates[260][19], (dec::Element{200, 0xFFFF, 8057}));
+    EXPECT_EQ(templates[260][20], (dec::Element{12, 2, 39499}));
+
+    auto text = [](const std::vector<std::uint8_t>* v) {
+        return v == nullptr ? std::string("<absent>") : std::string(v->begin(), v->end());
+    };
+    EXPECT_EQ(text(data[1].find(39499, 1)), "example.com");
+    EXPECT_EQ(text(data[1].find(8057, 200)), "GET");
+    EXPECT_EQ(data[1].number(39499, 12), 200U);
+    EXPECT_EQ(text(data[2].find(8057, 200)), "POST");
+    EXPECT_EQ(data[2].number(39499, 12), 404U);
+    // pstats' three lists: values[21..23] of template 262 (18 basic + 3 http).
+    const auto lengths = dec::BasicList::parse(data[2].values.at(21)).value();
+    EXPECT_EQ(lengths.element, (dec::Element{1013, 2, 8057}));
+    EXPECT_EQ(lengths.values, (std::vector<std::uint64_t>{60, 1500}));
+    const auto times = dec::BasicList::parse(data[2].values.at(22)).value();
+    EXPECT_EQ(times.values, (std::vector<std::uint64_t>{1700000000250ULL, 1700000000251ULL}));
+    const auto dirs = dec::BasicList::parse(data[2].values.at(23)).value();
+    EXPECT_EQ(dirs.values, (std::vector<std::uint64_t>{1, 0xFF}));
+    // passivedns: one record per answer, pstats repeated; IPv4 answers in 4 bytes.
+    const std::vector<std::uint8_t> ips[] = {
+        {192, 0, 2, 1},
+        {192, 0, 2, 2},
+        {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}};
+    for (std::size_t k = 0; k < 3; ++k) {
+        const auto& r = data[3 + k];
+        EXPECT_EQ(*r.find(8057, 7), ips[k]) << k;
+        EXPECT_EQ(r.number(8057, 5), k == 2 ? 60U : 300U);
+        EXPECT_EQ(text(r.find(8057, 2)), "x.example");
+        EXPECT_EQ(dec::BasicList::parse(r.values.at(18)).value().values,
+                  (std::vector<std::uint64_t>{40}));
+        EXPECT_EQ(r.number(0, 1), 3U) << "the flow's own fields in every record";
+    }
+}
+
 TEST(IpfixOutput, FileIsAnIpfixStreamWithTemplatesFirstAndEveryRecord) {
     const auto path = rowprobe::test::tempDir() / "out.ipfix";
     auto out = makeOutput("ipfix;file=" + path.string() + ";id=42");
@@ -168,7 +280,7 @@ TEST(IpfixOutput, MessageSizeErrorNamesTheMinimum) {
         FAIL() << "no error";
     } catch (const ConfigError& e) {
         EXPECT_EQ(e.details().option, "mtu");
-        EXPECT_NE(e.details().problem.find("125"), std::string::npos) << e.details().problem;
+        EXPECT_NE(e.details().problem.find("126"), std::string::npos) << e.details().problem;
     }
 }
 

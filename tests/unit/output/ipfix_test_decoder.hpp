@@ -65,6 +65,34 @@ struct DataRecord {
     }
 };
 
+/// A basicList value (RFC 6313 §4.5.1) taken apart: the content of a variable-length field
+/// of IE 291 (the length prefix already removed by the record decoder).
+struct BasicList {
+    std::uint8_t semantic = 0;
+    Element element;
+    std::vector<std::uint64_t> values;  ///< each element as a BE number
+
+    /// Parses `v`; nullopt when malformed (short header, values not a whole number of elements).
+    static std::optional<BasicList> parse(const std::vector<std::uint8_t>& v) {
+        if (v.size() < 5) return std::nullopt;
+        BasicList l;
+        l.semantic = v[0];
+        const std::uint16_t raw = be16(&v[1]);
+        l.element.id = raw & 0x7FFF;
+        l.element.length = be16(&v[3]);
+        std::size_t at = 5;
+        if ((raw & 0x8000) != 0) {
+            if (v.size() < 9) return std::nullopt;
+            l.element.pen = be32(&v[5]);
+            at = 9;
+        }
+        const std::size_t len = l.element.length;
+        if (len == 0 || len > 8 || (v.size() - at) % len != 0) return std::nullopt;
+        for (; at < v.size(); at += len) l.values.push_back(beN(&v[at], len));
+        return l;
+    }
+};
+
 struct SetInfo {
     std::uint16_t id = 0;
     std::uint16_t length = 0;

@@ -190,6 +190,36 @@ TEST(UnirecRecord, VariableLengthLayoutIsVectorB) {
     EXPECT_EQ(builder.build(), golden);
 }
 
+// The test reader's NEMEA logger printer (used by the plugin reference tests) on vector B:
+// every value kind of part B §5 — ipaddr, time, macaddr, string, bytes, arrays incl. int8 and
+// time.
+TEST(UnirecRecord, LoggerLineOfVectorB) {
+    const std::string specB =
+        "ipaddr DST_IP,ipaddr SRC_IP,uint64 BYTES,uint64 BYTES_REV,uint64 LINK_BIT_FIELD,"
+        "time TIME_FIRST,time TIME_LAST,macaddr DST_MAC,macaddr SRC_MAC,uint32 PACKETS,"
+        "uint32 PACKETS_REV,uint16 DST_PORT,uint16 HTTP_RESPONSE_STATUS_CODE,uint16 SRC_PORT,"
+        "uint8 DIR_BIT_FIELD,uint8 PROTOCOL,uint8 TCP_FLAGS,uint8 TCP_FLAGS_REV,"
+        "string HTTP_REQUEST_HOST,string HTTP_REQUEST_URL,int8* PPI_PKT_DIRECTIONS,"
+        "uint8* PPI_PKT_FLAGS,bytes TLS_JA3,uint16* PPI_PKT_LENGTHS,time* PPI_PKT_TIMES";
+    const auto golden = ur::hex(
+        "20 01 0d b8 00 00 00 00 00 00 00 00 00 00 00 01"
+        "00 00 00 00 00 00 00 00 0a 00 00 01 ff ff ff ff"
+        "e8 03 00 00 00 00 00 00 d0 07 00 00 00 00 00 00"
+        "01 00 00 00 00 00 00 00 00 00 00 80 00 f1 53 65"
+        "00 00 00 40 01 f1 53 65 66 77 88 99 aa bb 00 11"
+        "22 33 44 55 0a 00 00 00 14 00 00 00 bb 01 c8 00"
+        "39 30 00 06 1b 12 00 00 06 00 06 00 02 00 08 00"
+        "02 00 0a 00 02 00 0c 00 03 00 0f 00 04 00 13 00"
+        "08 00 65 78 2e 63 6f 6d 2f 61 01 ff 02 12 de ad"
+        "be 3c 00 dc 05 00 00 00 80 00 f1 53 65");
+    const ur::Layout layout(specB);
+    EXPECT_EQ(ur::loggerLine(layout, golden),
+              "2001:db8::1,10.0.0.1,1000,2000,1,2023-11-14T22:13:20.500000,"
+              "2023-11-14T22:13:21.250000,66:77:88:99:aa:bb,00:11:22:33:44:55,10,20,443,200,"
+              "12345,0,6,27,18,\"ex.com\",\"/a\",[1|-1],[2|18],deadbe,[60|1500],"
+              "[2023-11-14T22:13:20.500000]");
+}
+
 TEST(UnirecRecord, LayoutRejectsUnknownTypesAndBadNames) {
     using P = std::vector<std::pair<std::string, std::string>>;
     EXPECT_THROW(UnirecLayout(P{{"uint128", "X"}}), std::invalid_argument);

@@ -11,7 +11,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -149,6 +151,106 @@ struct Layout {
                ((((frac * 1'000'000'000ULL) + 0xFFFFFFFFULL) >> 32) / 1000);
     }
 };
+
+/// One record printed as NEMEA `logger -t` prints it (process-plugins.md part B §5): fields in
+/// layout order, comma-separated; ipaddr as text, macaddr aa:bb:.., time as
+/// YYYY-MM-DDTHH:MM:SS.uuuuuu (UTC), strings double-quoted, bytes as lowercase hex, arrays
+/// [a|b|c], floats %f. Variable fields are read through their (offset, length) slots.
+inline std::string loggerLine(const Layout& layout, const std::vector<std::uint8_t>& rec) {
+    auto le = [&](std::size_t at, std::size_t size) {
+        std::uint64_t v = 0;
+        for (std::size_t i = size; i-- > 0;) v = v << 8 | rec.at(at + i);
+        return v;
+    };
+    auto timeText = [](std::uint64_t v) {
+        const std::uint64_t frac = v & 0xFFFFFFFFULL;
+        const std::uint64_t nsec = ((frac * 1'000'000'000ULL) + 0xFFFFFFFFULL) >> 32;
+        const time_t sec = static_cast<time_t>(v >> 32);
+        tm t{};
+        gmtime_r(&sec, &t);
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06u", t.tm_year + 1900,
+                      t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec,
+                      static_cast<unsigned>(nsec / 1000));
+        return std::string(buf);
+    };
+    auto scalar = [&](const std::string& type, std::size_t at) -> std::string {
+        if (type == "ipaddr") {
+            char text[INET6_ADDRSTRLEN] = {};
+            const std::uint8_t* b = rec.data() + at;
+            const bool v4 = std::all_of(b, b + 8, [](auto x) { return x == 0; }) &&
+                            std::all_of(b + 12, b + 16, [](auto x) { return x == 0xFF; });
+            inet_ntop(v4 ? AF_INET : AF_INET6, v4 ? b + 8 : b, text, sizeof text);
+            return text;
+        }
+        if (type == "macaddr") {
+            char text[18];
+            std::snprintf(text, sizeof text, "%02x:%02x:%02x:%02x:%02x:%02x", rec.at(at),
+                          rec.at(at + 1), rec.at(at + 2), rec.at(at + 3), rec.at(at + 4),
+                          rec.at(at + 5));
+            return text;
+        }
+        if (type == "time") return timeText(le(at, 8));
+        if (type == "float") {
+            const auto bits = static_cast<std::uint32_t>(le(at, 4));
+            float f;
+            std::memcpy(&f, &bits, 4);
+            char text[64];
+            std::snprintf(text, sizeof text, "%f", static_cast<double>(f));
+            return text;
+        }
+        if (type == "double") {
+            const std::uint64_t bits = le(at, 8);
+            double d;
+            std::memcpy(&d, &bits, 8);
+            char text[64];
+            std::snprintf(text, sizeof text, "%f", d);
+            return text;
+        }
+        const bool isSigned = type.rfind("int", 0) == 0;
+        const std::size_t size = static_cast<std::size_t>(sortSizeOf(type));
+        const std::uint64_t v = le(at, size);
+        if (isSigned) {
+            const unsigned shift = static_cast<unsigned>(64 - 8 * size);
+            return std::to_string(static_cast<std::int64_t>(v << shift) >> shift);
+        }
+        return std::to_string(v);
+    };
+    std::string line;
+    for (const Field& f : layout.fields) {
+        if (!line.empty()) line += ',';
+        if (f.sortSize > 0) {
+            line += scalar(f.type, f.offset);
+            continue;
+        }
+        const std::size_t start = layout.staticSize + le(f.offset, 2);
+        const std::size_t length = le(f.offset + 2, 2);
+        if (start + length > rec.size())
+            throw std::runtime_error("slot of " + f.name + " past end");
+        if (f.type == "string") {
+            line += '"' +
+                    std::string(rec.begin() + static_cast<std::ptrdiff_t>(start),
+                                rec.begin() + static_cast<std::ptrdiff_t>(start + length)) +
+                    '"';
+        } else if (f.type == "bytes") {
+            char h[3];
+            for (std::size_t i = 0; i < length; ++i) {
+                std::snprintf(h, sizeof h, "%02x", rec[start + i]);
+                line += h;
+            }
+        } else {
+            const std::string element = f.type.substr(0, f.type.size() - 1);
+            const auto size = static_cast<std::size_t>(-f.sortSize);
+            line += '[';
+            for (std::size_t i = 0; i + size <= length; i += size) {
+                if (i != 0) line += '|';
+                line += scalar(element, start + i);
+            }
+            line += ']';
+        }
+    }
+    return line;
+}
 
 struct Container {
     std::uint32_t payload = 0;

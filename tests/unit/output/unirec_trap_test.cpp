@@ -10,6 +10,7 @@
 #include <iterator>
 #include <thread>
 
+#include "fake_plugins.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/registry.hpp"
 #include "test_support.hpp"
@@ -318,12 +319,130 @@ TEST_F(UnirecTrap, WaitBlocksUntilAClientConnects) {
 TEST_F(UnirecTrap, BadOptionsAreConfigErrors) {
     for (const std::string& text :
          {std::string("unirec"), std::string("unirec;i=x:1"), std::string("unirec;i=t:70000"),
-          std::string("unirec;i=u:a,u:b"), std::string("unirec;i=u:a;p=http"),
+          std::string("unirec;i=u:a,u:b"), std::string("unirec;i=u:a;p=(basic,http)"),
           std::string("unirec;i=u:a,u:b;p=basic,basic"), std::string("unirec;i=f:"),
           std::string("unirec;i=u:a:timeout=SOMETIMES"), std::string("unirec;i=u:a:colour=red"),
           std::string("unirec;i=u:a;d=256"), std::string("unirec;i=u:a;p=(basic")}) {
         EXPECT_THROW(makeOutput(text), ConfigError) << text;
     }
+}
+
+// ---- Process-plugin groups (p=) ---------------------------------------------------------
+
+namespace fp = rowprobe::test::plugins;
+
+ur::Stream readTrapcap(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
+    ur::Stream s;
+    std::string error;
+    EXPECT_TRUE(s.parse(bytes, true, error)) << path << ": " << error;
+    return s;
+}
+
+std::vector<std::string> loggerLines(const ur::Stream& s) {
+    const ur::Layout layout(s.spec);
+    std::vector<std::string> out;
+    for (const auto& r : s.records()) out.push_back(ur::loggerLine(layout, r));
+    return out;
+}
+
+// A basic interface gets every flow; a plugin group's interface only flows with one of its
+// plugins, one record per instance (passivedns answers), absent plugins zero / empty.
+TEST_F(UnirecTrap, PluginGroupsGetTheirFlowsOneRecordPerInstance) {
+    const fp::FakePlugin http("http", fp::kHttpFields);
+    const fp::FakePlugin stats("pstats", fp::kStatsFields);
+    const fp::FakePlugin dns("passivedns", fp::kDnsFields);
+    const ProcessPlugin* plugins[] = {&http, &stats, &dns};
+    const auto a = m_dir / "basic.trapcap";
+    const auto b = m_dir / "http.trapcap";
+    const auto c = m_dir / "stats-dns.trapcap";
+    auto out = makeOutput("unirec;i=f:" + a.string() + ",f:" + b.string() + ",f:" + c.string() +
+                          ";p=basic,http,(pstats,passivedns);I=0");
+    out->setProcessPlugins(plugins);
+    const TimeNs t0 = 1700000000ULL * kNsPerSec + 250'000'000;
+    fp::Instances i1, i2, i3;
+    i1.http(0, "GET", "example.com", 200);
+    i2.http(0, "POST", "a.example", 404);
+    i2.stats(1, {60, 1500}, {t0, t0 + 1'000'000}, {1, -1});
+    i3.stats(1, {40}, {t0}, {1});
+    i3.dns(2, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 192, 0, 2, 1}, 300, 7, "x.example");
+    i3.dns(2, {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, 60, 7, "x.example");
+    std::vector<FlowRecord> records = {vectorA(), vectorA(), vectorA(), vectorA()};
+    i1.attach(records[1]);
+    i2.attach(records[2]);
+    i3.attach(records[3]);
+    out->write(records);
+    out->finish();
+
+    const auto sa = readTrapcap(a);
+    EXPECT_EQ(sa.spec, ur::kSpecA);
+    EXPECT_EQ(sa.records().size(), 4U);
+
+    const auto sb = readTrapcap(b);
+    EXPECT_EQ(sb.spec,
+              "ipaddr DST_IP,ipaddr SRC_IP,uint64 BYTES,uint64 BYTES_REV,uint64 LINK_BIT_FIELD,"
+              "time TIME_FIRST,time TIME_LAST,macaddr DST_MAC,macaddr SRC_MAC,uint32 PACKETS,"
+              "uint32 PACKETS_REV,uint16 DST_PORT,uint16 HTTP_RESPONSE_STATUS_CODE,uint16 "
+              "SRC_PORT,uint8 DIR_BIT_FIELD,uint8 PROTOCOL,uint8 TCP_FLAGS,uint8 TCP_FLAGS_REV,"
+              "string HTTP_REQUEST_HOST,string HTTP_REQUEST_METHOD");
+    const std::string basicA =
+        "2001:db8::1,10.0.0.1,1000,2000,0,2023-11-14T22:13:20.500000,"
+        "2023-11-14T22:13:21.250000,66:77:88:99:aa:bb,00:11:22:33:44:55,10,20,443,";
+    EXPECT_EQ(loggerLines(sb),
+              (std::vector<std::string>{basicA + "200,12345,0,6,27,18,\"example.com\",\"GET\"",
+                                        basicA + "404,12345,0,6,27,18,\"a.example\",\"POST\""}));
+
+    const auto sc = readTrapcap(c);
+    EXPECT_EQ(sc.spec,
+              "ipaddr DNS_IP,ipaddr DST_IP,ipaddr SRC_IP,uint64 BYTES,uint64 BYTES_REV,"
+              "uint64 LINK_BIT_FIELD,time TIME_FIRST,time TIME_LAST,macaddr DST_MAC,"
+              "macaddr SRC_MAC,uint32 DNS_RR_TTL,uint32 PACKETS,uint32 PACKETS_REV,uint16 DNS_ID,"
+              "uint16 DST_PORT,uint16 SRC_PORT,uint8 DIR_BIT_FIELD,uint8 PROTOCOL,uint8 TCP_FLAGS,"
+              "uint8 TCP_FLAGS_REV,string DNS_NAME,int8* PPI_PKT_DIRECTIONS,uint16* "
+              "PPI_PKT_LENGTHS,time* PPI_PKT_TIMES");
+    const std::string mid =
+        "1000,2000,0,2023-11-14T22:13:20.500000,2023-11-14T22:13:21.250000,66:77:88:99:aa:bb,"
+        "00:11:22:33:44:55,";
+    EXPECT_EQ(loggerLines(sc), (std::vector<std::string>{
+                                   "::,2001:db8::1,10.0.0.1," + mid +
+                                       "0,10,20,0,443,12345,0,6,27,18,\"\",[1|-1],[60|1500],"
+                                       "[2023-11-14T22:13:20.250000|2023-11-14T22:13:20.251000]",
+                                   "192.0.2.1,2001:db8::1,10.0.0.1," + mid +
+                                       "300,10,20,7,443,12345,0,6,27,18,\"x.example\",[1],[40],"
+                                       "[2023-11-14T22:13:20.250000]",
+                                   "2001:db8::1,2001:db8::1,10.0.0.1," + mid +
+                                       "60,10,20,7,443,12345,0,6,27,18,\"x.example\",[1],[40],"
+                                       "[2023-11-14T22:13:20.250000]"}));
+}
+
+TEST_F(UnirecTrap, PluginGroupsAreCheckedAgainstTheRunningPlugins) {
+    const fp::FakePlugin http("http", fp::kHttpFields);
+    const fp::FakePlugin stats("pstats", fp::kStatsFields);
+    const ProcessPlugin* one[] = {&http};
+    const ProcessPlugin* two[] = {&http, &stats};
+    const auto f = "f:" + (m_dir / "x.trapcap").string();
+    // A group naming a plugin that is not running: exit 2 with the allowed names.
+    try {
+        makeOutput("unirec;i=" + f + ";p=htp")->setProcessPlugins(one);
+        ADD_FAILURE() << "no error";
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(e.details().option, "plugins");
+        EXPECT_NE(e.details().problem.find("'htp' is not a process plugin"), std::string::npos)
+            << e.details().problem;
+        EXPECT_EQ(e.details().choices, (std::vector<std::string>{"http", "basic"}));
+    }
+    EXPECT_THROW(makeOutput("unirec;i=" + f + ";p=http")->setProcessPlugins({}), ConfigError);
+    // Without p=: the only plugin of a single interface is its group (ipfixprobe's rule) ...
+    auto single = makeOutput("unirec;i=" + f);
+    single->setProcessPlugins(one);
+    EXPECT_NE(single->layout(0).specifier().find("HTTP_REQUEST_HOST"), std::string::npos);
+    // ... and two plugins need the map.
+    EXPECT_THROW(makeOutput("unirec;i=" + f)->setProcessPlugins(two), ConfigError);
+    // No plugin: basic, as before.
+    auto basic = makeOutput("unirec;i=" + f);
+    basic->setProcessPlugins({});
+    EXPECT_EQ(basic->layout(0).specifier(), ur::kSpecA);
 }
 
 }  // namespace

@@ -1,0 +1,294 @@
+// The process-plugin SDK: what a plugin implements, what it sees per packet, and how the flow
+// table calls it (process-plugins.md part A).
+//
+//   -p 'pstats;includezeroes'  ──▶ Registry (PluginKind::Process) ──▶ ProcessPlugin (one
+//                                  instance, shared by every worker: hooks are const)
+//   start-up: storage->enableProcessPlugins(all -p plugins, in -p order)
+//     the cache resolves each plugin's ProcessHooks into per-hook arrays of (fn, self, state
+//     offset, bit) and lays out, per slot, a plugin area after the record:
+//       [ wants mask u32 | pad ][ plugin 0: tier-2 handle u32 | tier-1 state ][ plugin 1 ... ]
+//     (tier-1 = `stateSize` bytes, zeroed when the flow is created; tier-2 = a per-worker
+//     bounded pool of `extSize`-byte records, taken with FlowContext::attachExt)
+//   per packet, inside the table's update step, in arrival order:
+//     new flow:      create → postCreate (every plugin that has it)
+//     existing flow: preUpdate → count the packet → postUpdate (only plugins whose "wants"
+//                    bit is set for this flow: a flow no plugin wants costs one test)
+//   per exported flow (worker, or the export thread under expiry=thread):
+//     preExport (not for flushed flows, as in ipfixprobe) → write: the plugin serialises 0..n
+//     instances into an InstanceWriter; the bytes travel with the FlowRecord through the
+//     export ring (rowprobe/plugin_data.hpp), and the export thread formats them.
+//
+// Hook results (HookResult bits, ipfixprobe's values for the flushes):
+//   kFlush          postCreate: export the new one-packet flow now.
+//                   preUpdate:  export the flow WITHOUT this packet (end reason forced), and
+//                               drop the packet (ipfixprobe's FLOW_FLUSH from pre_update).
+//                   postUpdate: export the flow with this packet, end reason forced.
+//   kFlushReinsert  preUpdate:  export the flow without this packet (forced end), then start a
+//                               new flow in the same slot: same key and orientation, counters
+//                               cleared, TIME_FIRST = the old TIME_LAST, the packet counted in
+//                               its direction relative to the old record, plugin state cleared,
+//                               postCreate hooks run again (they may flush again).
+//                   postUpdate: the same, but the exported flow includes the packet, and the
+//                               new one counts it again (ipfixprobe does exactly this).
+//                   postCreate: as kFlush.
+//   kDone           this plugin wants no more packets of this flow: its preUpdate/postUpdate
+//                   are never called again for it (its state and export hooks still are).
+//   Flushed flows skip preExport (ipfixprobe: only expiry, eviction and end of input run it).
+//
+// Threads: one plugin object serves every worker. Hooks are const and may run concurrently on
+// different flows; per-flow data lives only in the tier-1 state and the tier-2 record. Under
+// `expiry=thread` preExport and write may run on the export thread (under the row's lock).
+// Nothing in a hook may allocate, lock, throw or log: it runs on the packet path.
+//
+// Writing a plugin: derive from ProcessPluginBase<YourPlugin>, give it the const member
+// functions you need (postCreate, preUpdate, postUpdate, preExport, write), a `State` type for
+// tier 1 (optional) and an `Ext` type for tier 2 (optional), declare fields (fields.hpp,
+// origin Plugin) and register it with ROWPROBE_REGISTER_PLUGIN(PluginKind::Process, ...).
+// docs/writing-a-process-plugin.md walks through one.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string_view>
+#include <type_traits>
+
+#include "rowprobe/fields.hpp"
+#include "rowprobe/flow_record.hpp"
+#include "rowprobe/packet.hpp"
+#include "rowprobe/plugin.hpp"
+#include "rowprobe/plugin_data.hpp"
+
+namespace rowprobe {
+
+/// Bits a hook returns. kFlush and kFlushReinsert have ipfixprobe's values (FLOW_FLUSH = 0x1,
+/// FLOW_FLUSH_WITH_REINSERT = 0x3).
+using HookResult = std::uint8_t;
+inline constexpr HookResult kContinue = 0x0;
+inline constexpr HookResult kFlush = 0x1;
+inline constexpr HookResult kFlushReinsert = 0x3;
+inline constexpr HookResult kDone = 0x4;
+
+/// Largest tier-1 state per plugin and flow, and most plugins enabled at once (one wants bit
+/// each in a u32).
+inline constexpr std::size_t kMaxProcessState = 256;
+inline constexpr std::size_t kMaxProcessPlugins = 32;
+
+/// The flow as a plugin sees it: counters oriented like the exported record (index 0 = the
+/// initiator → responder, kForward). In preUpdate the packet is not counted yet; in postCreate
+/// and postUpdate it is.
+struct FlowView {
+    const FlowKey* key = nullptr;
+    bool initiatorIsA = true;  ///< the flow's first packet was sent by key side A
+    TimeNs timeFirst = 0;
+    TimeNs timeLast = 0;
+    std::array<std::uint32_t, 2> packets{};
+    std::array<std::uint64_t, 2> bytes{};
+    std::array<std::uint8_t, 2> tcpFlags{};
+    EndReason endReason = EndReason::ForcedEnd;  ///< preExport / write only
+
+    std::uint16_t srcPort() const noexcept { return initiatorIsA ? key->portA : key->portB; }
+    std::uint16_t dstPort() const noexcept { return initiatorIsA ? key->portB : key->portA; }
+    const std::array<std::uint8_t, 16>& srcAddr() const noexcept {
+        return initiatorIsA ? key->addrA : key->addrB;
+    }
+    const std::array<std::uint8_t, 16>& dstAddr() const noexcept {
+        return initiatorIsA ? key->addrB : key->addrA;
+    }
+    std::uint8_t proto() const noexcept { return key->proto; }
+    std::uint64_t totalPackets() const noexcept { return std::uint64_t{packets[0]} + packets[1]; }
+};
+
+/// A worker's bounded pool of tier-2 records for one plugin: fixed-size records, a free list of
+/// 32-bit handles (0 = none). Allocation and release are O(1) and never allocate memory.
+/// Owned by the flow table; records freed by the export thread (expiry=thread) come back
+/// through the table, never directly.
+class ExtPool {
+public:
+    ExtPool() = default;
+    ExtPool(std::byte* memory, std::uint32_t* freeList, std::uint32_t capacity,
+            std::size_t recordSize) noexcept
+        : m_memory(memory),
+          m_free(freeList),
+          m_capacity(capacity),
+          m_recordSize(recordSize),
+          m_freeCount(capacity) {
+        for (std::uint32_t i = 0; i < capacity; ++i) m_free[i] = capacity - i;  // handle 1 first
+    }
+    /// A zeroed record's handle, or 0 when the pool is exhausted (counted).
+    std::uint32_t take() noexcept {
+        if (m_freeCount == 0) {
+            ++m_exhausted;
+            return 0;
+        }
+        const std::uint32_t h = m_free[--m_freeCount];
+        std::memset(at(h), 0, m_recordSize);
+        return h;
+    }
+    void give(std::uint32_t handle) noexcept {
+        if (handle != 0) m_free[m_freeCount++] = handle;
+    }
+    void* at(std::uint32_t handle) const noexcept {
+        return m_memory + static_cast<std::size_t>(handle - 1) * m_recordSize;
+    }
+    std::uint32_t capacity() const noexcept { return m_capacity; }
+    std::uint32_t available() const noexcept { return m_freeCount; }
+    std::uint64_t exhausted() const noexcept { return m_exhausted; }
+    std::size_t recordSize() const noexcept { return m_recordSize; }
+
+private:
+    std::byte* m_memory = nullptr;
+    std::uint32_t* m_free = nullptr;
+    std::uint32_t m_capacity = 0;
+    std::size_t m_recordSize = 0;
+    std::uint32_t m_freeCount = 0;
+    std::uint64_t m_exhausted = 0;
+};
+
+/// What a hook gets: the packet (null in preExport / write), the flow, and this plugin's
+/// per-flow state. Built by the flow table on the stack; valid for the call only.
+struct FlowContext {
+    const ParsedPacket* packet = nullptr;
+    const FlowView* flow = nullptr;
+    bool forward = true;    ///< the packet goes initiator → responder (ipfixprobe `source_pkt`)
+    void* state = nullptr;  ///< tier 1: `stateSize` bytes, zeroed at flow creation
+    std::uint32_t* extHandle = nullptr;  ///< tier 2: the flow's record handle (0 = none)
+    ExtPool* pool = nullptr;             ///< tier 2: this worker's pool for this plugin
+
+    template <class T>
+    T& stateAs() const noexcept {
+        return *static_cast<T*>(state);
+    }
+    /// The flow's tier-2 record, or null when it has none.
+    template <class T>
+    T* ext() const noexcept {
+        return *extHandle != 0 ? static_cast<T*>(pool->at(*extHandle)) : nullptr;
+    }
+    /// The flow's tier-2 record, taken (zeroed) from the pool if it has none yet; null when the
+    /// pool is exhausted (counted as ext_pool_exhausted; the flow is still exported, without
+    /// it). T must be trivially copyable and fit the plugin's declared extSize.
+    template <class T>
+    T* attachExt() const noexcept {
+        static_assert(std::is_trivially_copyable_v<T>);
+        if (*extHandle == 0) *extHandle = pool->take();
+        return ext<T>();
+    }
+    /// Drops the flow's tier-2 record (e.g. pstats dropping its data in preExport); the flow
+    /// table returns it to the pool after the hook.
+    void detachExt() const noexcept { *extHandle = 0; }
+};
+
+/// Hook function types (trampolines generated by ProcessPluginBase). `self` is the plugin.
+using PacketHookFn = HookResult (*)(const void* self, FlowContext& ctx) noexcept;
+using ExportHookFn = void (*)(const void* self, FlowContext& ctx) noexcept;
+using WriteHookFn = void (*)(const void* self, FlowContext& ctx, InstanceWriter& out) noexcept;
+
+/// A plugin's hooks and sizes as the flow table resolves them at start-up. Null hooks are
+/// left out of the dispatch arrays.
+struct ProcessHooks {
+    const void* self = nullptr;
+    std::size_t stateSize = 0;  ///< tier-1 bytes per flow (≤ kMaxProcessState), 0 = none
+    std::size_t extSize = 0;    ///< tier-2 record bytes, 0 = no tier 2
+    /// Tier-2 records per worker; 0 = as many as the table has slots (memory is reserved but
+    /// only touched when used).
+    std::uint32_t extPoolRecords = 0;
+    PacketHookFn postCreate = nullptr;
+    PacketHookFn preUpdate = nullptr;
+    PacketHookFn postUpdate = nullptr;
+    ExportHookFn preExport = nullptr;
+    WriteHookFn write = nullptr;
+};
+
+/// A process plugin. One object per `-p`, created at start-up; the flow table calls it only
+/// through the ProcessHooks it returns (no virtual call per packet).
+class ProcessPlugin : public Plugin {
+public:
+    /// The registered name ("pstats"): outputs use it for UniRec `p=` groups and messages.
+    virtual std::string_view name() const noexcept = 0;
+    /// The fields of one exported instance (origin Plugin), in IPFIX template order.
+    virtual std::span<const FieldSpec> fields() const noexcept = 0;
+    /// Resolved once at start-up.
+    virtual ProcessHooks hooks() const noexcept = 0;
+};
+
+namespace detail {
+struct NoState {};
+template <class T>
+struct StateOf {
+    using type = NoState;
+};
+template <class T>
+requires requires { typename T::State; }
+struct StateOf<T> {
+    using type = typename T::State;
+};
+template <class T>
+struct ExtOf {
+    using type = NoState;
+};
+template <class T>
+requires requires { typename T::Ext; }
+struct ExtOf<T> {
+    using type = typename T::Ext;
+};
+}  // namespace detail
+
+/// CRTP helper: generates ProcessHooks from the const member functions Derived defines, e.g.
+///   HookResult postCreate(FlowContext&) const noexcept;
+///   HookResult preUpdate(FlowContext&) const noexcept;
+///   HookResult postUpdate(FlowContext&) const noexcept;
+///   void preExport(FlowContext&) const noexcept;
+///   void write(FlowContext&, InstanceWriter&) const noexcept;
+/// and its optional nested types State (tier 1) and Ext (tier 2). Derived also implements
+/// name() and fields().
+template <class Derived>
+class ProcessPluginBase : public ProcessPlugin {
+public:
+    ProcessHooks hooks() const noexcept override {
+        // Looked up here, not as class members: Derived is complete only once hooks() is used.
+        using State = typename detail::StateOf<Derived>::type;
+        using Ext = typename detail::ExtOf<Derived>::type;
+        static_assert(std::is_trivially_copyable_v<State>, "State must be trivially copyable");
+        static_assert(std::is_trivially_copyable_v<Ext>, "Ext must be trivially copyable");
+        static_assert(std::is_empty_v<State> || sizeof(State) <= kMaxProcessState,
+                      "tier-1 State too large: move the bulk into Ext (tier 2)");
+        static_assert(alignof(State) <= 8 && alignof(Ext) <= 64);
+        ProcessHooks h;
+        h.self = static_cast<const Derived*>(this);
+        h.stateSize = std::is_empty_v<State> ? 0 : sizeof(State);
+        h.extSize = std::is_empty_v<Ext> ? 0 : sizeof(Ext);
+        h.extPoolRecords = m_extPoolRecords;
+        if constexpr (requires(const Derived& d, FlowContext& c) { d.postCreate(c); })
+            h.postCreate = [](const void* s, FlowContext& c) noexcept -> HookResult {
+                return static_cast<const Derived*>(s)->postCreate(c);
+            };
+        if constexpr (requires(const Derived& d, FlowContext& c) { d.preUpdate(c); })
+            h.preUpdate = [](const void* s, FlowContext& c) noexcept -> HookResult {
+                return static_cast<const Derived*>(s)->preUpdate(c);
+            };
+        if constexpr (requires(const Derived& d, FlowContext& c) { d.postUpdate(c); })
+            h.postUpdate = [](const void* s, FlowContext& c) noexcept -> HookResult {
+                return static_cast<const Derived*>(s)->postUpdate(c);
+            };
+        if constexpr (requires(const Derived& d, FlowContext& c) { d.preExport(c); })
+            h.preExport = [](const void* s, FlowContext& c) noexcept {
+                static_cast<const Derived*>(s)->preExport(c);
+            };
+        if constexpr (requires(const Derived& d, FlowContext& c, InstanceWriter& w) {
+                          d.write(c, w);
+                      })
+            h.write = [](const void* s, FlowContext& c, InstanceWriter& w) noexcept {
+                static_cast<const Derived*>(s)->write(c, w);
+            };
+        return h;
+    }
+
+protected:
+    /// Tier-2 records per worker (set in the constructor, e.g. from an option); 0 = one per
+    /// table slot.
+    std::uint32_t m_extPoolRecords = 0;
+};
+
+}  // namespace rowprobe

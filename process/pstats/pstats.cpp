@@ -1,0 +1,177 @@
+// `pstats`: the first 30 packets of a biflow in arrival order — payload length on the wire,
+// time, TCP flags, direction — ipfixprobe's PSTATS (process-plugins.md B §3.6), for traffic
+// classifiers. Per flow: a tier-2 record (the arrays, 396 bytes) taken at the flow's first
+// packet; the plugin stops taking packets once 30 are recorded (kDone).
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "rowprobe/options.hpp"
+#include "rowprobe/process.hpp"
+#include "rowprobe/registry.hpp"
+
+namespace rowprobe::process {
+
+namespace {
+
+constexpr std::size_t kMaxPackets = 30;  // ipfixprobe's PSTATS_MAXELEMCOUNT
+constexpr std::uint8_t kSyn = 0x02;
+
+constexpr OptionSpec kOptions[] = {
+    {.name = "includezeroes",
+     .shortName = "i",
+     .type = OptionType::Flag,
+     .defaultValue = "false",
+     .help = "also record packets without payload (default: skipped)"},
+    {.name = "skipdup",
+     .shortName = "s",
+     .type = OptionType::Flag,
+     .defaultValue = "false",
+     .help = "skip TCP retransmissions: seq and ack not above the previous packet's of that "
+             "direction, same captured payload length and flags"},
+};
+
+/// One exported instance: four arrays of `count` values.
+struct Fields {
+    VarRef lengths;
+    VarRef times;
+    VarRef flags;
+    VarRef directions;
+};
+
+constexpr IpfixElement kBasicList{kPenIana, 291, kIpfixVarLen};
+
+constexpr FieldSpec kFields[] = {
+    {.name = "ppi_pkt_lengths",
+     .description = "payload length on the wire of the first 30 packets",
+     .type = FieldType::Array,
+     .origin = FieldOrigin::Plugin,
+     .offset = offsetof(Fields, lengths),
+     .ipfix = kBasicList,
+     .unirec = {"PPI_PKT_LENGTHS", "uint16*"},
+     .element = FieldType::Unsigned16,
+     .ipfixItem = {kPenCesnet, 1013, 2}},
+    {.name = "ppi_pkt_times",
+     .description = "times of the first 30 packets",
+     .type = FieldType::Array,
+     .origin = FieldOrigin::Plugin,
+     .offset = offsetof(Fields, times),
+     .ipfix = kBasicList,
+     .unirec = {"PPI_PKT_TIMES", "time*"},
+     .element = FieldType::Timestamp,
+     .ipfixItem = {kPenCesnet, 1014, 8}},
+    {.name = "ppi_pkt_flags",
+     .description = "TCP flags of the first 30 packets",
+     .type = FieldType::Array,
+     .origin = FieldOrigin::Plugin,
+     .offset = offsetof(Fields, flags),
+     .ipfix = kBasicList,
+     .unirec = {"PPI_PKT_FLAGS", "uint8*"},
+     .element = FieldType::Unsigned8,
+     .ipfixItem = {kPenCesnet, 1015, 1}},
+    {.name = "ppi_pkt_directions",
+     .description = "directions of the first 30 packets: 1 src -> dst, -1 dst -> src",
+     .type = FieldType::Array,
+     .origin = FieldOrigin::Plugin,
+     .offset = offsetof(Fields, directions),
+     .ipfix = kBasicList,
+     .unirec = {"PPI_PKT_DIRECTIONS", "int8*"},
+     .element = FieldType::Int8,
+     .ipfixItem = {kPenCesnet, 1016, 1}},
+};
+
+/// ipfixprobe's test for a sequence number that wrapped.
+bool seqOverflowed(std::uint32_t curr, std::uint32_t prev) noexcept {
+    return static_cast<std::int64_t>(curr) - static_cast<std::int64_t>(prev) < -4252017623LL;
+}
+
+/// `a` is not after `b` in ipfixprobe's sense (a <= b unless wrapped, or wrapped above).
+bool notAfter(std::uint32_t a, std::uint32_t b) noexcept {
+    return (a <= b && !seqOverflowed(a, b)) || (a > b && seqOverflowed(a, b));
+}
+
+class Pstats final : public ProcessPluginBase<Pstats> {
+public:
+    struct Ext {
+        std::array<TimeNs, kMaxPackets> times;
+        std::array<std::uint16_t, kMaxPackets> lengths;
+        std::array<std::uint8_t, kMaxPackets> flags;
+        std::array<std::int8_t, kMaxPackets> directions;
+        std::array<std::uint32_t, 2> seq;
+        std::array<std::uint32_t, 2> ack;
+        std::array<std::uint16_t, 2> len;
+        std::array<std::uint8_t, 2> tcpFlags;
+        std::uint16_t count;
+    };
+
+    explicit Pstats(const Options& options)
+        : m_zeroes(options.getFlag("includezeroes")), m_skipDup(options.getFlag("skipdup")) {}
+
+    std::string_view name() const noexcept override { return "pstats"; }
+    std::span<const FieldSpec> fields() const noexcept override { return kFields; }
+
+    HookResult postCreate(FlowContext& ctx) const noexcept {
+        Ext* e = ctx.attachExt<Ext>();
+        if (e == nullptr) return kDone;  // pool exhausted: exported without pstats
+        return add(*e, ctx);
+    }
+    HookResult postUpdate(FlowContext& ctx) const noexcept {
+        Ext* e = ctx.ext<Ext>();
+        if (e == nullptr) return kDone;
+        return add(*e, ctx);
+    }
+    void preExport(FlowContext& ctx) const noexcept {
+        // Not for 1-packet flows with SYN (port scans), as ipfixprobe (PSTATS_MINLEN 1).
+        const FlowView& f = *ctx.flow;
+        if (f.totalPackets() <= 1 && ((f.tcpFlags[0] | f.tcpFlags[1]) & kSyn) != 0) ctx.detachExt();
+    }
+    void write(FlowContext& ctx, InstanceWriter& out) const noexcept {
+        const Ext* e = ctx.ext<Ext>();
+        if (e == nullptr) return;
+        Fields* f = out.begin<Fields>();
+        if (f == nullptr) return;
+        const std::size_t n = e->count;
+        f->lengths = out.append(std::span<const std::uint16_t>(e->lengths.data(), n));
+        f->times = out.append(std::span<const TimeNs>(e->times.data(), n));
+        f->flags = out.append(std::span<const std::uint8_t>(e->flags.data(), n));
+        f->directions = out.append(std::span<const std::int8_t>(e->directions.data(), n));
+        out.commit();
+    }
+
+private:
+    HookResult add(Ext& e, const FlowContext& ctx) const noexcept {
+        const ParsedPacket& p = *ctx.packet;
+        const std::size_t dir = ctx.forward ? 0 : 1;
+        if (m_skipDup && p.key.proto == 6) {
+            if (notAfter(p.tcpSeq, e.seq[dir]) && notAfter(p.tcpAck, e.ack[dir]) &&
+                p.payloadLen == e.len[dir] && p.tcpFlags == e.tcpFlags[dir] && e.count != 0)
+                return kContinue;
+        }
+        e.seq[dir] = p.tcpSeq;
+        e.ack[dir] = p.tcpAck;
+        e.len[dir] = p.payloadLen;
+        e.tcpFlags[dir] = p.tcpFlags;
+        if (p.payloadWireLen == 0 && !m_zeroes) return kContinue;
+        if (e.count < kMaxPackets) {
+            e.lengths[e.count] = static_cast<std::uint16_t>(p.payloadWireLen);
+            e.flags[e.count] = p.tcpFlags;
+            e.times[e.count] = p.ts;
+            e.directions[e.count] = ctx.forward ? 1 : -1;
+            ++e.count;
+        }
+        return e.count == kMaxPackets ? kDone : kContinue;
+    }
+
+    bool m_zeroes;
+    bool m_skipDup;
+};
+
+}  // namespace
+
+ROWPROBE_REGISTER_PLUGIN(PluginKind::Process, Pstats,
+                         {.name = "pstats",
+                          .summary = "lengths, times, TCP flags and directions of the first 30 "
+                                     "packets (ipfixprobe PSTATS)",
+                          .options = kOptions});
+
+}  // namespace rowprobe::process

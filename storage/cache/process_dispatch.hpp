@@ -1,0 +1,293 @@
+// ProcessDispatch: how one flow table runs the process plugins (process-plugins.md A1, A2, A4).
+//
+//   resolved once (configure):
+//     m_plugins[i]      hooks, state offset, handle offset, wants bit of plugin i (-p order)
+//     m_postCreate / m_preUpdate / m_postUpdate / m_preExport / m_write
+//                       per-hook arrays of plugin indexes: only plugins that have the hook
+//   per slot (m_area, slot = row * L + s, stride m_stride bytes, laid out after the records
+//   and never moved, like them):
+//     ┌────────────┬──────────────────────────────────────┬──────────────────────┐
+//     │ wants u32  │ plugin 0: tier-2 handle u32 | state  │ plugin 1: ...        │
+//     └────────────┴──────────────────────────────────────┴──────────────────────┘
+//     wants: bit i set while plugin i still takes this flow's packets (cleared by kDone)
+//   per plugin with tier 2: an ExtPool of fixed records (handles, 0 = none) and its free list.
+//
+// Costs: a packet of a flow whose wants word is 0 costs that one load and test (the word sits
+// in the slot's area line); creating a flow zeroes its area (stride bytes) and runs postCreate;
+// exporting a flow runs preExport (unless flushed) and write, copies the instances into the
+// export ring's ExtRing and returns tier-2 records. With no plugin enabled the table never
+// calls this class (one predictable branch on `enabled()`).
+//
+// Threads: the worker calls everything, except under expiry=thread, where the export thread
+// serialises the flows it detaches (serialize(..., sweeper = true)) under the row's lock. It
+// then cannot touch the pools, which belong to the worker: it pushes the handles into
+// m_returned (SPSC, export thread → worker), and the worker gives them back to their pools at
+// the start of each batch (drainReturned). The ring holds every handle that exists, so it is
+// never full. The export thread uses its own InstanceWriter buffer.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cache/row.hpp"
+#include "rowprobe/errors.hpp"
+#include "rowprobe/plugin_data.hpp"
+#include "rowprobe/process.hpp"
+#include "rowprobe/spsc_ring.hpp"
+
+namespace rowprobe::storage {
+
+class ProcessDispatch {
+public:
+    bool enabled() const noexcept { return !m_plugins.empty(); }
+
+    /// Start-up: resolves the hooks and lays out `slots` areas and the pools. Throws
+    /// ConfigError when there are too many plugins or a state is too large.
+    void configure(std::span<ProcessPlugin* const> plugins, std::size_t slots) {
+        if (plugins.size() > kMaxProcessPlugins) {
+            throw ConfigError({.component = "command line",
+                               .option = "-p",
+                               .value = std::to_string(plugins.size()) + " plugins",
+                               .problem = "at most " + std::to_string(kMaxProcessPlugins) +
+                                          " process plugins can be enabled at once"});
+        }
+        std::size_t offset = sizeof(std::uint32_t);  // the wants word
+        std::size_t handles = 0;
+        for (std::size_t i = 0; i < plugins.size(); ++i) {
+            Entry e;
+            e.hooks = plugins[i]->hooks();
+            if (e.hooks.stateSize > kMaxProcessState) {
+                throw ConfigError({.component = "process '" + std::string(plugins[i]->name()) + "'",
+                                   .option = "state",
+                                   .value = std::to_string(e.hooks.stateSize),
+                                   .problem = "per-flow state over " +
+                                              std::to_string(kMaxProcessState) +
+                                              " bytes: keep bulk data in the tier-2 record"});
+            }
+            e.bit = std::uint32_t{1} << i;
+            e.handleOffset = static_cast<std::uint32_t>(offset);
+            offset += sizeof(std::uint32_t);
+            offset = (offset + 7) & ~std::size_t{7};
+            e.stateOffset = static_cast<std::uint32_t>(offset);
+            offset += (e.hooks.stateSize + 7) & ~std::size_t{7};
+            if (e.hooks.postCreate) m_postCreate.push_back(static_cast<std::uint8_t>(i));
+            if (e.hooks.preUpdate) m_preUpdate.push_back(static_cast<std::uint8_t>(i));
+            if (e.hooks.postUpdate) m_postUpdate.push_back(static_cast<std::uint8_t>(i));
+            if (e.hooks.preExport) m_preExport.push_back(static_cast<std::uint8_t>(i));
+            if (e.hooks.write) m_write.push_back(static_cast<std::uint8_t>(i));
+            if (e.hooks.preUpdate || e.hooks.postUpdate) m_wantsInit |= e.bit;
+            m_plugins.push_back(e);
+        }
+        m_stride = (offset + 7) & ~std::size_t{7};
+        m_area = std::make_unique<std::byte[]>(slots * m_stride);  // zeroed
+        m_pools.resize(m_plugins.size());
+        for (std::size_t i = 0; i < m_plugins.size(); ++i) {
+            const ProcessHooks& h = m_plugins[i].hooks;
+            if (h.extSize == 0) continue;
+            const std::size_t record = (h.extSize + 63) & ~std::size_t{63};
+            std::size_t count = h.extPoolRecords != 0 ? h.extPoolRecords : slots;
+            count = std::min(count, std::max<std::size_t>(1024, kMaxPoolBytes / record));
+            count = std::min<std::size_t>(count, 0x7FFFFFFF);
+            PoolMemory& mem = m_poolMemory.emplace_back();
+            // Untouched pages cost no memory: only records in use are ever written.
+            mem.records.reset(static_cast<std::byte*>(std::aligned_alloc(64, count * record)));
+            if (!mem.records) throw std::bad_alloc();
+            mem.freeList = std::make_unique<std::uint32_t[]>(count);
+            m_pools[i] = ExtPool(mem.records.get(), mem.freeList.get(),
+                                 static_cast<std::uint32_t>(count), record);
+            handles += count;
+        }
+        m_returned = std::make_unique<SpscRing<std::uint64_t>>(std::max<std::size_t>(handles, 2));
+        m_scratch = std::make_unique<std::uint8_t[]>(kMaxPluginData);
+        m_sweepScratch = std::make_unique<std::uint8_t[]>(kMaxPluginData);
+    }
+
+    std::size_t stride() const noexcept { return m_stride; }
+
+    /// True when some plugin still takes this flow's packets.
+    bool wantsAny(std::size_t slot) const noexcept { return wants(slot) != 0; }
+
+    /// A new flow in `slot` (its first packet counted): zeroed state, postCreate hooks.
+    /// Returns the OR of the flush bits.
+    HookResult postCreate(std::size_t slot, const CachedFlow& f, const ParsedPacket& pkt,
+                          bool forward) noexcept {
+        std::byte* area = areaOf(slot);
+        std::memset(area, 0, m_stride);
+        std::uint32_t w = m_wantsInit;
+        const FlowView view = viewOf(f, EndReason::ForcedEnd);
+        HookResult acc = 0;
+        for (const std::uint8_t i : m_postCreate) {
+            const Entry& e = m_plugins[i];
+            acc |= call(e, i, area, view, &pkt, forward, e.hooks.postCreate, w);
+        }
+        storeWants(area, w);
+        return acc & kFlushReinsert;
+    }
+
+    /// preUpdate (before = true) or postUpdate hooks of the plugins that want this flow.
+    HookResult update(std::size_t slot, const CachedFlow& f, const ParsedPacket& pkt, bool forward,
+                      bool before) noexcept {
+        std::byte* area = areaOf(slot);
+        std::uint32_t w = wants(slot);
+        if (w == 0) return 0;
+        const FlowView view = viewOf(f, EndReason::ForcedEnd);
+        HookResult acc = 0;
+        for (const std::uint8_t i : before ? m_preUpdate : m_postUpdate) {
+            const Entry& e = m_plugins[i];
+            if ((w & e.bit) == 0) continue;
+            acc |= call(e, i, area, view, &pkt, forward,
+                        before ? e.hooks.preUpdate : e.hooks.postUpdate, w);
+        }
+        storeWants(area, w);
+        return acc & kFlushReinsert;
+    }
+
+    /// The exported flow's plugin data: preExport hooks (unless `flushed`), then the write
+    /// hooks into `out`; the tier-2 records are released. The worker passes sweeper = false;
+    /// the export thread (expiry=thread) true, and then uses sweepWriter().
+    void serialize(std::size_t slot, const CachedFlow& f, EndReason why, bool flushed,
+                   InstanceWriter& out, bool sweeper) noexcept {
+        std::byte* area = areaOf(slot);
+        const FlowView view = viewOf(f, why);
+        if (!flushed) {
+            for (const std::uint8_t i : m_preExport) {
+                const Entry& e = m_plugins[i];
+                FlowContext ctx = context(e, i, area, view, nullptr, true);
+                const std::uint32_t before = *ctx.extHandle;
+                e.hooks.preExport(e.hooks.self, ctx);
+                if (before != 0 && *ctx.extHandle != before) release(i, before, sweeper);
+            }
+        }
+        for (const std::uint8_t i : m_write) {
+            const Entry& e = m_plugins[i];
+            FlowContext ctx = context(e, i, area, view, nullptr, true);
+            out.setPlugin(i);
+            e.hooks.write(e.hooks.self, ctx, out);
+        }
+        releaseAll(slot, sweeper);
+    }
+
+    /// Releases the slot's tier-2 records without exporting (a table without export target).
+    void releaseAll(std::size_t slot, bool sweeper) noexcept {
+        std::byte* area = areaOf(slot);
+        for (std::size_t i = 0; i < m_plugins.size(); ++i) {
+            if (m_plugins[i].hooks.extSize == 0) continue;
+            std::uint32_t* h = handleOf(area, m_plugins[i]);
+            if (*h != 0) release(i, *h, sweeper);
+            *h = 0;
+        }
+    }
+
+    /// Worker, start of a batch: takes back the records the export thread released.
+    void drainReturned() noexcept {
+        std::uint64_t v = 0;
+        while (m_returned->tryPop(v)) {
+            m_pools[v >> 32].give(static_cast<std::uint32_t>(v));
+        }
+    }
+
+    InstanceWriter workerWriter() noexcept { return {m_scratch.get(), kMaxPluginData}; }
+    InstanceWriter sweepWriter() noexcept { return {m_sweepScratch.get(), kMaxPluginData}; }
+
+    std::uint64_t poolExhausted() const noexcept {
+        std::uint64_t n = 0;
+        for (const ExtPool& p : m_pools) n += p.exhausted();
+        return n;
+    }
+    /// Tests: records free in plugin i's pool (worker, export thread idle).
+    std::uint32_t poolAvailable(std::size_t i) const noexcept { return m_pools[i].available(); }
+
+private:
+    static constexpr std::size_t kMaxPoolBytes = std::size_t{1} << 30;
+
+    struct Entry {
+        ProcessHooks hooks;
+        std::uint32_t bit = 0;
+        std::uint32_t handleOffset = 0;
+        std::uint32_t stateOffset = 0;
+    };
+    struct FreeDelete {
+        void operator()(std::byte* p) const noexcept { std::free(p); }
+    };
+    struct PoolMemory {
+        std::unique_ptr<std::byte, FreeDelete> records;
+        std::unique_ptr<std::uint32_t[]> freeList;
+    };
+
+    std::byte* areaOf(std::size_t slot) const noexcept { return m_area.get() + slot * m_stride; }
+    std::uint32_t wants(std::size_t slot) const noexcept {
+        std::uint32_t w;
+        std::memcpy(&w, areaOf(slot), sizeof w);
+        return w;
+    }
+    static void storeWants(std::byte* area, std::uint32_t w) noexcept {
+        std::memcpy(area, &w, sizeof w);
+    }
+    static std::uint32_t* handleOf(std::byte* area, const Entry& e) noexcept {
+        return reinterpret_cast<std::uint32_t*>(area + e.handleOffset);
+    }
+
+    static FlowView viewOf(const CachedFlow& f, EndReason why) noexcept {
+        FlowView v;
+        v.key = &f.key;
+        v.initiatorIsA = f.initiatorIsA;
+        v.timeFirst = f.timeFirst;
+        v.timeLast = f.timeLast;
+        v.packets = f.packets;
+        v.bytes = f.bytes;
+        v.tcpFlags = f.tcpFlags;
+        v.endReason = why;
+        return v;
+    }
+
+    FlowContext context(const Entry& e, std::size_t i, std::byte* area, const FlowView& view,
+                        const ParsedPacket* pkt, bool forward) noexcept {
+        FlowContext ctx;
+        ctx.packet = pkt;
+        ctx.flow = &view;
+        ctx.forward = forward;
+        ctx.state = area + e.stateOffset;
+        ctx.extHandle = handleOf(area, e);
+        ctx.pool = &m_pools[i];
+        return ctx;
+    }
+
+    HookResult call(const Entry& e, std::size_t i, std::byte* area, const FlowView& view,
+                    const ParsedPacket* pkt, bool forward, PacketHookFn fn,
+                    std::uint32_t& w) noexcept {
+        FlowContext ctx = context(e, i, area, view, pkt, forward);
+        const std::uint32_t before = *ctx.extHandle;
+        const HookResult r = fn(e.hooks.self, ctx);
+        if (before != 0 && *ctx.extHandle != before) release(i, before, false);
+        if ((r & kDone) != 0) w &= ~e.bit;
+        return r;
+    }
+
+    void release(std::size_t plugin, std::uint32_t handle, bool sweeper) noexcept {
+        if (sweeper) {
+            m_returned->tryPush((std::uint64_t{plugin} << 32) | handle);  // holds every handle
+        } else {
+            m_pools[plugin].give(handle);
+        }
+    }
+
+    std::vector<Entry> m_plugins;
+    std::vector<std::uint8_t> m_postCreate, m_preUpdate, m_postUpdate, m_preExport, m_write;
+    std::uint32_t m_wantsInit = 0;
+    std::size_t m_stride = 0;
+    std::unique_ptr<std::byte[]> m_area;
+    std::vector<ExtPool> m_pools;
+    std::vector<PoolMemory> m_poolMemory;
+    std::unique_ptr<SpscRing<std::uint64_t>> m_returned;
+    std::unique_ptr<std::uint8_t[]> m_scratch;
+    std::unique_ptr<std::uint8_t[]> m_sweepScratch;
+};
+
+}  // namespace rowprobe::storage

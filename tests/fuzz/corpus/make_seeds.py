@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the process-parser fuzz targets (tls_fuzz, http_fuzz, dns_fuzz)
+into tests/fuzz/corpus/<target>/. The seeds are hand-built, valid messages, so the fuzzer starts
+deep inside each parser. Run from anywhere: python3 tests/fuzz/corpus/make_seeds.py"""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def write(target, name, data):
+    d = os.path.join(HERE, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def u16(v):
+    return struct.pack(">H", v)
+
+
+# ---- TLS ----------------------------------------------------------------------------------------
+def ext(t, data):
+    return u16(t) + u16(len(data)) + data
+
+
+def hello(kind, ciphers, exts, version=0x0303):
+    body = u16(version) + b"\x11" * 32 + b"\x04" + b"\x22" * 4
+    if kind == 1:
+        body += u16(2 * len(ciphers)) + b"".join(u16(c) for c in ciphers) + b"\x01\x00"
+    else:
+        body += u16(ciphers[0]) + b"\x00"
+    block = b"".join(exts)
+    body += u16(len(block)) + block
+    hs = bytes([kind]) + struct.pack(">I", len(body))[1:] + body
+    return b"\x16\x03\x01" + u16(len(hs)) + hs
+
+
+sni = lambda host: u16(len(host) + 3) + b"\x00" + u16(len(host)) + host
+alpn_list = lambda *ps: (lambda l: u16(len(l)) + l)(b"".join(bytes([len(p)]) + p for p in ps))
+chrome = hello(1, [0x4a4a, 0x1301, 0x1302, 0x1303, 0xc02b, 0xc02f, 0x009c, 0x002f], [
+    ext(0x7a7a, b""), ext(0, sni(b"www.example.com")), ext(23, b""), ext(65281, b"\x00"),
+    ext(10, u16(8) + u16(0x6a6a) + u16(29) + u16(23) + u16(24)), ext(11, b"\x01\x00"),
+    ext(16, alpn_list(b"h2", b"http/1.1")),
+    ext(13, u16(8) + u16(0x0403) + u16(0x0804) + u16(0x0401) + u16(0x0503)),
+    ext(43, b"\x06" + u16(0x2a2a) + u16(0x0304) + u16(0x0303)), ext(0x2a2a, b"\x00")])
+write("tls_fuzz", "client_hello_chrome", chrome)
+write("tls_fuzz", "client_hello_tls12_noext", hello(1, [0x002f, 0x0035], []))
+write("tls_fuzz", "server_hello_tls13", hello(2, [0x1301], [
+    ext(43, u16(0x0304)), ext(16, alpn_list(b"h2")), ext(51, b"\x00\x1d" + u16(32) + b"\x01" * 32)]))
+
+# ---- HTTP ---------------------------------------------------------------------------------------
+write("http_fuzz", "request_get", b"GET /index.html HTTP/1.1\r\nHost: www.example.com\r\n"
+      b"User-Agent: curl/8.0\r\nReferer: http://example.com/\r\nAccept: */*\r\n\r\n")
+write("http_fuzz", "request_propfind", b"PROPFIND /dav/ HTTP/1.1\r\nHost: dav\r\n\r\n")
+write("http_fuzz", "response_cookies", b"HTTP/1.1 200 OK\r\nServer: nginx\r\n"
+      b"Content-Type: text/html\r\nSet-Cookie: a=1; Path=/\r\nSet-Cookie: b=2\r\n\r\nbody")
+
+
+# ---- DNS ----------------------------------------------------------------------------------------
+def name(n):
+    return b"".join(bytes([len(l)]) + l for l in n.split(b".") if l) + b"\x00"
+
+
+def rr(owner, t, ttl, rdata):
+    return owner + u16(t) + u16(1) + struct.pack(">I", ttl) + u16(len(rdata)) + rdata
+
+
+def msg(flags, questions, answers, additional=()):
+    h = u16(0x1234) + u16(flags) + u16(len(questions)) + u16(len(answers)) + u16(0) + u16(len(additional))
+    return h + b"".join(questions) + b"".join(answers) + b"".join(additional)
+
+
+q = name(b"www.example.com") + u16(1) + u16(1)
+ptr = b"\xc0\x0c"
+opt = b"\x00" + u16(41) + u16(4096) + struct.pack(">I", 0x8000) + u16(0)
+udp = lambda m: b"\x00" + m  # first byte: framing (even = UDP)
+tcp = lambda m: b"\x01" + u16(len(m)) + m
+write("dns_fuzz", "query_edns", udp(msg(0x0100, [q], [], [opt])))
+write("dns_fuzz", "response_a_cname", udp(msg(0x8180, [q], [
+    rr(ptr, 5, 300, name(b"edge.example.net")), rr(ptr, 1, 60, bytes([192, 0, 2, 1]))])))
+write("dns_fuzz", "response_ptr_tcp", tcp(msg(0x8180, [name(b"1.2.0.192.in-addr.arpa") + u16(12) + u16(1)], [
+    rr(ptr, 12, 3600, name(b"host.example.com"))])))
+write("dns_fuzz", "response_mx_txt_soa", udp(msg(0x8180, [q], [
+    rr(ptr, 15, 300, u16(10) + name(b"mail.example.com")),
+    rr(ptr, 16, 300, b"\x0bv=spf1 -all"),
+    rr(ptr, 6, 300, name(b"ns1.example.com") + name(b"admin.example.com") + b"\x00" * 20)])))
+write("dns_fuzz", "name_pointer_loop", udp(msg(0x0100, [b"\xc0\x0c" + u16(1) + u16(1)], [])))

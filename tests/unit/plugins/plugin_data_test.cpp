@@ -1,0 +1,165 @@
+// The process-plugin data path an output relies on: instances written by InstanceWriter, carried
+// through an ExtRing, read back through pluginInstances() and the field readers.
+#include "rowprobe/plugin_data.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstddef>
+#include <deque>
+#include <string>
+#include <vector>
+
+namespace rowprobe {
+namespace {
+
+struct Fixed {
+    std::uint16_t port = 0;
+    std::int8_t dir = 0;
+    float ratio = 0;
+    VarRef name;
+    VarRef lengths;
+    VarRef times;
+};
+
+constexpr FieldSpec kFields[] = {
+    {.name = "port",
+     .type = FieldType::Unsigned16,
+     .origin = FieldOrigin::Plugin,
+     .offset = offsetof(Fixed, port)},
+    {.name = "dir",
+     .type = FieldType::Int8,
+     .origin = FieldOrigin::Plugin,
+     .offset = offsetof(Fixed, dir)},
+    {.name = "ratio",
+     .type = FieldType::Float32,
+     .origin = FieldOrigin::Plugin,
+     .offset = offsetof(Fixed, ratio)},
+    {.name = "name",
+     .type = FieldType::String,
+     .origin = FieldOrigin::Plugin,
+     .offset = offsetof(Fixed, name)},
+    {.name = "lengths",
+     .type = FieldType::Array,
+     .origin = FieldOrigin::Plugin,
+     .offset = offsetof(Fixed, lengths),
+     .element = FieldType::Unsigned16},
+    {.name = "times",
+     .type = FieldType::Array,
+     .origin = FieldOrigin::Plugin,
+     .offset = offsetof(Fixed, times),
+     .element = FieldType::Timestamp},
+};
+
+TEST(PluginData, WriterRingReaderRoundTrip) {
+    std::vector<std::uint8_t> scratch(kMaxPluginData);
+    InstanceWriter w(scratch.data(), scratch.size());
+    w.setPlugin(2);
+    for (int i = 0; i < 3; ++i) {  // several instances of one plugin (passivedns style)
+        Fixed* f = w.begin<Fixed>();
+        ASSERT_NE(f, nullptr);
+        f->port = static_cast<std::uint16_t>(53 + i);
+        f->dir = -1;
+        f->ratio = 0.5F;
+        f->name = w.appendString("host" + std::to_string(i) + ".example\"q");
+        const std::array<std::uint16_t, 3> lengths{1, 2, static_cast<std::uint16_t>(i)};
+        f->lengths = w.append(std::span<const std::uint16_t>(lengths));
+        const std::array<TimeNs, 2> times{1'000'000'000ULL, 2'000'000'000ULL};
+        f->times = w.append(std::span<const TimeNs>(times));
+        w.commit();
+    }
+    w.setPlugin(5);
+    ASSERT_NE(w.begin<Fixed>(), nullptr);  // an instance with empty variable parts
+    w.commit();
+    EXPECT_EQ(w.instances(), 4U);
+    EXPECT_EQ(w.size() % 8, 0U);
+
+    ExtRing ring(1 << 18);
+    FlowRecord rec;
+    rec.ext = ring.tryPush(w.data(), w.size());
+    ASSERT_NE(rec.ext, nullptr);
+    rec.extLen = static_cast<std::uint32_t>(w.size());
+
+    std::vector<PluginInstance> seen;
+    for (const PluginInstance inst : pluginInstances(rec)) seen.push_back(inst);
+    ASSERT_EQ(seen.size(), 4U);
+    for (int i = 0; i < 3; ++i) {
+        const auto& d = seen[i].data;
+        EXPECT_EQ(seen[i].plugin, 2);
+        EXPECT_EQ(readPluginUnsigned(kFields[0], d), 53U + i);
+        EXPECT_EQ(readPluginSigned(kFields[1], d), -1);
+        EXPECT_FLOAT_EQ(readPluginFloat(kFields[2], d), 0.5F);
+        EXPECT_EQ(readPluginString(kFields[3], d), "host" + std::to_string(i) + ".example\"q");
+        const ArrayView lengths = readPluginArray(kFields[4], d);
+        ASSERT_EQ(lengths.size(), 3U);
+        EXPECT_EQ(lengths.unsignedAt(1), 2U);
+        EXPECT_EQ(lengths.unsignedAt(2), static_cast<std::uint64_t>(i));
+        const ArrayView times = readPluginArray(kFields[5], d);
+        ASSERT_EQ(times.size(), 2U);
+        EXPECT_EQ(times.unsignedAt(1), 2'000'000'000ULL);
+    }
+    EXPECT_EQ(seen[3].plugin, 5);
+    EXPECT_TRUE(readPluginString(kFields[3], seen[3].data).empty());
+    EXPECT_EQ(readPluginArray(kFields[4], seen[3].data).size(), 0U);
+
+    FlowRecord none;  // a flow without plugin data has no instances
+    EXPECT_TRUE(pluginInstances(none).empty());
+}
+
+TEST(PluginData, WriterDropsWhatDoesNotFitAndKeepsTheRest) {
+    std::vector<std::uint8_t> scratch(256);
+    InstanceWriter w(scratch.data(), scratch.size());
+    Fixed* f = w.begin<Fixed>();
+    ASSERT_NE(f, nullptr);
+    f->port = 1;
+    w.commit();
+    const std::size_t kept = w.size();
+    f = w.begin<Fixed>();
+    ASSERT_NE(f, nullptr);
+    const std::string big(1000, 'x');
+    f->name = w.appendString(big);  // does not fit: the whole instance is dropped
+    w.commit();
+    EXPECT_EQ(w.size(), kept);
+    EXPECT_EQ(w.instances(), 1U);
+    EXPECT_EQ(w.dropped(), 1U);
+}
+
+TEST(PluginData, ReadersRejectReferencesOutsideTheInstance) {
+    Fixed f;
+    f.name = {4, 1000};  // corrupt: beyond the data
+    std::array<std::uint8_t, sizeof(Fixed)> bytes{};
+    std::memcpy(bytes.data(), &f, sizeof f);
+    EXPECT_TRUE(readPluginBytes(kFields[3], bytes).empty());
+    EXPECT_EQ(readPluginUnsigned(kFields[0], std::span<const std::uint8_t>(bytes).first(1)), 0U);
+}
+
+TEST(PluginData, ExtRingWrapsAndReleasesInOrder) {
+    ExtRing ring(2 * kMaxPluginData);  // the smallest ring
+    // Blobs whose size does not divide the capacity: the producer wraps with padding, and the
+    // consumer's releases free the padding too.
+    std::vector<std::uint8_t> blob(ring.capacity() / 3 + 8, 0xAB);
+    const std::atomic<bool> never{false};
+    std::deque<const std::uint8_t*> pending;
+    std::size_t fullSeen = 0;
+    for (int i = 0; i < 50; ++i) {
+        blob[0] = static_cast<std::uint8_t>(i);
+        const std::uint8_t* p = ring.tryPush(blob.data(), blob.size());
+        if (p == nullptr) {  // full: the consumer releases the oldest, then it fits
+            ++fullSeen;
+            ASSERT_FALSE(pending.empty());
+            ring.releaseThrough(pending.front(), blob.size());
+            pending.pop_front();
+            p = ring.waitPush(blob.data(), blob.size(), never);
+        }
+        ASSERT_NE(p, nullptr);
+        ASSERT_TRUE(ring.owns(p) && ring.owns(p + blob.size() - 1));  // never split by the wrap
+        EXPECT_EQ(p[0], static_cast<std::uint8_t>(i));
+        for (const std::uint8_t* q : pending) EXPECT_NE(q, p);  // live blobs are not overwritten
+        pending.push_back(p);
+    }
+    EXPECT_GT(fullSeen, 10U);  // the ring did fill and wrap many times
+    EXPECT_LE(pending.size(), 3U);
+}
+
+}  // namespace
+}  // namespace rowprobe

@@ -1,0 +1,377 @@
+// The http, tls, dns, passivedns and idpcontent plugins through the SDK as the flow table uses
+// them: hooks called in arrival order with a tier-2 pool, their results (flush, flush-reinsert,
+// done), and the instances their write hook serialises, read back with the outputs' readers.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rowprobe/errors.hpp"
+#include "rowprobe/packet.hpp"
+#include "rowprobe/plugin_data.hpp"
+#include "rowprobe/process.hpp"
+#include "rowprobe/registry.hpp"
+
+namespace rowprobe {
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+Bytes bytesOf(std::string_view s) { return {s.begin(), s.end()}; }
+
+// Ethernet + IPv4 + TCP (proto 6) or UDP (17) carrying `payload`.
+Bytes frame(std::uint8_t proto, std::array<std::uint8_t, 4> src, std::uint16_t sport,
+            std::array<std::uint8_t, 4> dst, std::uint16_t dport, const Bytes& payload) {
+    const std::size_t l4 = proto == 6 ? 20 : 8;
+    const std::size_t ipLen = 20 + l4 + payload.size();
+    Bytes f(14, 0);
+    f[12] = 0x08;
+    Bytes ip = {0x45,
+                0,
+                static_cast<std::uint8_t>(ipLen >> 8),
+                static_cast<std::uint8_t>(ipLen),
+                0,
+                0,
+                0x40,
+                0,
+                64,
+                proto,
+                0,
+                0};
+    ip.insert(ip.end(), src.begin(), src.end());
+    ip.insert(ip.end(), dst.begin(), dst.end());
+    f.insert(f.end(), ip.begin(), ip.end());
+    Bytes t = {static_cast<std::uint8_t>(sport >> 8), static_cast<std::uint8_t>(sport),
+               static_cast<std::uint8_t>(dport >> 8), static_cast<std::uint8_t>(dport)};
+    if (proto == 6) {
+        t.insert(t.end(), {0, 0, 0, 1, 0, 0, 0, 1, 0x50, 0x18, 0xff, 0xff, 0, 0, 0, 0});
+    } else {
+        const std::size_t udpLen = 8 + payload.size();
+        t.insert(t.end(),
+                 {static_cast<std::uint8_t>(udpLen >> 8), static_cast<std::uint8_t>(udpLen), 0, 0});
+    }
+    f.insert(f.end(), t.begin(), t.end());
+    f.insert(f.end(), payload.begin(), payload.end());
+    return f;
+}
+
+constexpr std::array<std::uint8_t, 4> kClient{10, 0, 0, 1};
+constexpr std::array<std::uint8_t, 4> kServer{10, 0, 0, 2};
+
+// One flow driven through one plugin the way the flow table drives it.
+class FlowDriver {
+public:
+    explicit FlowDriver(std::string_view pluginString, std::uint32_t poolRecords = 4) {
+        auto p = Registry::instance().create(PluginKind::Process, pluginString, "-p");
+        m_plugin.reset(static_cast<ProcessPlugin*>(p.release()));
+        m_hooks = m_plugin->hooks();
+        m_recordSize = (m_hooks.extSize + 63) & ~std::size_t{63};
+        m_memory.resize(m_recordSize * (poolRecords + 1) + 64);
+        auto* base = reinterpret_cast<std::byte*>(
+            (reinterpret_cast<std::uintptr_t>(m_memory.data()) + 63) & ~std::uintptr_t{63});
+        m_free.resize(poolRecords + 1);
+        m_pool = ExtPool(base, m_free.data(), poolRecords, m_recordSize);
+    }
+
+    const ProcessPlugin& plugin() const { return *m_plugin; }
+    const ExtPool& pool() const { return m_pool; }
+
+    /// Feeds one packet; returns what the plugin's hooks returned (OR-ed).
+    HookResult packet(const Bytes& f) {
+        m_frames.push_back(f);
+        const Bytes& stored = m_frames.back();
+        ParsedPacket pp;
+        AnomalyCounters anomalies;
+        const RawPacket raw{stored.data(), static_cast<std::uint32_t>(stored.size()),
+                            static_cast<std::uint32_t>(stored.size()), 0};
+        EXPECT_TRUE(parsePacket(raw, LinkType::Ethernet, ParserConfig{}, pp, anomalies));
+        const bool first = !m_started;
+        if (first) {
+            m_key = pp.key;
+            m_view.key = &m_key;
+            m_view.initiatorIsA = pp.fromA;
+            m_started = true;
+        }
+        FlowContext ctx = context(&pp);
+        ctx.forward = pp.fromA == m_view.initiatorIsA;
+        HookResult r = kContinue;
+        if (first) {
+            if (m_hooks.postCreate != nullptr) r |= m_hooks.postCreate(m_hooks.self, ctx);
+        } else if (m_wants) {
+            if (m_hooks.preUpdate != nullptr) r |= m_hooks.preUpdate(m_hooks.self, ctx);
+            if ((r & kFlushReinsert) == 0 && (r & kDone) == 0 && m_hooks.postUpdate != nullptr) {
+                r |= m_hooks.postUpdate(m_hooks.self, ctx);
+            }
+        }
+        if ((r & kDone) != 0) m_wants = false;
+        return r;
+    }
+
+    /// The instances the write hook produces now, as (field name -> value text) maps.
+    std::vector<std::map<std::string, std::string>> write() {
+        std::vector<std::uint8_t> buf(kMaxPluginData);
+        InstanceWriter out(buf.data(), buf.size());
+        out.setPlugin(0);
+        FlowContext ctx = context(nullptr);
+        m_hooks.write(m_hooks.self, ctx, out);
+        std::vector<std::map<std::string, std::string>> result;
+        for (const PluginInstance inst : PluginInstances(buf.data(), out.size())) {
+            std::map<std::string, std::string> m;
+            for (const FieldSpec& f : m_plugin->fields())
+                m[std::string(f.name)] = text(f, inst.data);
+            result.push_back(std::move(m));
+        }
+        return result;
+    }
+
+    /// Clears the flow (what a flush does before the next packet).
+    void reset() {
+        if (m_handle != 0) m_pool.give(m_handle);
+        m_handle = 0;
+        m_started = false;
+        m_wants = true;
+    }
+
+private:
+    static std::string text(const FieldSpec& f, std::span<const std::uint8_t> data) {
+        static constexpr char kHex[] = "0123456789abcdef";
+        switch (f.type) {
+            case FieldType::String:
+                return std::string(readPluginString(f, data));
+            case FieldType::Binary:
+            case FieldType::IpAddress: {
+                std::string s;
+                for (const auto b : readPluginBytes(f, data)) {
+                    s += kHex[b >> 4];
+                    s += kHex[b & 15];
+                }
+                return s;
+            }
+            case FieldType::Array: {
+                const ArrayView a = readPluginArray(f, data);
+                std::string s = "[";
+                for (std::size_t i = 0; i < a.size(); ++i) {
+                    s += (i ? "|" : "") + std::to_string(a.unsignedAt(i));
+                }
+                return s + "]";
+            }
+            default:
+                return std::to_string(readPluginUnsigned(f, data));
+        }
+    }
+
+    FlowContext context(const ParsedPacket* pp) {
+        FlowContext ctx;
+        ctx.packet = pp;
+        ctx.flow = &m_view;
+        ctx.state = m_state.data();
+        ctx.extHandle = &m_handle;
+        ctx.pool = &m_pool;
+        return ctx;
+    }
+
+    std::unique_ptr<ProcessPlugin> m_plugin;
+    ProcessHooks m_hooks;
+    std::size_t m_recordSize = 0;
+    std::vector<std::byte> m_memory;
+    std::vector<std::uint32_t> m_free;
+    ExtPool m_pool;
+    std::uint32_t m_handle = 0;
+    alignas(8) std::array<std::byte, kMaxProcessState> m_state{};
+    FlowKey m_key;
+    FlowView m_view;
+    bool m_started = false;
+    bool m_wants = true;
+    std::vector<Bytes> m_frames;
+};
+
+void put16(Bytes& b, unsigned v) {
+    b.push_back(static_cast<std::uint8_t>(v >> 8));
+    b.push_back(static_cast<std::uint8_t>(v));
+}
+
+Bytes tlsHello(int type, const Bytes& afterSessionId, const Bytes& extensions) {
+    Bytes body;
+    put16(body, 0x0303);
+    body.insert(body.end(), 32, 1);
+    body.push_back(0);
+    body.insert(body.end(), afterSessionId.begin(), afterSessionId.end());
+    put16(body, static_cast<unsigned>(extensions.size()));
+    body.insert(body.end(), extensions.begin(), extensions.end());
+    Bytes rec = {22, 3, 1};
+    put16(rec, static_cast<unsigned>(body.size() + 4));
+    rec.push_back(static_cast<std::uint8_t>(type));
+    rec.push_back(0);
+    put16(rec, static_cast<unsigned>(body.size()));
+    rec.insert(rec.end(), body.begin(), body.end());
+    return rec;
+}
+
+Bytes dnsMessage(bool response, const std::vector<std::array<std::uint8_t, 4>>& answers) {
+    Bytes m;
+    put16(m, 0x4242);
+    put16(m, response ? 0x8180 : 0x0100);
+    put16(m, 1);
+    put16(m, response ? static_cast<unsigned>(answers.size()) : 0);
+    put16(m, 0);
+    put16(m, 0);
+    for (const std::string_view label : {"example", "org"}) {
+        m.push_back(static_cast<std::uint8_t>(label.size()));
+        m.insert(m.end(), label.begin(), label.end());
+    }
+    m.push_back(0);
+    put16(m, 1);
+    put16(m, 1);
+    if (!response) return m;
+    for (const auto& a : answers) {
+        put16(m, 0xc00c);
+        put16(m, 1);
+        put16(m, 1);
+        put16(m, 0);
+        put16(m, 300);
+        put16(m, 4);
+        m.insert(m.end(), a.begin(), a.end());
+    }
+    return m;
+}
+
+}  // namespace
+
+TEST(HttpPlugin, RequestResponseAndKeepAliveFlushReinsert) {
+    FlowDriver d("http");
+    EXPECT_EQ(d.packet(frame(6, kClient, 40000, kServer, 80,
+                             bytesOf("GET /index HTTP/1.1\r\nHost: example.org\r\n\r\n"))),
+              kContinue);
+    EXPECT_EQ(d.packet(frame(6, kServer, 80, kClient, 40000,
+                             bytesOf("HTTP/1.1 200 OK\r\nServer: test\r\n\r\n"))),
+              kContinue);
+    const auto inst = d.write();
+    ASSERT_EQ(inst.size(), 1u);
+    EXPECT_EQ(inst[0].at("http_method"), "GET");
+    EXPECT_EQ(inst[0].at("http_url"), "/index");
+    EXPECT_EQ(inst[0].at("http_host"), "example.org");
+    EXPECT_EQ(inst[0].at("http_status"), "200");
+    EXPECT_EQ(inst[0].at("http_server"), "test");
+    EXPECT_EQ(d.packet(frame(6, kClient, 40000, kServer, 80,
+                             bytesOf("GET /next HTTP/1.1\r\nHost: example.org\r\n\r\n"))),
+              kFlushReinsert);
+}
+
+TEST(HttpPlugin, NonHttpFlowHasNoInstanceAndTakesNoRecord) {
+    FlowDriver d("http");
+    d.packet(frame(6, kClient, 40000, kServer, 22, bytesOf("SSH-2.0-OpenSSH_9.0\r\n")));
+    EXPECT_TRUE(d.write().empty());
+    EXPECT_EQ(d.pool().available(), 4u);
+}
+
+TEST(TlsPlugin, HelloPairFieldsAndDoneAfterServerHello) {
+    FlowDriver d("tls;ja4=ipfixprobe");
+    Bytes ciphers;
+    put16(ciphers, 4);
+    put16(ciphers, 0x1301);
+    put16(ciphers, 0x1302);
+    ciphers.insert(ciphers.end(), {1, 0});
+    Bytes ext;
+    put16(ext, 0x0a0a);  // GREASE
+    put16(ext, 0);
+    put16(ext, 0);  // server_name "a.example"
+    put16(ext, 14);
+    put16(ext, 12);
+    ext.push_back(0);
+    put16(ext, 9);
+    for (const char c : std::string_view("a.example")) ext.push_back(static_cast<std::uint8_t>(c));
+    EXPECT_EQ(d.packet(frame(6, kClient, 40001, kServer, 443, tlsHello(1, ciphers, ext))),
+              kContinue);
+    Bytes selected;
+    put16(selected, 0x1302);
+    selected.push_back(0);
+    Bytes sext;
+    put16(sext, 43);
+    put16(sext, 2);
+    put16(sext, 0x0304);
+    EXPECT_EQ(d.packet(frame(6, kServer, 443, kClient, 40001, tlsHello(2, selected, sext))), kDone);
+    const auto inst = d.write();
+    ASSERT_EQ(inst.size(), 1u);
+    EXPECT_EQ(inst[0].at("tls_sni"), "a.example");
+    EXPECT_EQ(inst[0].at("tls_version"), "772");
+    EXPECT_EQ(inst[0].at("tls_cipher"), "4866");
+    EXPECT_EQ(inst[0].at("tls_ext_types"), "[2570|0]");
+    EXPECT_EQ(inst[0].at("tls_ext_lengths"), "[0|14]");
+    EXPECT_EQ(inst[0].at("tls_ja4").substr(0, 9), "t12d2200_");  // ipfixprobe: GREASE counted
+    EXPECT_EQ(inst[0].at("tls_ja3").size(), 32u);
+    EXPECT_EQ(inst[0].at("tls_ja3s").size(), 32u);
+}
+
+TEST(TlsPlugin, BadJa4OptionStopsStartUp) {
+    EXPECT_THROW(FlowDriver("tls;ja4=foxio"), ConfigError);
+}
+
+TEST(DnsPlugin, EveryMessageIsFlushedAndOtherPortsAreDone) {
+    FlowDriver d("dns");
+    EXPECT_EQ(d.packet(frame(17, kClient, 5353, kServer, 53, dnsMessage(false, {}))), kFlush);
+    auto inst = d.write();
+    ASSERT_EQ(inst.size(), 1u);
+    EXPECT_EQ(inst[0].at("dns_qname"), "example.org");
+    EXPECT_EQ(inst[0].at("dns_id"), std::to_string(0x4242));
+    d.reset();
+    EXPECT_EQ(d.packet(frame(17, kServer, 53, kClient, 5353, dnsMessage(true, {{1, 2, 3, 4}}))),
+              kFlush);
+    inst = d.write();
+    ASSERT_EQ(inst.size(), 1u);
+    EXPECT_EQ(inst[0].at("dns_rdata"), "312e322e332e34");  // "1.2.3.4", text in bytes
+    EXPECT_EQ(inst[0].at("dns_rdata_len"), "7");
+
+    FlowDriver other("dns");
+    EXPECT_EQ(other.packet(frame(17, kClient, 5000, kServer, 5001, dnsMessage(false, {}))), kDone);
+}
+
+TEST(PassiveDnsPlugin, OneInstancePerAnswerAfterTheResponse) {
+    FlowDriver d("passivedns");
+    EXPECT_EQ(d.packet(frame(17, kClient, 5353, kServer, 53, dnsMessage(false, {}))), kContinue);
+    EXPECT_EQ(d.packet(frame(17, kServer, 53, kClient, 5353,
+                             dnsMessage(true, {{192, 0, 2, 1}, {192, 0, 2, 2}}))),
+              kFlush);
+    const auto inst = d.write();
+    ASSERT_EQ(inst.size(), 2u);
+    EXPECT_EQ(inst[0].at("dns_ip"), "00000000000000000000ffffc0000201");
+    EXPECT_EQ(inst[1].at("dns_ip"), "00000000000000000000ffffc0000202");
+    EXPECT_EQ(inst[0].at("dns_name"), "example.org");
+    EXPECT_EQ(inst[0].at("dns_atype"), "1");
+    EXPECT_EQ(inst[0].at("dns_ttl"), "300");
+}
+
+TEST(IdpContentPlugin, BothDirectionsThenDone) {
+    FlowDriver d("idpcontent");
+    EXPECT_EQ(d.packet(frame(6, kClient, 40002, kServer, 80, {})), kContinue);
+    EXPECT_EQ(d.packet(frame(6, kClient, 40002, kServer, 80, bytesOf("ping"))), kContinue);
+    EXPECT_EQ(d.packet(frame(6, kServer, 80, kClient, 40002, bytesOf("pong!"))), kDone);
+    const auto inst = d.write();
+    ASSERT_EQ(inst.size(), 1u);
+    EXPECT_EQ(inst[0].at("idp_content"), "70696e67");
+    EXPECT_EQ(inst[0].at("idp_content_rev"), "706f6e6721");
+}
+
+TEST(ProcessPlugins, ExhaustedPoolMeansNoInstanceNeverACrash) {
+    Bytes ciphers;
+    put16(ciphers, 2);
+    put16(ciphers, 0x1301);
+    ciphers.insert(ciphers.end(), {1, 0});
+    const std::vector<std::pair<const char*, Bytes>> cases = {
+        {"http",
+         frame(6, kClient, 40003, kServer, 80, bytesOf("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))},
+        {"tls", frame(6, kClient, 40003, kServer, 443, tlsHello(1, ciphers, {}))},
+        {"dns", frame(17, kClient, 5353, kServer, 53, dnsMessage(false, {}))},
+        {"passivedns", frame(17, kServer, 53, kClient, 5353, dnsMessage(true, {{1, 1, 1, 1}}))},
+        {"idpcontent", frame(6, kClient, 40003, kServer, 80, bytesOf("data"))}};
+    for (const auto& [name, packet] : cases) {
+        FlowDriver d(name, 0);
+        d.packet(packet);
+        EXPECT_TRUE(d.write().empty()) << name;
+        EXPECT_EQ(d.pool().exhausted(), 1u) << name;
+    }
+}
+
+}  // namespace rowprobe
