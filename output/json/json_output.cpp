@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cstring>
 #include <string_view>
 
@@ -70,114 +69,6 @@ char* put(char* out, const char (&text)[N]) noexcept {
 char* put(char* out, std::string_view text) noexcept {
     std::memcpy(out, text.data(), text.size());
     return out + text.size();
-}
-
-constexpr char kHex[] = "0123456789abcdef";
-
-/// A JSON string body: '"' and '\\' escaped, control characters and bytes >= 0x80 as \u00XX
-/// (so any byte string gives valid JSON). At most 6 characters per byte.
-char* putEscaped(char* p, std::span<const std::uint8_t> s) noexcept {
-    for (const std::uint8_t c : s) {
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            *p++ = static_cast<char>(c);
-        } else if (c == '"' || c == '\\') {
-            *p++ = '\\';
-            *p++ = static_cast<char>(c);
-        } else {
-            p = put(p, "\\u00");
-            *p++ = kHex[c >> 4];
-            *p++ = kHex[c & 15];
-        }
-    }
-    return p;
-}
-
-char* putHex(char* p, std::span<const std::uint8_t> s) noexcept {
-    for (const std::uint8_t c : s) {
-        *p++ = kHex[c >> 4];
-        *p++ = kHex[c & 15];
-    }
-    return p;
-}
-
-char* putSigned(char* p, std::int64_t v) noexcept {
-    if (v < 0) {
-        *p++ = '-';
-        return formatUint(p, static_cast<std::uint64_t>(-(v + 1)) + 1);
-    }
-    return formatUint(p, static_cast<std::uint64_t>(v));
-}
-
-char* putFloat(char* p, float v) noexcept {
-    if (v != v || v - v != 0) return put(p, "null");  // NaN, infinities: not JSON numbers
-    return std::to_chars(p, p + 32, v).ptr;
-}
-
-/// One scalar of type `t` stored at `at` (JSON form).
-char* putScalar(char* p, FieldType t, std::span<const std::uint8_t> data, std::size_t at) noexcept {
-    FieldSpec f;
-    f.type = t;
-    f.offset = static_cast<std::uint16_t>(0);
-    const auto one = data.subspan(std::min(at, data.size()));
-    switch (t) {
-        case FieldType::Timestamp:
-            *p++ = '"';
-            p = formatTimeIso(p, readPluginUnsigned(f, one), 9);
-            *p++ = '"';
-            return p;
-        case FieldType::Int8:
-            return putSigned(p, readPluginSigned(f, one));
-        case FieldType::Float32:
-            return putFloat(p, readPluginFloat(f, one));
-        case FieldType::IpAddress:
-        case FieldType::MacAddress: {
-            const auto b = readPluginBytes(f, one);
-            *p++ = '"';
-            if (t == FieldType::MacAddress && b.size() == 6) {
-                std::array<std::uint8_t, 6> mac{};
-                std::memcpy(mac.data(), b.data(), 6);
-                p = formatMac(p, mac);
-            } else if (b.size() == 16) {
-                std::array<std::uint8_t, 16> addr{};
-                std::memcpy(addr.data(), b.data(), 16);
-                p = formatIp(p, addr, isIpv4Mapped(b));
-            }
-            *p++ = '"';
-            return p;
-        }
-        default:
-            return formatUint(p, readPluginUnsigned(f, one));
-    }
-}
-
-/// The JSON value of plugin field `f` in instance `data`.
-char* putPluginValue(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
-    switch (f.type) {
-        case FieldType::String:
-            *p++ = '"';
-            p = putEscaped(p, readPluginBytes(f, data));
-            *p++ = '"';
-            return p;
-        case FieldType::Binary:
-            *p++ = '"';
-            p = f.hint == FieldHint::Text ? putEscaped(p, readPluginBytes(f, data))
-                                          : putHex(p, readPluginBytes(f, data));
-            *p++ = '"';
-            return p;
-        case FieldType::Array: {
-            const ArrayView a = readPluginArray(f, data);
-            const std::size_t size = fieldTypeSize(a.element());
-            *p++ = '[';
-            for (std::size_t i = 0; i < a.size(); ++i) {
-                if (i != 0) *p++ = ',';
-                p = putScalar(p, a.element(), a.bytes(), i * size);
-            }
-            *p++ = ']';
-            return p;
-        }
-        default:
-            return putScalar(p, f.type, data, f.offset);
-    }
 }
 
 }  // namespace
@@ -268,6 +159,8 @@ char* JsonOutput::formatRecord(char* out, const FlowRecord& record) noexcept {
 
 void JsonOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugins) {
     m_plugins.clear();
+    m_pluginKeyBytes = 0;
+    m_pluginFieldCount = 0;
     for (const ProcessPlugin* plugin : plugins) {
         PluginColumns c;
         c.fields = plugin->fields();
@@ -275,44 +168,30 @@ void JsonOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugins
             c.keys.push_back(",\"" + std::string(f.name) + "\":");
             c.keyBytes += c.keys.back().size();
         }
+        m_pluginKeyBytes += c.keyBytes;
+        m_pluginFieldCount += c.fields.size();
         m_plugins.push_back(std::move(c));
     }
 }
 
 void JsonOutput::writeWithPlugins(const FlowRecord& r) {
-    // Instances by plugin: [first, count) per plugin, in the record's order.
-    std::array<PluginInstance, 64> inst;
-    std::size_t n = 0;
-    std::array<std::uint16_t, kMaxProcessPlugins> first{};
-    std::array<std::uint16_t, kMaxProcessPlugins> count{};
-    std::size_t most = 0;
-    std::size_t dataBytes = 0;
-    for (const PluginInstance i : pluginInstances(r)) {
-        if (i.plugin >= m_plugins.size() || i.plugin >= kMaxProcessPlugins) continue;
-        if (n == inst.size()) break;  // more instances than any plugin writes: the rest dropped
-        if (count[i.plugin] == 0) first[i.plugin] = static_cast<std::uint16_t>(n);
-        ++count[i.plugin];
-        most = std::max<std::size_t>(most, count[i.plugin]);
-        dataBytes += i.data.size();
-        inst[n++] = i;
-    }
-    if (n == 0) {
+    const InstanceGroups groups(r, m_plugins.size());
+    if (groups.lines() == 0) {
         m_file.commit(m_layout.format(m_file.reserve(m_layout.maxLine()), r));
         return;
     }
-    std::size_t keys = 0;
-    for (const auto& c : m_plugins) keys += c.keyBytes;
-    // Every value byte becomes at most 6 characters (\u00XX; a timestamp's 8 bytes 32).
-    const std::size_t bound = m_layout.maxLine() + keys + 6 * dataBytes + 64 * m_plugins.size();
-    for (std::size_t k = 0; k < most; ++k) {
+    // Each value: at most 6 characters per byte of its instance plus a constant (plugin_data.hpp).
+    const std::size_t bound = m_layout.maxLine() + m_pluginKeyBytes + 6 * groups.bytes() +
+                              pluginValueMaxChars(0) * m_pluginFieldCount;
+    for (std::size_t k = 0; k < groups.lines(); ++k) {
         char* p = m_layout.formatOpen(m_file.reserve(bound), r);
         for (std::size_t pl = 0; pl < m_plugins.size(); ++pl) {
-            if (count[pl] == 0 || (count[pl] > 1 && k >= count[pl])) continue;
-            const PluginInstance& i = inst[first[pl] + std::min<std::size_t>(k, count[pl] - 1)];
+            const PluginInstance* i = groups.at(pl, k);
+            if (i == nullptr) continue;
             const PluginColumns& c = m_plugins[pl];
             for (std::size_t f = 0; f < c.fields.size(); ++f) {
                 p = put(p, c.keys[f]);
-                p = putPluginValue(p, c.fields[f], i.data);
+                p = formatPluginValueJson(p, c.fields[f], i->data);
             }
         }
         m_file.commit(put(p, "}\n"));

@@ -94,6 +94,8 @@ private:
     OutputFile m_file;
     JsonLayout m_layout;
     std::vector<PluginColumns> m_plugins;
+    std::size_t m_pluginKeyBytes = 0;
+    std::size_t m_pluginFieldCount = 0;
     std::atomic<std::uint64_t> m_records{0};
     std::atomic<std::uint64_t> m_bytes{0};
 };

@@ -6,6 +6,8 @@
 #include <string_view>
 
 #include "rowprobe/flow_record.hpp"
+#include "rowprobe/plugin_data.hpp"
+#include "rowprobe/process.hpp"
 #include "rowprobe/registry.hpp"
 
 namespace rowprobe::output {
@@ -280,10 +282,48 @@ void TextOutput::reopen() {
     }
 }
 
+void TextOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugins) {
+    m_pluginFields.clear();
+    m_pluginKeyBytes = 0;
+    m_pluginFieldCount = 0;
+    for (const ProcessPlugin* plugin : plugins) {
+        m_pluginFields.push_back(plugin->fields());
+        for (const FieldSpec& f : plugin->fields()) m_pluginKeyBytes += f.name.size() + 3;
+        m_pluginFieldCount += plugin->fields().size();
+    }
+}
+
+void TextOutput::writeWithPlugins(const FlowRecord& r) {
+    const InstanceGroups groups(r, m_pluginFields.size());
+    const std::size_t bound = m_layout.maxLine() + m_pluginKeyBytes + 6 * groups.bytes() +
+                              pluginValueMaxChars(0) * m_pluginFieldCount;
+    for (std::size_t k = 0; k < std::max<std::size_t>(groups.lines(), 1); ++k) {
+        char* p = m_layout.formatRecord(m_file.reserve(bound), r) - 1;  // without its '\n'
+        for (std::size_t pl = 0; pl < m_pluginFields.size(); ++pl) {
+            const PluginInstance* i = groups.at(pl, k);
+            if (i == nullptr) continue;
+            for (const FieldSpec& f : m_pluginFields[pl]) {
+                *p++ = ' ';
+                *p++ = ' ';
+                std::memcpy(p, f.name.data(), f.name.size());
+                p += f.name.size();
+                *p++ = '=';
+                p = formatPluginValueJson(p, f, i->data);
+            }
+        }
+        *p++ = '\n';
+        m_file.commit(p);
+    }
+}
+
 void TextOutput::write(std::span<const FlowRecord> records) {
     const std::uint64_t before = m_file.bytes();
     const std::size_t maxLine = m_layout.maxLine();
     for (const FlowRecord& r : records) {
+        if (r.extLen != 0 && !m_pluginFields.empty()) {
+            writeWithPlugins(r);
+            continue;
+        }
         m_file.commit(m_layout.formatRecord(m_file.reserve(maxLine), r));
     }
     m_records.fetch_add(records.size(), std::memory_order_relaxed);

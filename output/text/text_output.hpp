@@ -23,6 +23,8 @@
 //
 // * Threads: the export thread calls write / flush; stats() may be called from any thread and
 //   reads atomics updated once per batch.
+// * Process-plugin fields follow the columns as `  key=value` pairs (not aligned; values in the
+//   JSON form of plugin_data.hpp), one line per plugin instance.
 // * Costs: one pass over the columns per record, each cell hand-formatted into a stack buffer
 //   and copied into OutputFile's reused buffer; no allocation, lookup or virtual call per record.
 #pragma once
@@ -107,10 +109,18 @@ public:
     /// SIGHUP: a new file (the old one was rotated away) starts with the header line again.
     void reopen() override;
     OutputStats stats() const override;
+    void setProcessPlugins(std::span<const ProcessPlugin* const> plugins) override;
 
     const TextLayout& layout() const noexcept { return m_layout; }
 
 private:
+    /// A record with plugin data: one line per instance (process-plugins.md A6), the aligned
+    /// columns followed by `  key=value` for each plugin field (values in their JSON form).
+    void writeWithPlugins(const FlowRecord& r);
+
+    std::vector<std::span<const FieldSpec>> m_pluginFields;
+    std::size_t m_pluginKeyBytes = 0;
+    std::size_t m_pluginFieldCount = 0;
     TextLayout m_layout;  ///< built first: a bad `fields` must not truncate the file
     OutputFile m_file;
     std::atomic<std::uint64_t> m_records{0};

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "rowprobe/errors.hpp"
+#include "rowprobe/process_plugin_library.hpp"
 #include "rowprobe/row_policy_plugin.hpp"
 
 namespace rowprobe {
@@ -116,6 +117,63 @@ std::vector<std::string> splitSearchPath(const std::string& path) {
         start = end + 1;
     }
     return out;
+}
+
+bool isPluginLibraryName(std::string_view name) noexcept {
+    return name.find('/') != std::string_view::npos ||
+           (name.size() > 3 && name.substr(name.size() - 3) == ".so");
+}
+
+const ProcessPluginDescriptor& loadProcessPluginLibrary(const std::string& path) {
+    static std::mutex mutex;
+    static std::map<std::string, const ProcessPluginDescriptor*> loaded;
+    const std::lock_guard lock(mutex);
+    if (auto it = loaded.find(path); it != loaded.end()) return *it->second;
+    const std::string component = "process '" + path + "'";
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+        const char* why = ::dlerror();
+        fail(component, "", path,
+             "cannot load process plugin library: " +
+                 std::string(why != nullptr ? why : "unknown dlopen error"));
+    }
+    ::dlerror();
+    void* sym = ::dlsym(handle, kProcessPluginEntryPoint);
+    if (sym == nullptr) {
+        fail(component, "", path,
+             "'" + path + "' is not a rowprobe process plugin library: it does not export '" +
+                 std::string(kProcessPluginEntryPoint) +
+                 "' (define the plugin with ROWPROBE_EXPORT_PROCESS_PLUGIN)");
+    }
+    ProcessPluginEntryPoint entry = nullptr;
+    static_assert(sizeof(entry) == sizeof(sym));
+    std::memcpy(&entry, &sym, sizeof(entry));
+    const void* raw = entry();
+    if (raw == nullptr) fail(component, "", path, "the library's entry point returned null");
+    std::uint32_t abi = 0;
+    std::memcpy(&abi, raw, sizeof(abi));
+    if (abi != kProcessPluginAbiVersion) {
+        fail(component, "", path,
+             "process plugin library '" + path + "' was built for process-plugin ABI " +
+                 std::to_string(abi) + ", this rowprobe provides ABI " +
+                 std::to_string(kProcessPluginAbiVersion) +
+                 "; rebuild it against this rowprobe's SDK headers");
+    }
+    const auto* d = static_cast<const ProcessPluginDescriptor*>(raw);
+    if (d->descriptorSize != sizeof(ProcessPluginDescriptor) ||
+        d->sdkLayout != processSdkLayoutFingerprint()) {
+        fail(component, "", path,
+             "process plugin library '" + path +
+                 "' was built against different SDK headers "
+                 "(layout " +
+                 hex(d->sdkLayout) + ", this rowprobe " + hex(processSdkLayoutFingerprint()) +
+                 "); rebuild it against this rowprobe's SDK headers");
+    }
+    if (d->name == nullptr || *d->name == '\0' || d->factory == nullptr) {
+        fail(component, "", path, "process plugin library '" + path + "' has no name or factory");
+    }
+    loaded.emplace(path, d);
+    return *d;
 }
 
 }  // namespace rowprobe

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "rowprobe/errors.hpp"
+#include "rowprobe/process_plugin_library.hpp"
 
 namespace rowprobe {
 
@@ -77,6 +78,19 @@ std::unique_ptr<Plugin> Registry::create(PluginKind kind, std::string_view text,
     const std::string kindName(pluginKindName(kind));
     const PluginString ps = splitPluginString(text, kindName);
     const Entry* entry = find(kind, ps.name);
+    if (entry == nullptr && kind == PluginKind::Process && isPluginLibraryName(ps.name)) {
+        // A process plugin in a shared object: registered under its path on first use.
+        const ProcessPluginDescriptor& d = loadProcessPluginLibrary(ps.name);
+        Registry& self = instance();
+        self.m_libraryNames.push_back(std::make_unique<std::string>(ps.name));
+        self.m_entries.push_back(
+            {PluginInfo{.kind = PluginKind::Process,
+                        .name = *self.m_libraryNames.back(),
+                        .summary = d.summary != nullptr ? d.summary : d.name,
+                        .options = std::span<const OptionSpec>(d.options, d.optionCount)},
+             d.factory});
+        entry = &self.m_entries.back();
+    }
     if (entry == nullptr) {
         std::vector<std::string> available = names(kind);
         std::string problem = "unknown " + kindName + " plugin '" + ps.name + "'";

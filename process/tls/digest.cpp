@@ -50,6 +50,13 @@ std::uint32_t loadBe32(const std::uint8_t* p) noexcept {
            std::uint32_t{p[3]};
 }
 
+// 0x80 then zeros up to 56 mod 64 (both hashes pad the same way before the 8-byte length).
+constexpr std::uint8_t kPadding[64] = {0x80};
+std::size_t paddingLength(std::uint64_t total) noexcept {
+    const std::size_t used = static_cast<std::size_t>(total % 64);
+    return used < 56 ? 56 - used : 120 - used;
+}
+
 // Shared Merkle–Damgård buffering: feeds whole 64-byte blocks to `block`, keeps the tail.
 template <class Block>
 void absorb(std::array<std::uint8_t, 64>& buf, std::uint64_t& total, const std::uint8_t* data,
@@ -109,10 +116,7 @@ void Md5::update(const std::uint8_t* data, std::size_t len) noexcept {
 
 std::array<std::uint8_t, 16> Md5::finish() noexcept {
     const std::uint64_t bits = m_total * 8;
-    const std::uint8_t pad0 = 0x80;
-    update(&pad0, 1);
-    const std::uint8_t zero = 0;
-    while (m_total % 64 != 56) update(&zero, 1);
+    update(kPadding, paddingLength(m_total));
     std::uint8_t len[8];
     for (int i = 0; i < 8; ++i) len[i] = static_cast<std::uint8_t>(bits >> (8 * i));
     update(len, 8);
@@ -168,10 +172,7 @@ void Sha256::update(const std::uint8_t* data, std::size_t len) noexcept {
 
 std::array<std::uint8_t, 32> Sha256::finish() noexcept {
     const std::uint64_t bits = m_total * 8;
-    const std::uint8_t pad0 = 0x80;
-    update(&pad0, 1);
-    const std::uint8_t zero = 0;
-    while (m_total % 64 != 56) update(&zero, 1);
+    update(kPadding, paddingLength(m_total));
     std::uint8_t len[8];
     for (int i = 0; i < 8; ++i) len[i] = static_cast<std::uint8_t>(bits >> (56 - 8 * i));
     update(len, 8);

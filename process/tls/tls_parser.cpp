@@ -110,10 +110,31 @@ struct BufferSink {
     }
 };
 
+// Collects the text in a small buffer so the hash sees a few large updates, not one per number.
 template <class H>
 struct HashSink {
     H h;
-    void put(std::string_view s) noexcept { h.update(s); }
+    char buf[512];
+    std::size_t n = 0;
+    void put(std::string_view s) noexcept {
+        if (n + s.size() > sizeof buf) {
+            flush();
+            if (s.size() > sizeof buf) {
+                h.update(s);
+                return;
+            }
+        }
+        std::memcpy(buf + n, s.data(), s.size());
+        n += s.size();
+    }
+    void flush() noexcept {
+        if (n != 0) h.update({buf, n});
+        n = 0;
+    }
+    auto finish() noexcept {
+        flush();
+        return h.finish();
+    }
 };
 
 template <class Sink>
@@ -227,7 +248,7 @@ void truncatedHash(std::span<const std::uint16_t> sorted, bool zerosIfEmpty, Suf
         putHex4(sink, sorted[i]);
     }
     suffix(sink);
-    const auto digest = sink.h.finish();
+    const auto digest = sink.finish();
     for (std::size_t i = 0; i < 6; ++i) {
         out[2 * i] = kHex[digest[i] >> 4];
         out[2 * i + 1] = kHex[digest[i] & 15];
@@ -286,13 +307,13 @@ bool parseHello(std::span<const std::uint8_t> payload, Hello& out) noexcept {
 std::array<std::uint8_t, 16> ja3(const Hello& h) noexcept {
     HashSink<Md5> sink;
     buildJa3(sink, h);
-    return sink.h.finish();
+    return sink.finish();
 }
 
 std::array<std::uint8_t, 16> ja3s(const Hello& h) noexcept {
     HashSink<Md5> sink;
     buildJa3s(sink, h);
-    return sink.h.finish();
+    return sink.finish();
 }
 
 std::size_t ja3String(const Hello& h, std::span<char> out) noexcept {

@@ -97,5 +97,59 @@ TEST(SdkInstall, ExamplePolicyBuiltAgainstInstalledHeadersLoadsAndMatchesLru) {
     EXPECT_EQ(flows("cache;seed=1;policy=fifo;policy-dir=" + libDir.string()), lru);
 }
 
+TEST(SdkInstall, ExampleProcessPluginBuiltAgainstInstalledHeadersLoadsAndExportsItsFields) {
+    const fs::path include = prefix() / "include";
+    const fs::path rowprobe = prefix() / "bin" / "rowprobe";
+    ASSERT_TRUE(fs::exists(rowprobe));
+    const fs::path lib = tempDir() / "librowprobe-process-minmax.so";
+    // docs/writing-a-process-plugin.md: "-I$PREFIX/include", nothing else.
+    std::vector<std::string> cmd = compiler();
+    cmd.insert(cmd.end(), {"-O2", "-fPIC", "-shared", "-fvisibility=hidden", "-I", include.string(),
+                           (sourceDir() / "docs" / "examples" / "minmax_process.cpp").string(),
+                           "-o", lib.string()});
+    const CommandResult build = runCommand(cmd, 300);
+    ASSERT_EQ(build.exitCode, 0) << "example process plugin does not build against the SDK:\n"
+                                 << build.err;
+
+    const std::string pcap = (sourceDir() / "pcaps" / "mixed.pcap").string();
+    const fs::path out = tempDir() / "flows.json";
+    const CommandResult r =
+        runCommand({rowprobe.string(), "-i", "pcap;file=" + pcap, "-p",
+                    lib.string() + ";min-packets=2", "-o", "json;file=" + out.string(), "-Q"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    std::size_t with = 0;
+    std::size_t without = 0;
+    for (const JsonObject& f : parseJsonLines(readFile(out))) {
+        const std::uint64_t packets = std::stoull(f.at("packets"));
+        const std::uint64_t bytes = std::stoull(f.at("bytes"));
+        if (f.count("ip_len_min") == 0) {
+            EXPECT_LT(packets + std::stoull(f.at("packets_rev")), 2U) << "min-packets=2";
+            ++without;
+            continue;
+        }
+        ++with;
+        const std::uint64_t lo = std::stoull(f.at("ip_len_min"));
+        const std::uint64_t hi = std::stoull(f.at("ip_len_max"));
+        // The fields are the real bounds of the flow's packets.
+        EXPECT_LE(lo, hi);
+        EXPECT_LE(lo * packets, bytes);
+        EXPECT_GE(hi * packets, bytes);
+        if (packets == 1) EXPECT_EQ(lo, bytes);
+    }
+    EXPECT_GT(with, 0U);
+    EXPECT_GT(without, 0U);
+
+    // Errors are the usual exit-2 ConfigErrors naming the library.
+    const CommandResult bad = runCommand({rowprobe.string(), "-i", "pcap;file=" + pcap, "-p",
+                                          lib.string() + ";min-packet=2", "-o", "json", "-Q"});
+    EXPECT_EQ(bad.exitCode, 2);
+    EXPECT_NE(bad.err.find("min-packets"), std::string::npos) << bad.err;
+    const CommandResult missing = runCommand({rowprobe.string(), "-i", "pcap;file=" + pcap, "-p",
+                                              "/nonexistent/libx.so", "-o", "json", "-Q"});
+    EXPECT_EQ(missing.exitCode, 2);
+    EXPECT_NE(missing.err.find("cannot load process plugin library"), std::string::npos)
+        << missing.err;
+}
+
 }  // namespace
 }  // namespace rowprobe::test

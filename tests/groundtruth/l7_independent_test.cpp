@@ -6,8 +6,8 @@
 //  * nDPI 4.2's ndpiReader results (../shared/testdata/ndpi-4.2): JA3C and SNI of every TLS
 //    flow over TCP whose ClientHello nDPI saw, the HTTP host and the DNS query name.
 // The packets go through rowprobe's packet parser and the plugins' record code, one biflow per
-// 5-tuple (both tools annotate whole connections); l7_reference_test.cpp runs the plugins
-// end to end.
+// 5-tuple (both tools annotate whole connections); the nDPI TLS comparison also runs end to end
+// (rowprobe -p tls, json output), as l7_reference_test.cpp does for ipfixprobe's references.
 //
 // Semantic differences handled explicitly:
 //  * FlowTest's tls_client_version is the highest supported_versions entry of the ClientHello
@@ -311,6 +311,39 @@ TEST_P(NdpiL7, SniJa3HostAndQueryNamesMatchNdpiReader) {
     EXPECT_TRUE(problems.str().empty()) << problems.str();
 }
 
+// The same TLS comparison end to end: rowprobe -p tls, json output.
+class NdpiTlsJson : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NdpiTlsJson, TlsFieldsOfTheJsonOutputMatchNdpiReader) {
+    ROWPROBE_REQUIRE_BINARY();
+    const fs::path base = testdataDir() / "ndpi-4.2";
+    const fs::path pcap = base / "pcap" / GetParam();
+    const fs::path out = base / "result" / (GetParam() + ".out");
+    ROWPROBE_REQUIRE_FILE(pcap);
+    ROWPROBE_REQUIRE_FILE(out);
+    std::vector<NdpiFlow> tlsFlows;
+    for (const NdpiFlow& n : ndpiFlows(out)) {
+        if (n.label.rfind("TLS", 0) == 0 && n.id.back() == '6' && !n.ja3c.empty()) {
+            tlsFlows.push_back(n);
+        }
+    }
+    ASSERT_FALSE(tlsFlows.empty()) << "no TLS flow with a JA3C in " << out;
+    const ProbeRun run = runProbe(pcap, {"-p", "tls"});
+    ASSERT_EQ(run.result.exitCode, 0) << run.commandLine << "\n" << run.result.err;
+    std::map<std::string, const JsonObject*> byId;
+    for (const JsonObject& f : run.flows) {
+        if (f.count("tls_ja3") == 0) continue;
+        byId[idOf(flowValue(f, "src_ip"), flowValue(f, "src_port"), flowValue(f, "dst_ip"),
+                  flowValue(f, "dst_port"), flowValue(f, "proto"))] = &f;
+    }
+    for (const NdpiFlow& n : tlsFlows) {
+        const auto it = byId.find(n.id);
+        ASSERT_NE(it, byId.end()) << n.id << ": no record with tls fields";
+        EXPECT_EQ(flowValue(*it->second, "tls_ja3"), n.ja3c) << n.id;
+        EXPECT_EQ(flowValue(*it->second, "tls_sni"), n.hostname) << n.id;
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(L7, NdpiL7,
                          ::testing::Values("encrypted_sni.pcap", "tls_alert.pcap",
                                            "googledns_android10.pcap", "http_ipv6.pcap",
@@ -323,6 +356,14 @@ INSTANTIATE_TEST_SUITE_P(L7, NdpiL7,
                                  if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                              }
                              return n;
+                         });
+
+INSTANTIATE_TEST_SUITE_P(L7, NdpiTlsJson,
+                         ::testing::Values("encrypted_sni.pcap", "tls_alert.pcap",
+                                           "googledns_android10.pcap", "http_ipv6.pcap",
+                                           "1kxun.pcap"),
+                         [](const auto& param) {
+                             return param.param.substr(0, param.param.find(".pcap"));
                          });
 
 }  // namespace

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cstddef>
@@ -45,6 +46,9 @@ namespace rowprobe {
 /// Largest plugin data of one flow (all plugins, all instances). An instance that would not
 /// fit is dropped and counted (CacheStats::pluginDataDropped), never truncated.
 inline constexpr std::size_t kMaxPluginData = 64 * 1024;
+
+/// Most process plugins enabled at once (one "wants" bit each in a u32).
+inline constexpr std::size_t kMaxProcessPlugins = 32;
 
 /// Where a variable-length value lies inside its instance's data.
 struct VarRef {
@@ -219,6 +223,41 @@ inline PluginInstances pluginInstances(const FlowRecord& record) noexcept {
     return {record.ext, record.ext != nullptr ? record.extLen : 0};
 }
 
+/// A record's instances grouped by plugin, for outputs that write one line per instance
+/// (process-plugins.md A6): `lines()` lines; line k carries instance k of every plugin with
+/// more than k instances and the only instance of every plugin that has exactly one.
+class InstanceGroups {
+public:
+    /// `plugins`: the length of the -p list; instances naming another index are ignored.
+    InstanceGroups(const FlowRecord& record, std::size_t plugins) noexcept {
+        for (const PluginInstance i : pluginInstances(record)) {
+            if (i.plugin >= plugins || i.plugin >= kMaxProcessPlugins || m_n == m_inst.size())
+                continue;
+            if (m_count[i.plugin] == 0) m_first[i.plugin] = static_cast<std::uint16_t>(m_n);
+            ++m_count[i.plugin];
+            m_lines = std::max<std::size_t>(m_lines, m_count[i.plugin]);
+            m_bytes += i.data.size();
+            m_inst[m_n++] = i;
+        }
+    }
+    std::size_t lines() const noexcept { return m_lines; }
+    std::size_t bytes() const noexcept { return m_bytes; }
+    /// Plugin `plugin`'s instance on line `line`, or null.
+    const PluginInstance* at(std::size_t plugin, std::size_t line) const noexcept {
+        const std::size_t n = m_count[plugin];
+        if (n == 0 || (n > 1 && line >= n)) return nullptr;
+        return &m_inst[m_first[plugin] + std::min(line, n - 1)];
+    }
+
+private:
+    std::array<PluginInstance, 256> m_inst{};
+    std::array<std::uint16_t, kMaxProcessPlugins> m_first{};
+    std::array<std::uint16_t, kMaxProcessPlugins> m_count{};
+    std::size_t m_n = 0;
+    std::size_t m_lines = 0;
+    std::size_t m_bytes = 0;
+};
+
 namespace detail {
 template <class T>
 T loadAt(std::span<const std::uint8_t> data, std::size_t offset) noexcept {
@@ -322,6 +361,18 @@ inline ArrayView readPluginArray(const FieldSpec& f, std::span<const std::uint8_
     if (f.type != FieldType::Array || isVariable(f.element)) return {};
     return {f.element, readPluginBytes(f, data)};
 }
+
+/// Writes the JSON form of plugin field `f` of instance `data`: numbers as numbers (floats in
+/// their shortest exact form, null for NaN / infinities), timestamps as quoted ISO 8601 UTC with
+/// 9 decimals, addresses quoted, strings quoted with '"', '\\', control characters and bytes
+/// >= 0x80 escaped (\u00XX), binary data as quoted lowercase hex (text with FieldHint::Text),
+/// arrays as [v,...]. At most pluginValueMaxChars(data.size()) characters. Export thread.
+char* formatPluginValueJson(char* out, const FieldSpec& f,
+                            std::span<const std::uint8_t> data) noexcept;
+
+/// An upper bound of formatPluginValueJson's output for one value whose instance has `bytes`
+/// bytes; the values of one instance together stay under 6 × bytes + 64 × fields.
+constexpr std::size_t pluginValueMaxChars(std::size_t bytes) noexcept { return 6 * bytes + 64; }
 
 /// The byte ring that carries plugin data beside an ExportRing (one producer, one consumer).
 /// The producer copies a flow's data in before pushing its FlowRecord (which then points at

@@ -71,10 +71,8 @@ inline constexpr HookResult kFlush = 0x1;
 inline constexpr HookResult kFlushReinsert = 0x3;
 inline constexpr HookResult kDone = 0x4;
 
-/// Largest tier-1 state per plugin and flow, and most plugins enabled at once (one wants bit
-/// each in a u32).
+/// Largest tier-1 state per plugin and flow. (kMaxProcessPlugins: plugin_data.hpp.)
 inline constexpr std::size_t kMaxProcessState = 256;
-inline constexpr std::size_t kMaxProcessPlugins = 32;
 
 /// The flow as a plugin sees it: counters oriented like the exported record (index 0 = the
 /// initiator → responder, kForward). In preUpdate the packet is not counted yet; in postCreate

@@ -65,6 +65,7 @@ public:
 private:
     std::vector<Entry> m_entries;
     std::vector<std::string> m_duplicates;
+    std::vector<std::unique_ptr<std::string>> m_libraryNames;  ///< names of loaded libraries
 };
 
 namespace detail {

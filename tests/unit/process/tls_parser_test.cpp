@@ -198,7 +198,8 @@ TEST(TlsParser, ChromeClientHelloFields) {
 
 TEST(TlsParser, Ja3OfChromeMatchesTheReference) {
     Hello h;
-    ASSERT_TRUE(rowprobe::tls::parseHello(chromeHello(), h));
+    const Bytes rec = chromeHello();  // the Hello points into it
+    ASSERT_TRUE(rowprobe::tls::parseHello(rec, h));
     char text[512];
     const std::size_t n = rowprobe::tls::ja3String(h, text);
     EXPECT_EQ(std::string_view(text, n),
@@ -209,7 +210,8 @@ TEST(TlsParser, Ja3OfChromeMatchesTheReference) {
 
 TEST(TlsParser, Ja4SpecAndIpfixprobeModes) {
     Hello h;
-    ASSERT_TRUE(rowprobe::tls::parseHello(chromeHello(), h));
+    const Bytes rec = chromeHello();  // the Hello points into it
+    ASSERT_TRUE(rowprobe::tls::parseHello(rec, h));
     // FoxIO: GREASE never counted; ipfixprobe counts the two GREASE extensions (outputs/tls).
     EXPECT_EQ(ja4Of(h, Ja4Mode::Spec), "t13d1516h2_8daaf6152771_e5627efa2ab1");
     EXPECT_EQ(ja4Of(h, Ja4Mode::Ipfixprobe), "t13d1518h2_8daaf6152771_e5627efa2ab1");

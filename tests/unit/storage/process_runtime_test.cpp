@@ -1,0 +1,364 @@
+// The process-plugin runtime inside the flow table (rowprobe/process.hpp, process_dispatch.hpp):
+// flush and flush-reinsert with ipfixprobe's semantics, the wants bits, tier-2 pool exhaustion,
+// several instances per flow, preExport only for expired flows, and the plugin errors.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rowprobe/errors.hpp"
+#include "rowprobe/plugin_data.hpp"
+#include "rowprobe/process.hpp"
+#include "table_harness.hpp"
+
+namespace rowprobe::storage::testing {
+namespace {
+
+/// What the probe plugin does, per flow, at its n-th packet (1-based, both directions).
+struct Script {
+    std::uint32_t flushPostUpdateAt = 0;
+    std::uint32_t reinsertPreUpdateAt = 0;
+    std::uint32_t reinsertPostUpdateAt = 0;
+    std::uint32_t flushPreUpdateAt = 0;
+    bool flushPostCreate = false;
+    bool doneAtCreate = false;
+    bool useExt = false;
+    bool instancePerPacket = false;  ///< write one instance per packet seen
+};
+
+struct ProbeFields {
+    std::uint32_t seen;
+    std::uint32_t instance;
+    std::uint8_t exportedHook;  ///< 1 when preExport ran before write
+};
+
+constexpr FieldSpec kProbeFields[] = {
+    {.name = "probe_seen",
+     .type = FieldType::Unsigned32,
+     .origin = FieldOrigin::Plugin,
+     .offset = offsetof(ProbeFields, seen)},
+    {.name = "probe_instance",
+     .type = FieldType::Unsigned32,
+     .origin = FieldOrigin::Plugin,
+     .offset = offsetof(ProbeFields, instance)},
+    {.name = "probe_pre_export",
+     .type = FieldType::Unsigned8,
+     .origin = FieldOrigin::Plugin,
+     .offset = offsetof(ProbeFields, exportedHook)},
+};
+
+class Probe final : public ProcessPluginBase<Probe> {
+public:
+    struct State {
+        std::uint32_t seen;
+        bool preExported;
+    };
+    struct Ext {
+        std::uint8_t payload[200];
+    };
+
+    Probe(Script script, std::uint32_t poolRecords) : m_script(script) {
+        m_extPoolRecords = poolRecords;
+    }
+    std::string_view name() const noexcept override { return "probe"; }
+    std::span<const FieldSpec> fields() const noexcept override { return kProbeFields; }
+
+    HookResult postCreate(FlowContext& ctx) const noexcept {
+        ++calls;
+        State& s = ctx.stateAs<State>();
+        s.seen = 1;
+        if (m_script.useExt && ctx.attachExt<Ext>() == nullptr) ++noExt;
+        if (m_script.flushPostCreate) return kFlush;
+        return m_script.doneAtCreate ? kDone : kContinue;
+    }
+    HookResult preUpdate(FlowContext& ctx) const noexcept {
+        ++calls;
+        State& s = ctx.stateAs<State>();
+        const std::uint32_t n = s.seen + 1;
+        if (n == m_script.reinsertPreUpdateAt) return kFlushReinsert;
+        if (n == m_script.flushPreUpdateAt) return kFlush;
+        return kContinue;
+    }
+    HookResult postUpdate(FlowContext& ctx) const noexcept {
+        ++calls;
+        State& s = ctx.stateAs<State>();
+        ++s.seen;
+        if (s.seen == m_script.flushPostUpdateAt) return kFlush;
+        if (s.seen == m_script.reinsertPostUpdateAt) return kFlushReinsert;
+        return kContinue;
+    }
+    void preExport(FlowContext& ctx) const noexcept { ctx.stateAs<State>().preExported = true; }
+    void write(FlowContext& ctx, InstanceWriter& out) const noexcept {
+        const State& s = ctx.stateAs<State>();
+        const std::uint32_t n = m_script.instancePerPacket ? s.seen : 1;
+        for (std::uint32_t i = 0; i < n; ++i) {
+            ProbeFields* f = out.begin<ProbeFields>();
+            if (f == nullptr) return;
+            f->seen = s.seen;
+            f->instance = i;
+            f->exportedHook = s.preExported ? 1 : 0;
+            out.commit();
+        }
+    }
+
+    mutable std::atomic<int> calls{0};
+    mutable std::atomic<int> noExt{0};
+
+private:
+    Script m_script;
+};
+
+/// One exported record with its plugin data copied out of the ring.
+struct Exported {
+    FlowRecord record;
+    std::vector<std::vector<std::uint8_t>> instances;
+    std::uint32_t field(std::size_t instance, std::size_t f) const {
+        return static_cast<std::uint32_t>(
+            readPluginUnsigned(kProbeFields[f], instances.at(instance)));
+    }
+};
+
+class PluginTable {
+public:
+    PluginTable(Script script, std::uint32_t poolRecords = 0,
+                const std::string& storage = "cache;size=10;line=4;seed=1;inactive=30")
+        : m_probe(script, poolRecords), m_ring(1 << 12), m_ext(1 << 20) {
+        auto plugin =
+            Registry::instance().createAs<StoragePlugin>(PluginKind::Storage, storage, "-s");
+        m_table.reset(plugin.release());
+        ProcessPlugin* plugins[] = {&m_probe};
+        EXPECT_TRUE(m_table->enableProcessPlugins(plugins));
+        m_table->attach(ExportTarget{&m_ring, &m_abandon, 0, &m_ext, nullptr});
+    }
+    void feed(const ParsedPacket& p) {
+        ParsedPacket copy = p;
+        m_table->processBatch(std::span<ParsedPacket>(&copy, 1));
+        drain();
+    }
+    void flushAll() {
+        m_table->flushAll();
+        drain();
+    }
+    void advanceTime(TimeNs t) {
+        m_table->advanceTime(t);
+        drain();
+    }
+    const std::vector<Exported>& exported() const { return m_out; }
+    CacheStats stats() const { return m_table->stats(); }
+    Probe& probe() { return m_probe; }
+
+private:
+    void drain() {
+        FlowRecord r;
+        while (m_ring.tryPop(r)) {
+            Exported e;
+            e.record = r;
+            for (const PluginInstance i : pluginInstances(r)) {
+                EXPECT_EQ(i.plugin, 0);
+                e.instances.emplace_back(i.data.begin(), i.data.end());
+            }
+            if (r.extLen != 0) m_ext.releaseThrough(r.ext, r.extLen);
+            m_out.push_back(std::move(e));
+        }
+    }
+
+    Probe m_probe;
+    ExportRing m_ring;
+    ExtRing m_ext;
+    std::atomic<bool> m_abandon{false};
+    std::unique_ptr<StoragePlugin> m_table;
+    std::vector<Exported> m_out;
+};
+
+ParsedPacket fwd(double t) { return packet("10.0.0.1", 1000, "10.0.0.2", 80, at(t), kAck); }
+ParsedPacket rev(double t) { return packet("10.0.0.2", 80, "10.0.0.1", 1000, at(t), kAck); }
+
+TEST(ProcessRuntime, PostUpdateFlushExportsTheFlowWithThePacketWithoutPreExport) {
+    PluginTable t({.flushPostUpdateAt = 3});
+    t.feed(fwd(1));
+    t.feed(rev(2));
+    t.feed(fwd(3));  // flushed with this packet
+    ASSERT_EQ(t.exported().size(), 1U);
+    const Exported& e = t.exported()[0];
+    EXPECT_EQ(e.record.packets[0] + e.record.packets[1], 3U);
+    EXPECT_EQ(e.record.endReason, EndReason::ForcedEnd);
+    ASSERT_EQ(e.instances.size(), 1U);
+    EXPECT_EQ(e.field(0, 2), 0U) << "flushed flows skip preExport (ipfixprobe)";
+    t.feed(fwd(4));  // a new flow
+    t.flushAll();
+    ASSERT_EQ(t.exported().size(), 2U);
+    EXPECT_EQ(t.exported()[1].record.packets[0], 1U);
+    EXPECT_EQ(t.exported()[1].field(0, 2), 1U) << "end of input runs preExport";
+    EXPECT_EQ(t.stats().pluginFlushes, 1U);
+}
+
+TEST(ProcessRuntime, PreUpdateReinsertExportsWithoutThePacketAndContinuesFromTimeLast) {
+    PluginTable t({.reinsertPreUpdateAt = 3});
+    t.feed(fwd(1));
+    t.feed(fwd(2));
+    t.feed(rev(5));  // 3rd packet: old flow exported without it; new flow in the same slot
+    ASSERT_EQ(t.exported().size(), 1U);
+    const FlowRecord& old = t.exported()[0].record;
+    EXPECT_EQ(old.packets[0], 2U);
+    EXPECT_EQ(old.packets[1], 0U);
+    EXPECT_EQ(old.timeLast, at(2));
+    EXPECT_EQ(old.endReason, EndReason::ForcedEnd);
+    t.feed(fwd(6));
+    t.flushAll();
+    ASSERT_EQ(t.exported().size(), 2U);
+    const FlowRecord& next = t.exported()[1].record;
+    EXPECT_EQ(next.timeFirst, at(2)) << "TIME_FIRST = the old TIME_LAST";
+    EXPECT_EQ(next.timeLast, at(6));
+    EXPECT_EQ(next.srcPort, 1000) << "same orientation as the old record";
+    EXPECT_EQ(next.packets[1], 1U) << "the reinserted packet counted in its direction";
+    EXPECT_EQ(next.packets[0], 1U);
+    EXPECT_EQ(t.exported()[1].field(0, 0), 2U) << "state cleared, postCreate ran again";
+}
+
+TEST(ProcessRuntime, PostUpdateReinsertCountsThePacketInBothRecordsAsIpfixprobe) {
+    PluginTable t({.reinsertPostUpdateAt = 2});
+    t.feed(fwd(1));
+    t.feed(fwd(2));
+    t.flushAll();
+    ASSERT_EQ(t.exported().size(), 2U);
+    EXPECT_EQ(t.exported()[0].record.packets[0], 2U);
+    EXPECT_EQ(t.exported()[1].record.packets[0], 1U);
+    EXPECT_EQ(t.exported()[1].record.timeFirst, at(2));
+}
+
+TEST(ProcessRuntime, PreUpdateFlushDropsThePacketAsIpfixprobe) {
+    PluginTable t({.flushPreUpdateAt = 3});
+    t.feed(fwd(1));
+    t.feed(fwd(2));
+    t.feed(fwd(3));  // exported without it; the packet itself is dropped
+    t.feed(fwd(4));
+    t.flushAll();
+    ASSERT_EQ(t.exported().size(), 2U);
+    EXPECT_EQ(t.exported()[0].record.packets[0], 2U);
+    EXPECT_EQ(t.exported()[1].record.packets[0], 1U);
+    EXPECT_EQ(t.exported()[1].record.timeFirst, at(4));
+}
+
+TEST(ProcessRuntime, PostCreateFlushMakesOnePacketRecords) {
+    PluginTable t({.flushPostCreate = true});
+    for (int i = 0; i < 4; ++i) t.feed(fwd(1 + i));
+    EXPECT_EQ(t.exported().size(), 4U);
+    for (const auto& e : t.exported()) EXPECT_EQ(e.record.packets[0], 1U);
+    EXPECT_EQ(t.stats().flowsInCache, 0U);
+}
+
+TEST(ProcessRuntime, DonePluginIsNeverCalledAgainForThatFlow) {
+    PluginTable t({.doneAtCreate = true});
+    for (int i = 0; i < 10; ++i) t.feed(fwd(1 + i * 0.1));
+    EXPECT_EQ(t.probe().calls.load(), 1) << "postCreate only";
+    t.flushAll();
+    ASSERT_EQ(t.exported().size(), 1U);
+    EXPECT_EQ(t.exported()[0].record.packets[0], 10U);
+    EXPECT_EQ(t.exported()[0].instances.size(), 1U) << "its fields are still exported";
+}
+
+TEST(ProcessRuntime, WantedFlowsCallBothUpdateHooksPerPacket) {
+    PluginTable t({});
+    for (int i = 0; i < 10; ++i) t.feed(fwd(1 + i * 0.1));
+    EXPECT_EQ(t.probe().calls.load(), 1 + 2 * 9);
+    t.flushAll();
+    EXPECT_EQ(t.exported()[0].field(0, 0), 10U);
+}
+
+TEST(ProcessRuntime, PoolExhaustionIsCountedAndTheFlowsAreStillExported) {
+    PluginTable t({.useExt = true}, 2);
+    for (std::uint16_t port = 1; port <= 5; ++port)
+        t.feed(packet("10.0.0.1", port, "10.0.0.2", 80, at(1), kAck));
+    EXPECT_EQ(t.probe().noExt.load(), 3);
+    EXPECT_EQ(t.stats().extPoolExhausted, 3U);
+    t.flushAll();
+    EXPECT_EQ(t.exported().size(), 5U);
+    // The records went back to the pool: new flows get them again.
+    t.feed(packet("10.0.0.1", 7, "10.0.0.2", 80, at(2), kAck));
+    t.feed(packet("10.0.0.1", 8, "10.0.0.2", 80, at(2), kAck));
+    EXPECT_EQ(t.probe().noExt.load(), 3);
+}
+
+TEST(ProcessRuntime, SeveralInstancesPerFlow) {
+    PluginTable t({.instancePerPacket = true});
+    for (int i = 0; i < 3; ++i) t.feed(fwd(1 + i));
+    t.flushAll();
+    ASSERT_EQ(t.exported().size(), 1U);
+    const Exported& e = t.exported()[0];
+    ASSERT_EQ(e.instances.size(), 3U);
+    for (std::uint32_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(e.field(i, 1), i);
+        EXPECT_EQ(e.field(i, 0), 3U);
+    }
+}
+
+TEST(ProcessRuntime, ExpiredFlowsRunPreExport) {
+    PluginTable t({});
+    t.feed(fwd(1));
+    t.advanceTime(at(100));  // inactive timeout 30 s
+    ASSERT_EQ(t.exported().size(), 1U);
+    EXPECT_EQ(t.exported()[0].record.endReason, EndReason::InactiveTimeout);
+    EXPECT_EQ(t.exported()[0].field(0, 2), 1U);
+}
+
+TEST(ProcessRuntime, ExpiryThreadModeSerialisesDetachedFlowsOnTheExportThreadSide) {
+    // expiry=thread: sweepFromExportThread detaches and serialises; its pool returns go
+    // through the table's return ring and come back to the worker's pool.
+    Probe probe({.useExt = true}, 4);
+    ExportRing ring(1 << 12);
+    ExportRing sweepRing(1 << 12);
+    ExtRing ext(1 << 20);
+    ExtRing sweepExt(8 << 20);
+    std::atomic<bool> abandon{false};
+    auto table = Registry::instance().createAs<StoragePlugin>(
+        PluginKind::Storage, "cache;size=10;line=4;seed=1;inactive=30;expiry=thread", "-s");
+    ProcessPlugin* plugins[] = {&probe};
+    ASSERT_TRUE(table->enableProcessPlugins(plugins));
+    table->attach(ExportTarget{&ring, &abandon, 0, &ext, &sweepExt});
+    for (std::uint16_t port = 1; port <= 4; ++port) {
+        ParsedPacket p = packet("10.0.0.1", port, "10.0.0.2", 80, at(1), kAck);
+        table->processBatch(std::span<ParsedPacket>(&p, 1));
+    }
+    table->advanceTime(at(100));
+    std::size_t swept = 0;
+    for (int i = 0; i < 10; ++i) swept += table->sweepFromExportThread(sweepRing);
+    EXPECT_EQ(swept, 4U);
+    FlowRecord r;
+    std::size_t withData = 0;
+    while (sweepRing.tryPop(r)) {
+        for (const PluginInstance i : pluginInstances(r)) {
+            EXPECT_EQ(readPluginUnsigned(kProbeFields[2], i.data), 1U) << "preExport ran";
+            ++withData;
+        }
+    }
+    EXPECT_EQ(withData, 4U);
+    // The pool (4 records) is whole again once the worker runs: 4 new flows all get one.
+    for (std::uint16_t port = 11; port <= 14; ++port) {
+        ParsedPacket p = packet("10.0.0.1", port, "10.0.0.2", 80, at(101), kAck);
+        table->processBatch(std::span<ParsedPacket>(&p, 1));
+    }
+    EXPECT_EQ(probe.noExt.load(), 0);
+    EXPECT_EQ(table->stats().extPoolExhausted, 0U);
+}
+
+TEST(ProcessRuntime, UnknownPluginAndBadOptionsAreConfigErrors) {
+    try {
+        Registry::instance().create(PluginKind::Process, "pstat", "-p");
+        FAIL() << "no error";
+    } catch (const ConfigError& e) {
+        EXPECT_NE(e.render().find("did you mean 'pstats'"), std::string::npos) << e.render();
+    }
+    try {
+        Registry::instance().create(PluginKind::Process, "basicplus;mss=wrong", "-p");
+        FAIL() << "no error";
+    } catch (const ConfigError& e) {
+        const std::string m = e.render();
+        EXPECT_NE(m.find("mss"), std::string::npos) << m;
+        EXPECT_NE(m.find("ipfixprobe"), std::string::npos) << m;
+    }
+}
+
+}  // namespace
+}  // namespace rowprobe::storage::testing
