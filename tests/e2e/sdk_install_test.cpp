@@ -134,7 +134,9 @@ TEST(SdkInstall, ExampleProcessPluginBuiltAgainstInstalledHeadersLoadsAndExports
         EXPECT_LE(lo, hi);
         EXPECT_LE(lo * packets, bytes);
         EXPECT_GE(hi * packets, bytes);
-        if (packets == 1) EXPECT_EQ(lo, bytes);
+        if (packets == 1) {
+            EXPECT_EQ(lo, bytes);
+        }
     }
     EXPECT_GT(with, 0U);
     EXPECT_GT(without, 0U);

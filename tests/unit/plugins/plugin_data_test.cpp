@@ -161,5 +161,67 @@ TEST(PluginData, ExtRingWrapsAndReleasesInOrder) {
     EXPECT_LE(pending.size(), 3U);
 }
 
+struct Mixed {
+    VarRef text;
+    VarRef blob;
+    VarRef blobText;
+    VarRef dirs;
+    VarRef times;
+    std::array<std::uint8_t, 16> addr;
+    float ratio;
+    std::int8_t dir;
+};
+
+std::string json(const FieldSpec& f, std::span<const std::uint8_t> data) {
+    std::string out(pluginValueMaxChars(data.size()), '\0');
+    char* end = formatPluginValueJson(out.data(), f, data);
+    out.resize(static_cast<std::size_t>(end - out.data()));
+    return out;
+}
+
+TEST(PluginData, JsonFormOfEveryType) {
+    std::vector<std::uint8_t> scratch(4096);
+    InstanceWriter w(scratch.data(), scratch.size());
+    Mixed* m = w.begin<Mixed>();
+    ASSERT_NE(m, nullptr);
+    m->text = w.appendString(std::string_view("a\"b\\c\n\x01\xE9", 8));
+    const std::uint8_t blob[] = {0x00, 0xAB, 0xFF};
+    m->blob = w.appendBytes(blob, sizeof blob);
+    m->blobText = w.appendString("v=1");
+    const std::int8_t dirs[] = {1, -1, -128};
+    m->dirs = w.append(std::span<const std::int8_t>(dirs));
+    const TimeNs times[] = {1'477'674'472'625'696'000ULL};
+    m->times = w.append(std::span<const TimeNs>(times));
+    m->addr = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 10, 5, 5, 1};
+    m->ratio = 0.25F;
+    m->dir = -3;
+    w.commit();
+    const auto data = (*PluginInstances(w.data(), w.size()).begin()).data;
+    const auto spec = [](FieldType t, std::uint16_t off, FieldType el = FieldType::Unsigned8,
+                         FieldHint hint = FieldHint::None) {
+        FieldSpec f;
+        f.type = t;
+        f.origin = FieldOrigin::Plugin;
+        f.offset = off;
+        f.element = el;
+        f.hint = hint;
+        return f;
+    };
+    EXPECT_EQ(json(spec(FieldType::String, offsetof(Mixed, text)), data),
+              "\"a\\\"b\\\\c\\u000a\\u0001\\u00e9\"");
+    EXPECT_EQ(json(spec(FieldType::Binary, offsetof(Mixed, blob)), data), "\"00abff\"");
+    EXPECT_EQ(json(spec(FieldType::Binary, offsetof(Mixed, blobText), FieldType::Unsigned8,
+                        FieldHint::Text),
+                   data),
+              "\"v=1\"");
+    EXPECT_EQ(json(spec(FieldType::Array, offsetof(Mixed, dirs), FieldType::Int8), data),
+              "[1,-1,-128]");
+    EXPECT_EQ(json(spec(FieldType::Array, offsetof(Mixed, times), FieldType::Timestamp), data),
+              "[\"2016-10-28T17:07:52.625696000Z\"]");
+    EXPECT_EQ(json(spec(FieldType::IpAddress, offsetof(Mixed, addr)), data), "\"10.5.5.1\"");
+    EXPECT_EQ(json(spec(FieldType::Float32, offsetof(Mixed, ratio)), data), "0.25");
+    EXPECT_EQ(json(spec(FieldType::Int8, offsetof(Mixed, dir)), data), "-3");
+}
+
 }  // namespace
 }  // namespace rowprobe

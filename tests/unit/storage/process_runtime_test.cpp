@@ -3,9 +3,14 @@
 // several instances per flow, preExport only for expired flows, and the plugin errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <map>
 #include <memory>
+#include <random>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rowprobe/errors.hpp"
@@ -341,6 +346,82 @@ TEST(ProcessRuntime, ExpiryThreadModeSerialisesDetachedFlowsOnTheExportThreadSid
     }
     EXPECT_EQ(probe.noExt.load(), 0);
     EXPECT_EQ(table->stats().extPoolExhausted, 0U);
+}
+
+/// Runs `pkts` through a table with pstats (includezeroes) on a worker thread while this thread
+/// plays the export thread (sweeps under expiry=thread, drains both rings, releases the plugin
+/// bytes); returns per flow "key packets pstats-count" lines, sorted. TSan-clean by design.
+std::vector<std::string> runConcurrently(const std::string& storage,
+                                         const std::vector<ParsedPacket>& pkts) {
+    auto pstats = Registry::instance().createAs<ProcessPlugin>(PluginKind::Process,
+                                                               "pstats;includezeroes", "-p");
+    ExportRing ring(1 << 10);
+    ExportRing sweepRing(1 << 12);
+    ExtRing ext(1 << 20);
+    ExtRing sweepExt(8 << 20);
+    std::atomic<bool> abandon{false};
+    std::atomic<bool> done{false};
+    auto table = Registry::instance().createAs<StoragePlugin>(PluginKind::Storage, storage, "-s");
+    ProcessPlugin* plugins[] = {pstats.get()};
+    EXPECT_TRUE(table->enableProcessPlugins(plugins));
+    table->attach(ExportTarget{&ring, &abandon, 0, &ext, &sweepExt});
+    std::thread worker([&] {
+        std::vector<ParsedPacket> batch;
+        for (std::size_t i = 0; i < pkts.size(); i += 32) {
+            batch.assign(pkts.begin() + static_cast<std::ptrdiff_t>(i),
+                         pkts.begin() + static_cast<std::ptrdiff_t>(std::min(pkts.size(), i + 32)));
+            table->processBatch(batch);
+        }
+        table->flushAll();
+        done.store(true, std::memory_order_release);
+    });
+    std::vector<std::string> out;
+    auto drain = [&](ExportRing& r, ExtRing& e) {
+        FlowRecord rec;
+        while (r.tryPop(rec)) {
+            std::size_t count = 0;
+            for (const PluginInstance i : pluginInstances(rec))
+                count = readPluginArray(pstats->fields()[0], i.data).size();
+            if (rec.extLen != 0) e.releaseThrough(rec.ext, rec.extLen);
+            out.push_back(addressText(rec.srcAddr) + ":" + std::to_string(rec.srcPort) + " " +
+                          std::to_string(rec.packets[0] + rec.packets[1]) + " " +
+                          std::to_string(count));
+        }
+    };
+    for (;;) {
+        const bool finished = done.load(std::memory_order_acquire);
+        if (!finished) table->sweepFromExportThread(sweepRing);
+        drain(ring, ext);
+        drain(sweepRing, sweepExt);
+        if (finished && ring.empty()) break;
+    }
+    worker.join();
+    drain(ring, ext);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+TEST(ProcessRuntime, ExpiryThreadWithPluginsExportsWhatInlineExports) {
+    std::mt19937 rng(7);
+    std::vector<ParsedPacket> pkts;
+    for (int step = 0; step < 20000; ++step) {  // 2000 flows, bursts over 200 s of packet time
+        const auto flow = static_cast<std::uint16_t>(rng() % 2000);
+        pkts.push_back(packet("10.0.0.1", static_cast<std::uint16_t>(1024 + flow), "10.0.0.2", 53,
+                              at(step * 0.01), 0, 100, 17));
+    }
+    const auto inlineRun = runConcurrently("cache;size=12;line=8;seed=3;inactive=5", pkts);
+    const auto threadRun =
+        runConcurrently("cache;size=12;line=8;seed=3;inactive=5;expiry=thread", pkts);
+    ASSERT_GT(inlineRun.size(), 2000U);
+    EXPECT_EQ(inlineRun, threadRun);
+    for (const std::string& line : threadRun) {  // every flow has its pstats, min(30, packets)
+        std::istringstream in(line);
+        std::string who;
+        std::size_t packets = 0;
+        std::size_t count = 0;
+        in >> who >> packets >> count;
+        EXPECT_EQ(count, std::min<std::size_t>(packets, 30)) << line;
+    }
 }
 
 TEST(ProcessRuntime, UnknownPluginAndBadOptionsAreConfigErrors) {
