@@ -182,6 +182,7 @@ struct Pipeline::Queue {
 };
 
 Pipeline::Pipeline(const Config& config) : m_config(config), m_board(queueCount(config)) {
+    m_startSeconds = monotonicSeconds();  // stats() before run() (--metrics): time since start-up
     Registry& reg = Registry::instance();
     reg.checkConsistent();
     const std::size_t queues = queueCount(config);

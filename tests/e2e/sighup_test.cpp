@@ -75,7 +75,7 @@ std::vector<OutputCase> cases() {
     return {
         {"json", "json;file=%s", [](const fs::path& f) { return countLines(f, false); },
          [](const fs::path& f) {
-             return readFile(f).rfind("{", 0) == 0 ? "" : "no JSON object first";
+             return readFile(f).rfind('{', 0) == 0 ? "" : "no JSON object first";
          }},
         {"text", "text;file=%s;header", [](const fs::path& f) { return countLines(f, true); },
          [](const fs::path& f) {

@@ -274,6 +274,25 @@ TEST(Packages, RpmSpecBuildsSourceAndBinaryRpmsMatchingTheInstallManifest) {
         300);
     ASSERT_EQ(tarred.exitCode, 0) << tarred.out;
 
+    // The conditional builds: --with dpdk / --with ndpi add their build dependencies and turn
+    // the CMake options on.
+    if (have("rpmspec")) {
+        const std::string plain =
+            runShell("rpmspec -q --buildrequires " + quote(spec.string())).out;
+        const std::string with =
+            runShell("rpmspec -q --buildrequires --with dpdk --with ndpi " + quote(spec.string()))
+                .out;
+        EXPECT_EQ(plain.find("dpdk-devel"), std::string::npos) << plain;
+        EXPECT_NE(with.find("dpdk-devel"), std::string::npos) << with;
+        EXPECT_NE(with.find("libndpi-devel"), std::string::npos) << with;
+        EXPECT_NE(runShell("rpmspec -P --with dpdk " + quote(spec.string()) + " 2>&1")
+                      .out.find("-DROWPROBE_WITH_DPDK=ON"),
+                  std::string::npos);
+        EXPECT_NE(runShell("rpmspec -P " + quote(spec.string()) + " 2>&1")
+                      .out.find("-DROWPROBE_WITH_DPDK=OFF"),
+                  std::string::npos);
+    }
+
     const std::string defines =
         "--define " + quote("_topdir " + top.string()) + " --define " +
         quote("rowprobe_cmake_args " + std::string(ROWPROBE_PKG_CMAKE_ARGS));
