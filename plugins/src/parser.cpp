@@ -331,7 +331,9 @@ void parseTcpOptions(const std::uint8_t* t, std::uint32_t hdrLen, std::uint32_t 
     std::uint32_t i = 20;
     while (i < end) {
         const std::uint8_t kind = t[i];
-        out.tcpOptions |= std::uint64_t{1} << ((kind & 0xF8u) + (7u - (kind & 0x07u)));
+        // IE 209 has 64 bits: kinds >= 64 have no bit (ipfixprobe shifts past 64, undefined).
+        const unsigned bit = (kind & 0xF8u) + (7u - (kind & 0x07u));
+        if (bit < 64) out.tcpOptions |= std::uint64_t{1} << bit;
         if (kind == 0) break;  // end of option list
         if (kind == 1) {       // no-operation
             ++i;

@@ -129,5 +129,13 @@ TEST(ParserPluginFields, MalformedOptionLengthsStopTheOptionWalk) {
     EXPECT_EQ(p.tcpMss, 0);
 }
 
+TEST(ParserPluginFields, OptionKindsBeyondTheBitmapAreSkipped) {
+    Bytes t = tcpSyn(0);
+    t[20] = 253;  // RFC 4727 experimental option, 4 bytes, where MSS was: no bit in IE 209
+    const ParsedPacket p = parse(ethIpv4(6, t));
+    EXPECT_EQ(p.tcpOptions, optionBit(1) | optionBit(3) | optionBit(4) | optionBit(8));
+    EXPECT_EQ(p.tcpMss, 0);
+}
+
 }  // namespace
 }  // namespace rowprobe
