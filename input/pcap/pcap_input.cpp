@@ -23,6 +23,11 @@ namespace rowprobe::input {
 
 namespace {
 
+/// The link types the parser decodes (plugins/src/parser.cpp, linkTypeFromPcap).
+constexpr std::string_view kSupportedLinkTypes =
+    "EN10MB (Ethernet), RAW, IPV4, IPV6 (raw IP), LINUX_SLL, LINUX_SLL2 (Linux cooked), NULL, "
+    "LOOP (BSD loopback), PPP, PPP_HDLC, C_HDLC (Cisco HDLC), IEEE802_11, IEEE802_11_RADIO";
+
 constexpr OptionSpec kOptions[] = {
     {.name = "file",
      .shortName = "f",
@@ -176,9 +181,9 @@ void PcapInput::openFile(const Options& options) {
     if (stream->valid()) {
         const bool noInterfaceYet = stream->pcapng() && stream->linkType() == 0xffffffffU;
         if (!noInterfaceYet && !linkTypeFromPcap(static_cast<int>(stream->linkType()), m_link)) {
-            options.fail("file", "link type " + dltText(dltOfLinkType(stream->linkType())) +
-                                     " is not supported; supported: EN10MB (Ethernet), RAW (raw "
-                                     "IPv4/IPv6), LINUX_SLL (Linux cooked), NULL (BSD loopback)");
+            options.fail("file",
+                         "link type " + dltText(dltOfLinkType(stream->linkType())) +
+                             " is not supported; supported: " + std::string(kSupportedLinkTypes));
         }
         m_stream = std::move(stream);
         m_streamDlt = m_stream->linkType();
@@ -386,8 +391,7 @@ void PcapInput::checkLinkType(const Options& options) {
     if (!linkTypeFromPcap(dlt, m_link)) {
         options.fail(m_live ? "ifc" : "file",
                      "link type " + dltText(dlt) +
-                         " is not supported; supported: EN10MB (Ethernet), RAW (raw IPv4/IPv6), "
-                         "LINUX_SLL (Linux cooked), NULL (BSD loopback)");
+                         " is not supported; supported: " + std::string(kSupportedLinkTypes));
     }
 }
 

@@ -169,7 +169,8 @@ void UnirecOutput::open(std::size_t index, std::vector<UnirecPluginFields> plugi
         }
     } catch (const std::runtime_error& e) {
         // A file that cannot be created is a start-up error like any output file (exit 2).
-        if (text.rfind("f:", 0) == 0) m_options.fail("ifc", "interface '" + text + "': " + e.what());
+        if (text.rfind("f:", 0) == 0)
+            m_options.fail("ifc", "interface '" + text + "': " + e.what());
         throw RuntimeError("output 'unirec'", "interface '" + text + "': " + e.what());
     }
     // Fixed part plus the largest variable part of a UniRec record.

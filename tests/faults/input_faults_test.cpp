@@ -263,11 +263,13 @@ TEST(InputFaults, StandardInputPacketsAreExportedOnSigterm) {
     Bytes b = pcapHeader();
     for (std::uint32_t i = 0; i < 10; ++i) pcapRecord(b, 1'700'000'000, i, udpFrame(i));
     writeBytes(pcap, b);
-    // The pipe's writer stays open for 3 s; rowprobe gets SIGTERM after 1 s.
+    // The pipe's writer stays open for 3 s; rowprobe gets SIGTERM after 1 s. --foreground: GNU
+    // timeout otherwise signals the child and then its whole process group, a second SIGTERM
+    // that rowprobe rightly takes as "exit now" (130).
     const auto r = test::runShell(
-        "(cat '" + pcap.string() + "'; sleep 3) | timeout --preserve-status -s TERM 1 '" +
-            binary() + "' -i 'pcap;file=-' -o 'json;file=" + json.string() +
-            "' -Q; echo \"exit=$?\"",
+        "(cat '" + pcap.string() +
+            "'; sleep 3) | timeout --foreground --preserve-status -s TERM 1 '" + binary() +
+            "' -i 'pcap;file=-' -o 'json;file=" + json.string() + "' -Q; echo \"exit=$?\"",
         20);
     EXPECT_NE(r.out.find("exit=0"), std::string::npos) << r.out << r.err;
     EXPECT_EQ(test::parseJsonLines(test::readFile(json)).size(), 10U) << r.err;

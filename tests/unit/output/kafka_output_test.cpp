@@ -528,7 +528,8 @@ TEST(KafkaOutput, RowprobeWithNoBrokerExitsWithinLingerAndCountsEveryRecordDropp
                                  "kafka;brokers=127.0.0.1:1;linger=0.5"},
                                 30);
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    EXPECT_EQ(run.exitCode, 0) << run.err;
+    EXPECT_EQ(run.exitCode, 1) << "records dropped for an output failure: exit 1 (issue 10)\n"
+                               << run.err;
     EXPECT_LT(seconds, 5.0);
     EXPECT_NE(run.err.find("output: 0 records written, " + std::to_string(records) + " dropped"),
               std::string::npos)
