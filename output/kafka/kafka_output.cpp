@@ -15,6 +15,8 @@
 #include "rowprobe/community_id.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/fields.hpp"
+#include "rowprobe/plugin_data.hpp"
+#include "rowprobe/process.hpp"
 #include "rowprobe/registry.hpp"
 
 namespace rowprobe::output {
@@ -504,10 +506,52 @@ std::size_t KafkaOutput::keyOf(const FlowRecord& r, char* out) const noexcept {
     return 0;
 }
 
+void KafkaOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugins) {
+    m_pluginColumns.reset();
+    if (plugins.empty()) return;
+    if (m_format == Format::Ipfix) {
+        throw ConfigError(
+            {.component = "output 'kafka'",
+             .option = "format",
+             .value = "ipfix",
+             .problem = "format=ipfix cannot carry process-plugin fields (-p " +
+                        std::string(plugins[0]->name()) +
+                        ") yet; use format=json (the json output's objects with the plugin "
+                        "fields) or the ipfix output",
+             .help = "rowprobe -h kafka"});
+    }
+    m_pluginColumns = std::make_unique<JsonPluginColumns>(plugins);
+}
+
+void KafkaOutput::writeJsonWithPlugins(const FlowRecord& r) {
+    const InstanceGroups groups(r, m_pluginColumns->plugins());
+    if (groups.lines() == 0) {
+        char* end = m_layout->format(m_buffer.data(), r);
+        produceMessage(m_buffer.data(), static_cast<std::size_t>(end - m_buffer.data()) - 1, 1);
+        return;
+    }
+    const std::size_t bound = m_pluginColumns->maxObject(*m_layout, groups);
+    if (m_buffer.size() < bound) m_buffer.resize(bound);  // grows to the largest record seen
+    for (std::size_t k = 0; k < groups.lines(); ++k) {
+        char* p = m_layout->formatOpen(m_buffer.data(), r);
+        p = m_pluginColumns->writeFields(p, groups, k);
+        *p++ = '}';
+        // Each message counts as one record in the statistics, like each line of the json
+        // output.
+        produceMessage(m_buffer.data(), static_cast<std::size_t>(p - m_buffer.data()), 1);
+    }
+}
+
 void KafkaOutput::write(std::span<const FlowRecord> records) {
     std::array<char, 32> key{};
     if (m_format == Format::Json) {
         for (const FlowRecord& r : records) {
+            if (r.extLen != 0 && m_pluginColumns) {
+                m_pendingKeyLength = keyOf(r, key.data());
+                m_pendingKey = m_pendingKeyLength != 0 ? key.data() : nullptr;
+                writeJsonWithPlugins(r);
+                continue;
+            }
             char* end = m_layout->format(m_buffer.data(), r);
             const auto length = static_cast<std::size_t>(end - m_buffer.data()) - 1;  // no '\n'
             m_pendingKeyLength = keyOf(r, key.data());

@@ -6,7 +6,8 @@
 //        ▲                                                                  │
 //        └──── poll(): delivery reports ◀── acked / failed / purged ◀───────┘
 //
-// * Values: json = the `json` output's object (its JsonLayout), without the newline; ipfix =
+// * Values: json = the `json` output's object (its JsonLayout and, with process plugins,
+//   JsonPluginColumns: one message per object), without the newline; ipfix =
 //   one self-contained IPFIX message: header, a template set holding the template of every
 //   data set in the message, the data sets (the ipfix output's IpfixEncoder). A consumer can
 //   decode any message on its own, from any partition and offset.
@@ -51,6 +52,7 @@ struct rd_kafka_message_s;
 namespace rowprobe::output {
 
 class JsonLayout;
+class JsonPluginColumns;
 class IpfixEncoder;
 class KafkaIpfixSink;
 
@@ -73,6 +75,10 @@ public:
     void flush() override;
     void finish() override;
     OutputStats stats() const override;
+    /// json: the plugin fields follow the record's, as in the json output (one message per
+    /// object: a record with several instances gives several messages, each with the record's
+    /// key). ipfix: ConfigError (exit 2) when `plugins` is not empty (not supported yet).
+    void setProcessPlugins(std::span<const ProcessPlugin* const> plugins) override;
 
     /// Records produced whose delivery report has not arrived yet.
     std::uint64_t inFlight() const noexcept;
@@ -86,6 +92,8 @@ private:
     /// Queues one message with the pending key; false (records counted as dropped) when the
     /// queue stayed full beyond `block` or librdkafka refused it.
     bool produceMessage(const void* value, std::size_t length, std::uint32_t records);
+    /// json, a record with plugin data: one message per object (JsonPluginColumns).
+    void writeJsonWithPlugins(const FlowRecord& r);
     std::size_t keyOf(const FlowRecord& r, char* out) const noexcept;
     void servePoll(int timeoutMs);  ///< rd_kafka_poll under m_pollMutex
     static void deliveryReport(rd_kafka_s* rk, const rd_kafka_message_s* message, void* opaque);
@@ -102,6 +110,7 @@ private:
     rd_kafka_topic_s* m_topic = nullptr;
 
     std::unique_ptr<JsonLayout> m_layout;
+    std::unique_ptr<JsonPluginColumns> m_pluginColumns;  ///< json with -p; null otherwise
     std::vector<char> m_buffer;
     std::unique_ptr<KafkaIpfixSink> m_sink;
     std::unique_ptr<IpfixEncoder> m_encoder;
