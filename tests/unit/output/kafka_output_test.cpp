@@ -19,6 +19,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "ipfix_test_decoder.hpp"
@@ -36,6 +37,7 @@ namespace dec = rowprobe::test::ipfix;
 using test::rowprobeBinary;
 using test::runCommand;
 using test::sourceDir;
+using test::testdataDir;
 
 constexpr int kPartitions = 4;
 
@@ -515,6 +517,98 @@ TEST(KafkaOutput, RowprobeProcessProducesItsJsonOutputIntoTheMockCluster) {
         << bad.err;
 }
 
+/// The lines of a json output run, in order.
+std::vector<std::string> linesOf(const std::string& text) {
+    std::vector<std::string> lines;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        if (end > start) lines.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    return lines;
+}
+
+/// Runs rowprobe on `pcap` with `plugins` (-p each) into the json output and into the kafka
+/// output (format=json, key=flow) of a fresh mock cluster; returns the json lines and the
+/// consumed messages.
+std::pair<std::vector<std::string>, std::vector<Consumed>> jsonAndKafka(
+    const std::string& pcap, const std::vector<std::string>& plugins) {
+    MockCluster cluster;
+    std::vector<std::string> args = {rowprobeBinary().string(), "-i", "pcap;file=" + pcap, "-Q"};
+    for (const std::string& p : plugins) args.insert(args.end(), {"-p", p});
+    std::vector<std::string> jsonArgs = args;
+    jsonArgs.insert(jsonArgs.end(), {"-o", "json"});
+    const auto json = runCommand(jsonArgs);
+    EXPECT_EQ(json.exitCode, 0) << json.err;
+    std::vector<std::string> kafkaArgs = args;
+    kafkaArgs.insert(kafkaArgs.end(),
+                     {"-o", "kafka;brokers=" + cluster.bootstraps() + ";format=json;key=flow"});
+    const auto run = runCommand(kafkaArgs);
+    EXPECT_EQ(run.exitCode, 0) << run.err;
+    std::vector<std::string> lines = linesOf(json.out);
+    return {lines, consumeAll(cluster.bootstraps(), lines.size())};
+}
+
+TEST(KafkaOutput, RowprobeWithProcessPluginsProducesTheJsonOutputsObjects) {
+    SKIP_UNDER_TSAN();
+    // http, pstats and passivedns on the generated mixed capture: every message is
+    // byte-identical to one json line of the same run (plugin fields included), none missing.
+    const std::string pcap = (sourceDir() / "pcaps" / "mixed.pcap").string();
+    const auto [lines, got] = jsonAndKafka(pcap, {"http", "pstats", "passivedns"});
+    ASSERT_FALSE(lines.empty());
+    const std::multiset<std::string> expected(lines.begin(), lines.end());
+    std::multiset<std::string> values;
+    for (const Consumed& c : got) {
+        values.insert(c.value);
+        EXPECT_EQ(c.key.size(), 16U);
+    }
+    EXPECT_EQ(values, expected);
+    const auto withHttp = std::count_if(values.begin(), values.end(), [](const std::string& v) {
+        return v.find("\"http_host\":\"example.com\"") != std::string::npos;
+    });
+    EXPECT_GE(withHttp, 1) << "the capture's HTTP flow lost its plugin fields";
+}
+
+TEST(KafkaOutput, RecordWithSeveralInstancesGivesOneMessagePerObjectWithOneKey) {
+    SKIP_UNDER_TSAN();
+    // FlowTest's dns_a capture: one DNS flow whose passivedns data has two instances (answers),
+    // written by the json output as two lines; kafka sends two messages, both keyed by the flow.
+    const auto pcap = testdataDir() / "flowtest" / "pcap" / "dns_a.pcap";
+    ROWPROBE_REQUIRE_FILE(pcap);
+    const auto [lines, got] = jsonAndKafka(pcap.string(), {"passivedns"});
+    ASSERT_EQ(lines.size(), 2U);
+    EXPECT_NE(lines[0], lines[1]);
+    ASSERT_EQ(got.size(), 2U);
+    EXPECT_EQ(got[0].key, got[1].key);
+    EXPECT_EQ(std::multiset<std::string>({got[0].value, got[1].value}),
+              std::multiset<std::string>(lines.begin(), lines.end()));
+}
+
+TEST(KafkaOutput, IpfixFormatWithProcessPluginsIsAStartUpError) {
+    SKIP_UNDER_TSAN();
+    // Refused before any record is read (a broker is never contacted): exit 2, one message
+    // naming the option, the value and the way out.
+    const std::string pcap = (sourceDir() / "pcaps" / "mixed.pcap").string();
+    const auto run = runCommand({rowprobeBinary().string(), "-i", "pcap;file=" + pcap, "-p", "http",
+                                 "-o", "kafka;brokers=127.0.0.1:1;format=ipfix"},
+                                30);
+    EXPECT_EQ(run.exitCode, 2) << run.err;
+    EXPECT_NE(run.err.find("option 'format'"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("format=ipfix cannot carry process-plugin fields (-p http)"),
+              std::string::npos)
+        << run.err;
+    EXPECT_NE(run.err.find("use format=json"), std::string::npos) << run.err;
+    // Without -p the same output starts, runs and, with no broker, counts its records dropped
+    // (exit code 1, not 2).
+    const auto plain = runCommand({rowprobeBinary().string(), "-i", "pcap;file=" + pcap, "-o",
+                                   "kafka;brokers=127.0.0.1:1;format=ipfix;linger=0.2"},
+                                  30);
+    EXPECT_EQ(plain.exitCode, 1) << plain.err;
+    EXPECT_NE(plain.err.find("output: 0 records written, "), std::string::npos) << plain.err;
+}
+
 TEST(KafkaOutput, RowprobeWithNoBrokerExitsWithinLingerAndCountsEveryRecordDropped) {
     SKIP_UNDER_TSAN();
     // Port 1 on loopback: nothing listens, every connect is refused.
@@ -528,7 +622,8 @@ TEST(KafkaOutput, RowprobeWithNoBrokerExitsWithinLingerAndCountsEveryRecordDropp
                                  "kafka;brokers=127.0.0.1:1;linger=0.5"},
                                 30);
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    EXPECT_EQ(run.exitCode, 0) << run.err;
+    // Records dropped by the output: exit code 1 (README "Exit codes").
+    EXPECT_EQ(run.exitCode, 1) << run.err;
     EXPECT_LT(seconds, 5.0);
     EXPECT_NE(run.err.find("output: 0 records written, " + std::to_string(records) + " dropped"),
               std::string::npos)
