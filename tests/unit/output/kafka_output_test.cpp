@@ -15,9 +15,11 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -26,6 +28,7 @@
 #include "output/json/json_output.hpp"
 #include "rowprobe/community_id.hpp"
 #include "rowprobe/errors.hpp"
+#include "rowprobe/fields.hpp"
 #include "rowprobe/registry.hpp"
 #include "test_support.hpp"
 
@@ -37,6 +40,7 @@ namespace dec = rowprobe::test::ipfix;
 using test::rowprobeBinary;
 using test::runCommand;
 using test::sourceDir;
+using test::tempDir;
 using test::testdataDir;
 
 constexpr int kPartitions = 4;
@@ -586,27 +590,82 @@ TEST(KafkaOutput, RecordWithSeveralInstancesGivesOneMessagePerObjectWithOneKey) 
               std::multiset<std::string>(lines.begin(), lines.end()));
 }
 
-TEST(KafkaOutput, IpfixFormatWithProcessPluginsIsAStartUpError) {
+/// A decoded data record as text: its elements (pen, id, length) and values, so records of
+/// two decoders compare.
+std::string recordText(const dec::DataRecord& r) {
+    std::string s;
+    for (std::size_t i = 0; i < r.elements.size(); ++i) {
+        const dec::Element& e = r.elements[i];
+        s += std::to_string(e.pen) + "/" + std::to_string(e.id) + "/" + std::to_string(e.length) +
+             "=";
+        for (const std::uint8_t b : r.values[i]) s += std::to_string(b) + ".";
+        s += ' ';
+    }
+    return s;
+}
+
+TEST(KafkaOutput, IpfixFormatCarriesProcessPluginFieldsAsTheIpfixOutput) {
     SKIP_UNDER_TSAN();
-    // Refused before any record is read (a broker is never contacted): exit 2, one message
-    // naming the option, the value and the way out.
+    // The same run into the ipfix output (a file) and into kafka format=ipfix: every record of
+    // the file, plugin elements included, is in exactly one Kafka message, and each message
+    // decodes on its own (its templates, the plugin ones too, travel with it).
     const std::string pcap = (sourceDir() / "pcaps" / "mixed.pcap").string();
-    const auto run = runCommand({rowprobeBinary().string(), "-i", "pcap;file=" + pcap, "-p", "http",
-                                 "-o", "kafka;brokers=127.0.0.1:1;format=ipfix"},
-                                30);
-    EXPECT_EQ(run.exitCode, 2) << run.err;
-    EXPECT_NE(run.err.find("option 'format'"), std::string::npos) << run.err;
-    EXPECT_NE(run.err.find("format=ipfix cannot carry process-plugin fields (-p http)"),
-              std::string::npos)
-        << run.err;
-    EXPECT_NE(run.err.find("use format=json"), std::string::npos) << run.err;
-    // Without -p the same output starts, runs and, with no broker, counts its records dropped
-    // (exit code 1, not 2).
-    const auto plain = runCommand({rowprobeBinary().string(), "-i", "pcap;file=" + pcap, "-o",
-                                   "kafka;brokers=127.0.0.1:1;format=ipfix;linger=0.2"},
-                                  30);
-    EXPECT_EQ(plain.exitCode, 1) << plain.err;
-    EXPECT_NE(plain.err.find("output: 0 records written, "), std::string::npos) << plain.err;
+    const auto file = tempDir() / "plugins.ipfix";
+    const std::vector<std::string> base = {
+        rowprobeBinary().string(), "-i", "pcap;file=" + pcap, "-Q", "-p", "http", "-p", "pstats"};
+    std::vector<std::string> ipfixArgs = base;
+    ipfixArgs.insert(ipfixArgs.end(), {"-o", "ipfix;file=" + file.string()});
+    const auto ipfix = runCommand(ipfixArgs);
+    ASSERT_EQ(ipfix.exitCode, 0) << ipfix.err;
+    std::ifstream in(file, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    dec::Decoder decoder;
+    std::vector<dec::Message> fileMessages;
+    std::string error;
+    ASSERT_TRUE(
+        decoder.decode(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()),
+                       fileMessages, error))
+        << error;
+    std::multiset<std::string> expected;
+    std::size_t widest = 0;
+    for (const auto& m : fileMessages) {
+        for (const auto& r : m.records) {
+            expected.insert(recordText(r));
+            widest = std::max(widest, r.elements.size());
+        }
+    }
+    ASSERT_FALSE(expected.empty());
+
+    // Without a key (records packed up to mtu, templates of several plugin sets in one
+    // message) and with one (one record per message).
+    for (const char* key : {"none", "community-id"}) {
+        SCOPED_TRACE(key);
+        const MockCluster cluster;
+        std::vector<std::string> kafkaArgs = base;
+        kafkaArgs.insert(kafkaArgs.end(), {"-o", "kafka;brokers=" + cluster.bootstraps() +
+                                                     ";format=ipfix;key=" + key});
+        const auto run = runCommand(kafkaArgs);
+        ASSERT_EQ(run.exitCode, 0) << run.err;
+        const std::size_t want = expected.size();
+        const auto got = consumeUntil(cluster.bootstraps(), [want](const std::vector<Consumed>& c) {
+            return recordCount(decodeEach(c)) >= want;
+        });
+        std::multiset<std::string> records;
+        std::size_t widestGot = 0;
+        for (const auto& m : decodeEach(got)) {
+            for (const auto& r : m.records) {
+                records.insert(recordText(r));
+                widestGot = std::max(widestGot, r.elements.size());
+            }
+        }
+        EXPECT_EQ(records, expected);
+        EXPECT_EQ(widestGot, widest);
+        if (std::string_view(key) == "community-id") {
+            EXPECT_EQ(got.size(), expected.size());  // one record per message
+        }
+    }
+    // pstats' lists and http's strings follow the basic fields.
+    EXPECT_GT(widest, ipfixBasicFields().size());
 }
 
 TEST(KafkaOutput, RowprobeWithNoBrokerExitsWithinLingerAndCountsEveryRecordDropped) {
