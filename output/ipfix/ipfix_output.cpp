@@ -285,17 +285,17 @@ FieldValue valueOf(const FieldSpec& f, std::span<const std::uint8_t> data) noexc
 
 }  // namespace
 
-void IpfixOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugins) {
-    if (plugins.empty()) return;
+IpfixPluginFields::IpfixPluginFields(std::span<const ProcessPlugin* const> plugins,
+                                     std::string_view output) {
+    const std::string component = "output '" + std::string(output) + "'";
     if (plugins.size() > 64) {
-        throw ConfigError({.component = "output 'ipfix'",
+        throw ConfigError({.component = component,
                            .option = "-p",
                            .value = std::to_string(plugins.size()),
                            .problem = "at most 64 process plugins can be exported over IPFIX",
-                           .help = "rowprobe -h ipfix"});
+                           .help = "rowprobe -h " + std::string(output)});
     }
-    m_config.extensions.clear();
-    m_pluginFields.assign(plugins.size(), {});
+    m_fields.assign(plugins.size(), {});
     for (std::size_t i = 0; i < plugins.size(); ++i) {
         IpfixExtension ext;
         ext.name = std::string(plugins[i]->name());
@@ -304,43 +304,49 @@ void IpfixOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugin
             std::string problem;
             IpfixFieldCodec c = codecFor(f, problem);
             if (!problem.empty()) {
-                throw ConfigError({.component = "output 'ipfix'",
+                throw ConfigError({.component = component,
                                    .option = "-p",
                                    .value = ext.name,
                                    .problem = "field '" + std::string(f.name) + "' " + problem,
                                    .help = "rowprobe -h " + ext.name});
             }
             ext.fields.push_back(c);
-            m_pluginFields[i].push_back(&f);
+            m_fields[i].push_back(&f);
         }
-        m_config.extensions.push_back(std::move(ext));
+        m_extensions.push_back(std::move(ext));
     }
-    m_pluginRecords = PluginRecords(plugins.size());
-    m_encoder = std::make_unique<IpfixEncoder>(m_config, ipfixBasicFields(), *m_transport);
+    m_records = PluginRecords(plugins.size());
 }
 
-void IpfixOutput::writeWithPlugins(const FlowRecord& r) {
-    m_pluginRecords.load(r);
-    const std::size_t n = m_pluginRecords.records();
+void IpfixPluginFields::add(IpfixEncoder& encoder, const FlowRecord& r) {
+    m_records.load(r);
+    const std::size_t n = m_records.records();
     if (n == 0) {
-        m_encoder->add(r);
+        encoder.add(r);
         return;
     }
     for (std::size_t k = 0; k < n; ++k) {
         std::uint64_t mask = 0;
         m_values.clear();
-        for (std::size_t p = 0; p < m_pluginFields.size(); ++p) {
-            if (!m_pluginRecords.present(p, k) || m_pluginFields[p].empty()) continue;
+        for (std::size_t p = 0; p < m_fields.size(); ++p) {
+            if (!m_records.present(p, k) || m_fields[p].empty()) continue;
             mask |= std::uint64_t{1} << p;
-            const auto data = m_pluginRecords.instance(p, k);
-            for (const FieldSpec* f : m_pluginFields[p]) m_values.push_back(valueOf(*f, data));
+            const auto data = m_records.instance(p, k);
+            for (const FieldSpec* f : m_fields[p]) m_values.push_back(valueOf(*f, data));
         }
-        m_encoder->add(r, mask, m_values);
+        encoder.add(r, mask, m_values);
     }
 }
 
+void IpfixOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugins) {
+    if (plugins.empty()) return;
+    m_plugins = IpfixPluginFields(plugins, "ipfix");
+    m_config.extensions = m_plugins.extensions();
+    m_encoder = std::make_unique<IpfixEncoder>(m_config, ipfixBasicFields(), *m_transport);
+}
+
 void IpfixOutput::write(std::span<const FlowRecord> records) {
-    if (m_pluginFields.empty()) {
+    if (m_plugins.empty()) {
         m_encoder->add(records);
         return;
     }
@@ -348,7 +354,7 @@ void IpfixOutput::write(std::span<const FlowRecord> records) {
         if (r.extLen == 0) {
             m_encoder->add(r);
         } else {
-            writeWithPlugins(r);
+            m_plugins.add(*m_encoder, r);
         }
     }
     m_oversized.store(m_encoder->oversized(), std::memory_order_relaxed);

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "../plugin_records.hpp"
@@ -14,6 +15,28 @@
 #include "rowprobe/plugin.hpp"
 
 namespace rowprobe::output {
+
+/// The process plugins' fields as encoder extensions (plugin i = extension i; fields without
+/// an IPFIX element are left out) and the encoding of a record with plugin data (one encoder
+/// record per output record of PluginRecords). Shared by the ipfix and kafka outputs.
+class IpfixPluginFields {
+public:
+    IpfixPluginFields() = default;
+    /// Throws ConfigError (naming `output`, e.g. "ipfix") for more than 64 plugins or a field
+    /// the encoder cannot send.
+    IpfixPluginFields(std::span<const ProcessPlugin* const> plugins, std::string_view output);
+
+    bool empty() const noexcept { return m_fields.empty(); }
+    const std::vector<IpfixExtension>& extensions() const noexcept { return m_extensions; }
+    /// Encodes `r` (which carries plugin data) into `encoder`, built with extensions().
+    void add(IpfixEncoder& encoder, const FlowRecord& r);
+
+private:
+    std::vector<IpfixExtension> m_extensions;
+    std::vector<std::vector<const FieldSpec*>> m_fields;  ///< per plugin, codec order
+    PluginRecords m_records;
+    std::vector<FieldValue> m_values;
+};
 
 class IpfixOutput final : public OutputPlugin {
 public:
@@ -41,13 +64,9 @@ public:
 
 private:
     std::unique_ptr<IpfixTransport> m_transport;
-    void writeWithPlugins(const FlowRecord& r);
-
     std::unique_ptr<IpfixEncoder> m_encoder;
     EncoderConfig m_config;
-    std::vector<std::vector<const FieldSpec*>> m_pluginFields;  ///< per plugin, codec order
-    PluginRecords m_pluginRecords;
-    std::vector<FieldValue> m_values;
+    IpfixPluginFields m_plugins;
     std::atomic<std::uint64_t> m_oversized{0};
     bool m_finished = false;
 };

@@ -157,43 +157,54 @@ char* JsonOutput::formatRecord(char* out, const FlowRecord& record) noexcept {
     return JsonLayout::defaults().format(out, record);
 }
 
-void JsonOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugins) {
-    m_plugins.clear();
-    m_pluginKeyBytes = 0;
-    m_pluginFieldCount = 0;
+JsonPluginColumns::JsonPluginColumns(std::span<const ProcessPlugin* const> plugins) {
     for (const ProcessPlugin* plugin : plugins) {
-        PluginColumns c;
+        Plugin c;
         c.fields = plugin->fields();
         for (const FieldSpec& f : c.fields) {
             c.keys.push_back(",\"" + std::string(f.name) + "\":");
-            c.keyBytes += c.keys.back().size();
+            m_keyBytes += c.keys.back().size();
         }
-        m_pluginKeyBytes += c.keyBytes;
-        m_pluginFieldCount += c.fields.size();
+        m_fieldCount += c.fields.size();
         m_plugins.push_back(std::move(c));
     }
 }
 
+std::size_t JsonPluginColumns::maxObject(const JsonLayout& layout,
+                                         const InstanceGroups& groups) const noexcept {
+    // Each value: at most 6 characters per byte of its instance plus a constant (plugin_data.hpp).
+    return layout.maxLine() + m_keyBytes + 6 * groups.bytes() +
+           pluginValueMaxChars(0) * m_fieldCount;
+}
+
+char* JsonPluginColumns::writeFields(char* p, const InstanceGroups& groups,
+                                     std::size_t line) const noexcept {
+    for (std::size_t pl = 0; pl < m_plugins.size(); ++pl) {
+        const PluginInstance* i = groups.at(pl, line);
+        if (i == nullptr) continue;
+        const Plugin& c = m_plugins[pl];
+        for (std::size_t f = 0; f < c.fields.size(); ++f) {
+            p = put(p, c.keys[f]);
+            p = formatPluginValueJson(p, c.fields[f], i->data);
+        }
+    }
+    return p;
+}
+
+void JsonOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugins) {
+    m_plugins = JsonPluginColumns(plugins);
+}
+
 void JsonOutput::writeWithPlugins(const FlowRecord& r) {
-    const InstanceGroups groups(r, m_plugins.size());
+    const InstanceGroups groups(r, m_plugins.plugins());
     if (groups.lines() == 0) {
         m_file.commit(m_layout.format(m_file.reserve(m_layout.maxLine()), r));
         return;
     }
-    // Each value: at most 6 characters per byte of its instance plus a constant (plugin_data.hpp).
-    const std::size_t bound = m_layout.maxLine() + m_pluginKeyBytes + 6 * groups.bytes() +
-                              pluginValueMaxChars(0) * m_pluginFieldCount;
+    const std::size_t bound = m_plugins.maxObject(m_layout, groups);
     for (std::size_t k = 0; k < groups.lines(); ++k) {
         char* p = m_layout.formatOpen(m_file.reserve(bound), r);
-        for (std::size_t pl = 0; pl < m_plugins.size(); ++pl) {
-            const PluginInstance* i = groups.at(pl, k);
-            if (i == nullptr) continue;
-            const PluginColumns& c = m_plugins[pl];
-            for (std::size_t f = 0; f < c.fields.size(); ++f) {
-                p = put(p, c.keys[f]);
-                p = formatPluginValueJson(p, c.fields[f], i->data);
-            }
-        }
+        p = m_plugins.writeFields(p, groups, k);
         m_file.commit(put(p, "}\n"));
     }
 }

@@ -24,6 +24,7 @@
 #include "rowprobe/format.hpp"
 #include "rowprobe/options.hpp"
 #include "rowprobe/plugin.hpp"
+#include "rowprobe/plugin_data.hpp"
 
 namespace rowprobe::output {
 
@@ -59,6 +60,34 @@ private:
     std::size_t m_maxLine = 3;  ///< "{}\n" of an empty object
 };
 
+/// The process-plugin fields of a JSON object, built once from the -p list: per plugin its
+/// FieldSpecs and precomputed `,"name":` keys. A record with plugin data is written as one
+/// object per instance line of its InstanceGroups (process-plugins.md A6): object k holds the
+/// record's fields (JsonLayout::formatOpen), then writeFields(k), then "}". Shared by the json
+/// and kafka outputs so both write the same bytes.
+class JsonPluginColumns {
+public:
+    JsonPluginColumns() = default;
+    explicit JsonPluginColumns(std::span<const ProcessPlugin* const> plugins);
+
+    bool empty() const noexcept { return m_plugins.empty(); }
+    /// The length of the -p list (the plugin count InstanceGroups takes).
+    std::size_t plugins() const noexcept { return m_plugins.size(); }
+    /// Upper bound of one object of a record with these groups, including a trailing '\n'.
+    std::size_t maxObject(const JsonLayout& layout, const InstanceGroups& groups) const noexcept;
+    /// Appends the plugin fields of object `line` (0 <= line < groups.lines()).
+    char* writeFields(char* out, const InstanceGroups& groups, std::size_t line) const noexcept;
+
+private:
+    struct Plugin {
+        std::vector<std::string> keys;
+        std::span<const FieldSpec> fields;
+    };
+    std::vector<Plugin> m_plugins;
+    std::size_t m_keyBytes = 0;
+    std::size_t m_fieldCount = 0;
+};
+
 class JsonOutput final : public OutputPlugin {
 public:
     /// Upper bound of one record with the default fields, including its newline.
@@ -85,17 +114,9 @@ private:
     /// plugin with exactly one instance, its fields.
     void writeWithPlugins(const FlowRecord& r);
 
-    /// A plugin's fields as JSON: precomputed `,"key":` literals.
-    struct PluginColumns {
-        std::vector<std::string> keys;
-        std::span<const FieldSpec> fields;
-        std::size_t keyBytes = 0;
-    };
     OutputFile m_file;
     JsonLayout m_layout;
-    std::vector<PluginColumns> m_plugins;
-    std::size_t m_pluginKeyBytes = 0;
-    std::size_t m_pluginFieldCount = 0;
+    JsonPluginColumns m_plugins;
     std::atomic<std::uint64_t> m_records{0};
     std::atomic<std::uint64_t> m_bytes{0};
 };

@@ -11,10 +11,13 @@
 #include <thread>
 
 #include "ipfix_encoder.hpp"
+#include "ipfix_output.hpp"
 #include "output/json/json_output.hpp"
 #include "rowprobe/community_id.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/fields.hpp"
+#include "rowprobe/plugin_data.hpp"
+#include "rowprobe/process.hpp"
 #include "rowprobe/registry.hpp"
 
 namespace rowprobe::output {
@@ -189,22 +192,19 @@ class KafkaIpfixSink final : public MessageSink {
 public:
     explicit KafkaIpfixSink(KafkaOutput& out) : m_out(out) {}
 
-    /// Takes the template records once the encoder exists; returns their total size.
-    std::size_t useTemplates(std::span<const IpfixTemplate> templates) {
+    /// The bytes of every template the encoder has now (they grow with process plugins:
+    /// one pair per set of plugins present, created as records need them).
+    std::size_t templateBytes() const {
         std::size_t total = 0;
-        for (const IpfixTemplate& t : templates) {
-            m_templates.emplace_back(t.id, t.record);
-            total += t.record.size();
-        }
-        m_templateBytes = total;
-        m_done.reserve(m_templates.size());
+        for (const IpfixTemplate& t : m_out.m_encoder->templates()) total += t.record.size();
         return total;
     }
 
     bool sendMessage(std::span<const std::uint8_t> message, std::uint32_t dataRecords,
                      bool templates) override {
         if (templates || dataRecords == 0) return true;  // every data message carries its own
-        m_buffer.resize(message.size() + kIpfixSetHeaderSize + m_templateBytes);
+        const std::span<const IpfixTemplate> known = m_out.m_encoder->templates();
+        m_buffer.resize(message.size() + kIpfixSetHeaderSize + templateBytes());
         std::uint8_t* out = m_buffer.data();
         std::memcpy(out, message.data(), kIpfixHeaderSize);
         std::size_t at = kIpfixHeaderSize + kIpfixSetHeaderSize;
@@ -215,19 +215,29 @@ public:
             const std::size_t length = (std::size_t{message[p + 2]} << 8) | message[p + 3];
             if (length < kIpfixSetHeaderSize) break;
             if (std::find(m_done.begin(), m_done.end(), id) == m_done.end()) {
-                for (const auto& [tid, record] : m_templates) {
-                    if (tid != id) continue;
-                    std::memcpy(out + at, record.data(), record.size());
-                    at += record.size();
-                    m_done.push_back(id);  // at most one entry per template: no reallocation
+                for (const IpfixTemplate& t : known) {
+                    if (t.id != id) continue;
+                    std::memcpy(out + at, t.record.data(), t.record.size());
+                    at += t.record.size();
+                    m_done.push_back(id);
                 }
             }
             p += length;
         }
         const std::size_t setLength = at - kIpfixHeaderSize;
+        const std::size_t data = message.size() - kIpfixHeaderSize;
+        if (at + data > 65535) {
+            // Only with process plugins and an mtu near 65535: the templates do not fit on top.
+            m_out.m_rejected.fetch_add(dataRecords, std::memory_order_relaxed);
+            if (m_out.m_rejectReports++ == 0) {
+                std::fprintf(stderr,
+                             "rowprobe: output 'kafka': an IPFIX message with its templates "
+                             "would exceed 65535 bytes; lower mtu (counted as dropped)\n");
+            }
+            return true;
+        }
         putBe16(out + kIpfixHeaderSize, kTemplateSetId);
         putBe16(out + kIpfixHeaderSize + 2, static_cast<std::uint16_t>(setLength));
-        const std::size_t data = message.size() - kIpfixHeaderSize;
         std::memcpy(out + at, message.data() + kIpfixHeaderSize, data);
         at += data;
         putBe16(out + 2, static_cast<std::uint16_t>(at));
@@ -241,8 +251,6 @@ private:
     }
 
     KafkaOutput& m_out;
-    std::vector<std::pair<std::uint16_t, std::vector<std::uint8_t>>> m_templates;
-    std::size_t m_templateBytes = 0;
     std::vector<std::uint16_t> m_done;  ///< template ids already in the message being built
     std::vector<std::uint8_t> m_buffer;
 };
@@ -392,7 +400,8 @@ KafkaOutput::KafkaOutput(const Options& o) {
             }
             m_sink = std::make_unique<KafkaIpfixSink>(*this);
             m_encoder = std::make_unique<IpfixEncoder>(config, fields, *m_sink);
-            const std::size_t templateBytes = m_sink->useTemplates(m_encoder->templates());
+            m_ipfixConfig = std::make_unique<EncoderConfig>(config);
+            const std::size_t templateBytes = m_sink->templateBytes();
             const std::size_t limit = 65535 - kIpfixSetHeaderSize - templateBytes;
             if (config.maxMessageSize > limit) {
                 o.fail("mtu", "must be at most " + std::to_string(limit) +
@@ -504,10 +513,58 @@ std::size_t KafkaOutput::keyOf(const FlowRecord& r, char* out) const noexcept {
     return 0;
 }
 
+void KafkaOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugins) {
+    m_pluginColumns.reset();
+    m_ipfixPlugins.reset();
+    if (plugins.empty()) return;
+    if (m_format == Format::Ipfix) {
+        // The ipfix output's extensions: plugin i is extension i; templates per set of plugins
+        // present are created as records need them and go into each message that uses them.
+        m_ipfixPlugins = std::make_unique<IpfixPluginFields>(plugins, "kafka");
+        m_ipfixConfig->extensions = m_ipfixPlugins->extensions();
+        m_encoder = std::make_unique<IpfixEncoder>(*m_ipfixConfig, ipfixBasicFields(), *m_sink);
+        return;
+    }
+    m_pluginColumns = std::make_unique<JsonPluginColumns>(plugins);
+}
+
+void KafkaOutput::writeJsonWithPlugins(const FlowRecord& r) {
+    const InstanceGroups groups(r, m_pluginColumns->plugins());
+    if (groups.lines() == 0) {
+        char* end = m_layout->format(m_buffer.data(), r);
+        produceMessage(m_buffer.data(), static_cast<std::size_t>(end - m_buffer.data()) - 1, 1);
+        return;
+    }
+    const std::size_t bound = m_pluginColumns->maxObject(*m_layout, groups);
+    if (m_buffer.size() < bound) m_buffer.resize(bound);  // grows to the largest record seen
+    for (std::size_t k = 0; k < groups.lines(); ++k) {
+        char* p = m_layout->formatOpen(m_buffer.data(), r);
+        p = m_pluginColumns->writeFields(p, groups, k);
+        *p++ = '}';
+        // Each message counts as one record in the statistics, like each line of the json
+        // output.
+        produceMessage(m_buffer.data(), static_cast<std::size_t>(p - m_buffer.data()), 1);
+    }
+}
+
+void KafkaOutput::addIpfix(const FlowRecord& r) {
+    if (m_ipfixPlugins && r.extLen != 0) {
+        m_ipfixPlugins->add(*m_encoder, r);
+    } else {
+        m_encoder->add(r);
+    }
+}
+
 void KafkaOutput::write(std::span<const FlowRecord> records) {
     std::array<char, 32> key{};
     if (m_format == Format::Json) {
         for (const FlowRecord& r : records) {
+            if (r.extLen != 0 && m_pluginColumns) {
+                m_pendingKeyLength = keyOf(r, key.data());
+                m_pendingKey = m_pendingKeyLength != 0 ? key.data() : nullptr;
+                writeJsonWithPlugins(r);
+                continue;
+            }
             char* end = m_layout->format(m_buffer.data(), r);
             const auto length = static_cast<std::size_t>(end - m_buffer.data()) - 1;  // no '\n'
             m_pendingKeyLength = keyOf(r, key.data());
@@ -517,15 +574,20 @@ void KafkaOutput::write(std::span<const FlowRecord> records) {
     } else if (m_key == Key::None) {
         m_pendingKey = nullptr;
         m_pendingKeyLength = 0;
-        m_encoder->add(records);
+        if (!m_ipfixPlugins) {
+            m_encoder->add(records);
+        } else {
+            for (const FlowRecord& r : records) addIpfix(r);
+        }
     } else {
         for (const FlowRecord& r : records) {
             m_pendingKeyLength = keyOf(r, key.data());
             m_pendingKey = key.data();
-            m_encoder->add(r);
+            addIpfix(r);
             m_encoder->flush();
         }
     }
+    if (m_encoder) m_oversized.store(m_encoder->oversized(), std::memory_order_relaxed);
     m_pendingKey = nullptr;
     m_pendingKeyLength = 0;
     servePoll(0);
@@ -577,7 +639,8 @@ OutputStats KafkaOutput::stats() const {
     }
     return {.records = m_delivered.load(std::memory_order_relaxed),
             .dropped = m_failed.load(std::memory_order_relaxed) +
-                       m_rejected.load(std::memory_order_relaxed),
+                       m_rejected.load(std::memory_order_relaxed) +
+                       m_oversized.load(std::memory_order_relaxed),
             .bytes = m_bytes.load(std::memory_order_relaxed)};
 }
 

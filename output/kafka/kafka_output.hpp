@@ -6,9 +6,11 @@
 //        ▲                                                                  │
 //        └──── poll(): delivery reports ◀── acked / failed / purged ◀───────┘
 //
-// * Values: json = the `json` output's object (its JsonLayout), without the newline; ipfix =
+// * Values: json = the `json` output's object (its JsonLayout and, with process plugins,
+//   JsonPluginColumns: one message per object), without the newline; ipfix =
 //   one self-contained IPFIX message: header, a template set holding the template of every
-//   data set in the message, the data sets (the ipfix output's IpfixEncoder). A consumer can
+//   data set in the message, the data sets (the ipfix output's IpfixEncoder and, with process
+//   plugins, its IpfixPluginFields: templates per set of plugins present). A consumer can
 //   decode any message on its own, from any partition and offset.
 // * Keys: none (librdkafka spreads messages), flow (16 hex digits of a 64-bit hash of the
 //   direction-independent 5-tuple: both directions and all active-timeout pieces of a flow get
@@ -51,7 +53,10 @@ struct rd_kafka_message_s;
 namespace rowprobe::output {
 
 class JsonLayout;
+class JsonPluginColumns;
 class IpfixEncoder;
+class IpfixPluginFields;
+struct EncoderConfig;
 class KafkaIpfixSink;
 
 /// 16 lower-case hex digits of a direction-independent 64-bit hash of (addresses, ports,
@@ -73,6 +78,11 @@ public:
     void flush() override;
     void finish() override;
     OutputStats stats() const override;
+    /// json: the plugin fields follow the record's, as in the json output (one message per
+    /// object: a record with several instances gives several messages, each with the record's
+    /// key). ipfix: the ipfix output's extensions (IpfixPluginFields), templates per set of
+    /// plugins present carried in every message that uses them.
+    void setProcessPlugins(std::span<const ProcessPlugin* const> plugins) override;
 
     /// Records produced whose delivery report has not arrived yet.
     std::uint64_t inFlight() const noexcept;
@@ -86,6 +96,9 @@ private:
     /// Queues one message with the pending key; false (records counted as dropped) when the
     /// queue stayed full beyond `block` or librdkafka refused it.
     bool produceMessage(const void* value, std::size_t length, std::uint32_t records);
+    /// json, a record with plugin data: one message per object (JsonPluginColumns).
+    void writeJsonWithPlugins(const FlowRecord& r);
+    void addIpfix(const FlowRecord& r);  ///< ipfix: one record (with its plugin data, if any)
     std::size_t keyOf(const FlowRecord& r, char* out) const noexcept;
     void servePoll(int timeoutMs);  ///< rd_kafka_poll under m_pollMutex
     static void deliveryReport(rd_kafka_s* rk, const rd_kafka_message_s* message, void* opaque);
@@ -102,9 +115,12 @@ private:
     rd_kafka_topic_s* m_topic = nullptr;
 
     std::unique_ptr<JsonLayout> m_layout;
+    std::unique_ptr<JsonPluginColumns> m_pluginColumns;  ///< json with -p; null otherwise
     std::vector<char> m_buffer;
     std::unique_ptr<KafkaIpfixSink> m_sink;
     std::unique_ptr<IpfixEncoder> m_encoder;
+    std::unique_ptr<IpfixPluginFields> m_ipfixPlugins;  ///< ipfix with -p; null otherwise
+    std::unique_ptr<EncoderConfig> m_ipfixConfig;       ///< ipfix: to rebuild the encoder for -p
     const char* m_pendingKey = nullptr;  ///< ipfix with a key: the key of the record being sent
     std::size_t m_pendingKeyLength = 0;
 
@@ -118,6 +134,7 @@ private:
     std::atomic<std::uint64_t> m_failed{0};     ///< ... failed, purged or never reported
     std::atomic<std::uint64_t> m_rejected{0};   ///< never queued (full queue, refused)
     std::atomic<std::uint64_t> m_bytes{0};      ///< values delivered
+    std::atomic<std::uint64_t> m_oversized{0};  ///< ipfix: records larger than a message
     std::atomic<std::uint64_t> m_failedReports{0};
     std::uint64_t m_rejectReports = 0;
 };

@@ -15,16 +15,20 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "ipfix_test_decoder.hpp"
 #include "output/json/json_output.hpp"
 #include "rowprobe/community_id.hpp"
 #include "rowprobe/errors.hpp"
+#include "rowprobe/fields.hpp"
 #include "rowprobe/registry.hpp"
 #include "test_support.hpp"
 
@@ -36,6 +40,8 @@ namespace dec = rowprobe::test::ipfix;
 using test::rowprobeBinary;
 using test::runCommand;
 using test::sourceDir;
+using test::tempDir;
+using test::testdataDir;
 
 constexpr int kPartitions = 4;
 
@@ -515,6 +521,153 @@ TEST(KafkaOutput, RowprobeProcessProducesItsJsonOutputIntoTheMockCluster) {
         << bad.err;
 }
 
+/// The lines of a json output run, in order.
+std::vector<std::string> linesOf(const std::string& text) {
+    std::vector<std::string> lines;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        if (end > start) lines.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    return lines;
+}
+
+/// Runs rowprobe on `pcap` with `plugins` (-p each) into the json output and into the kafka
+/// output (format=json, key=flow) of a fresh mock cluster; returns the json lines and the
+/// consumed messages.
+std::pair<std::vector<std::string>, std::vector<Consumed>> jsonAndKafka(
+    const std::string& pcap, const std::vector<std::string>& plugins) {
+    MockCluster cluster;
+    std::vector<std::string> args = {rowprobeBinary().string(), "-i", "pcap;file=" + pcap, "-Q"};
+    for (const std::string& p : plugins) args.insert(args.end(), {"-p", p});
+    std::vector<std::string> jsonArgs = args;
+    jsonArgs.insert(jsonArgs.end(), {"-o", "json"});
+    const auto json = runCommand(jsonArgs);
+    EXPECT_EQ(json.exitCode, 0) << json.err;
+    std::vector<std::string> kafkaArgs = args;
+    kafkaArgs.insert(kafkaArgs.end(),
+                     {"-o", "kafka;brokers=" + cluster.bootstraps() + ";format=json;key=flow"});
+    const auto run = runCommand(kafkaArgs);
+    EXPECT_EQ(run.exitCode, 0) << run.err;
+    std::vector<std::string> lines = linesOf(json.out);
+    return {lines, consumeAll(cluster.bootstraps(), lines.size())};
+}
+
+TEST(KafkaOutput, RowprobeWithProcessPluginsProducesTheJsonOutputsObjects) {
+    SKIP_UNDER_TSAN();
+    // http, pstats and passivedns on the generated mixed capture: every message is
+    // byte-identical to one json line of the same run (plugin fields included), none missing.
+    const std::string pcap = (sourceDir() / "pcaps" / "mixed.pcap").string();
+    const auto [lines, got] = jsonAndKafka(pcap, {"http", "pstats", "passivedns"});
+    ASSERT_FALSE(lines.empty());
+    const std::multiset<std::string> expected(lines.begin(), lines.end());
+    std::multiset<std::string> values;
+    for (const Consumed& c : got) {
+        values.insert(c.value);
+        EXPECT_EQ(c.key.size(), 16U);
+    }
+    EXPECT_EQ(values, expected);
+    const auto withHttp = std::count_if(values.begin(), values.end(), [](const std::string& v) {
+        return v.find("\"http_host\":\"example.com\"") != std::string::npos;
+    });
+    EXPECT_GE(withHttp, 1) << "the capture's HTTP flow lost its plugin fields";
+}
+
+TEST(KafkaOutput, RecordWithSeveralInstancesGivesOneMessagePerObjectWithOneKey) {
+    SKIP_UNDER_TSAN();
+    // FlowTest's dns_a capture: one DNS flow whose passivedns data has two instances (answers),
+    // written by the json output as two lines; kafka sends two messages, both keyed by the flow.
+    const auto pcap = testdataDir() / "flowtest" / "pcap" / "dns_a.pcap";
+    ROWPROBE_REQUIRE_FILE(pcap);
+    const auto [lines, got] = jsonAndKafka(pcap.string(), {"passivedns"});
+    ASSERT_EQ(lines.size(), 2U);
+    EXPECT_NE(lines[0], lines[1]);
+    ASSERT_EQ(got.size(), 2U);
+    EXPECT_EQ(got[0].key, got[1].key);
+    EXPECT_EQ(std::multiset<std::string>({got[0].value, got[1].value}),
+              std::multiset<std::string>(lines.begin(), lines.end()));
+}
+
+/// A decoded data record as text: its elements (pen, id, length) and values, so records of
+/// two decoders compare.
+std::string recordText(const dec::DataRecord& r) {
+    std::string s;
+    for (std::size_t i = 0; i < r.elements.size(); ++i) {
+        const dec::Element& e = r.elements[i];
+        s += std::to_string(e.pen) + "/" + std::to_string(e.id) + "/" + std::to_string(e.length) +
+             "=";
+        for (const std::uint8_t b : r.values[i]) s += std::to_string(b) + ".";
+        s += ' ';
+    }
+    return s;
+}
+
+TEST(KafkaOutput, IpfixFormatCarriesProcessPluginFieldsAsTheIpfixOutput) {
+    SKIP_UNDER_TSAN();
+    // The same run into the ipfix output (a file) and into kafka format=ipfix: every record of
+    // the file, plugin elements included, is in exactly one Kafka message, and each message
+    // decodes on its own (its templates, the plugin ones too, travel with it).
+    const std::string pcap = (sourceDir() / "pcaps" / "mixed.pcap").string();
+    const auto file = tempDir() / "plugins.ipfix";
+    const std::vector<std::string> base = {
+        rowprobeBinary().string(), "-i", "pcap;file=" + pcap, "-Q", "-p", "http", "-p", "pstats"};
+    std::vector<std::string> ipfixArgs = base;
+    ipfixArgs.insert(ipfixArgs.end(), {"-o", "ipfix;file=" + file.string()});
+    const auto ipfix = runCommand(ipfixArgs);
+    ASSERT_EQ(ipfix.exitCode, 0) << ipfix.err;
+    std::ifstream in(file, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    dec::Decoder decoder;
+    std::vector<dec::Message> fileMessages;
+    std::string error;
+    ASSERT_TRUE(
+        decoder.decode(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()),
+                       fileMessages, error))
+        << error;
+    std::multiset<std::string> expected;
+    std::size_t widest = 0;
+    for (const auto& m : fileMessages) {
+        for (const auto& r : m.records) {
+            expected.insert(recordText(r));
+            widest = std::max(widest, r.elements.size());
+        }
+    }
+    ASSERT_FALSE(expected.empty());
+
+    // Without a key (records packed up to mtu, templates of several plugin sets in one
+    // message) and with one (one record per message).
+    for (const char* key : {"none", "community-id"}) {
+        SCOPED_TRACE(key);
+        const MockCluster cluster;
+        std::vector<std::string> kafkaArgs = base;
+        kafkaArgs.insert(kafkaArgs.end(), {"-o", "kafka;brokers=" + cluster.bootstraps() +
+                                                     ";format=ipfix;key=" + key});
+        const auto run = runCommand(kafkaArgs);
+        ASSERT_EQ(run.exitCode, 0) << run.err;
+        const std::size_t want = expected.size();
+        const auto got = consumeUntil(cluster.bootstraps(), [want](const std::vector<Consumed>& c) {
+            return recordCount(decodeEach(c)) >= want;
+        });
+        std::multiset<std::string> records;
+        std::size_t widestGot = 0;
+        for (const auto& m : decodeEach(got)) {
+            for (const auto& r : m.records) {
+                records.insert(recordText(r));
+                widestGot = std::max(widestGot, r.elements.size());
+            }
+        }
+        EXPECT_EQ(records, expected);
+        EXPECT_EQ(widestGot, widest);
+        if (std::string_view(key) == "community-id") {
+            EXPECT_EQ(got.size(), expected.size());  // one record per message
+        }
+    }
+    // pstats' lists and http's strings follow the basic fields.
+    EXPECT_GT(widest, ipfixBasicFields().size());
+}
+
 TEST(KafkaOutput, RowprobeWithNoBrokerExitsWithinLingerAndCountsEveryRecordDropped) {
     SKIP_UNDER_TSAN();
     // Port 1 on loopback: nothing listens, every connect is refused.
@@ -528,8 +681,8 @@ TEST(KafkaOutput, RowprobeWithNoBrokerExitsWithinLingerAndCountsEveryRecordDropp
                                  "kafka;brokers=127.0.0.1:1;linger=0.5"},
                                 30);
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    EXPECT_EQ(run.exitCode, 1) << "records dropped for an output failure: exit 1 (issue 10)\n"
-                               << run.err;
+    // Records dropped by the output: exit code 1 (README "Exit codes").
+    EXPECT_EQ(run.exitCode, 1) << run.err;
     EXPECT_LT(seconds, 5.0);
     EXPECT_NE(run.err.find("output: 0 records written, " + std::to_string(records) + " dropped"),
               std::string::npos)
