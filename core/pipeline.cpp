@@ -560,12 +560,16 @@ void Pipeline::exportLoop() {
     std::vector<FlowRecord> batch(kExportBatch);
     std::uint64_t exported = 0;
     std::uint64_t abandoned = 0;  // taken off the rings after the output failed: dropped
+    // Set when the output failed. The workers are not told (m_abandon stays false): this thread
+    // keeps draining their rings until they are done, so every record they push is taken off,
+    // counted in `exported` and, not being written, in `dropped` — none is lost uncounted.
+    bool outputFailed = false;
     auto outputStats = [&] {
         OutputStats s = m_output->stats();
         s.dropped += abandoned;
         // After a failure every record taken off the rings and not written is lost, including
         // those of the batch the failing write() was given.
-        if (m_abandon.load(std::memory_order_relaxed) && s.records <= exported)
+        if (outputFailed && s.records <= exported)
             s.dropped = exported - s.records;
         return s;
     };
@@ -576,7 +580,7 @@ void Pipeline::exportLoop() {
         if (n == 0) return 0;
         dirty = true;
         exported += n;
-        if (!m_abandon.load(std::memory_order_relaxed)) {
+        if (!outputFailed) {
             m_output->write(std::span<const FlowRecord>(batch.data(), n));
         } else {
             abandoned += n;
@@ -644,7 +648,7 @@ void Pipeline::exportLoop() {
         }
         m_output->finish();
     } catch (const std::exception& e) {
-        m_abandon = true;
+        outputFailed = true;
         fail(describeFailure(e));
         // Keep draining so workers finish; those records are counted as dropped.
         for (;;) {

@@ -343,7 +343,10 @@ TEST(InputFaults, RawInterfaceDownWarnsWithoutSpinningAndDeletedEndsWithAnError)
     std::this_thread::sleep_for(1s);
     const std::uint64_t used = procCpuTicks(child.pid()) - before;
     const long hz = sysconf(_SC_CLK_TCK);
-    EXPECT_LT(used, static_cast<std::uint64_t>(hz / 5))
+    // A spinning input thread alone is a whole CPU (hz ticks a second). The idle process with
+    // the link up costs about a fifth of one here (the worker and export thread poll their
+    // queues), so the bound is half a CPU: a spin fails it, the idle polling does not.
+    EXPECT_LT(used, static_cast<std::uint64_t>(hz / 2))
         << "a down link must not make the input spin (" << used << " ticks in 1 s)";
     EXPECT_TRUE(child.running()) << "a link that is down may come back: keep waiting";
     ASSERT_EQ(std::system(("ip link del " + veth.hostIfc()).c_str()), 0);
