@@ -569,8 +569,7 @@ void Pipeline::exportLoop() {
         s.dropped += abandoned;
         // After a failure every record taken off the rings and not written is lost, including
         // those of the batch the failing write() was given.
-        if (outputFailed && s.records <= exported)
-            s.dropped = exported - s.records;
+        if (outputFailed && s.records <= exported) s.dropped = exported - s.records;
         return s;
     };
     bool dirty = false;
