@@ -149,6 +149,7 @@
 #include "cache/row.hpp"
 #include "cache/row_policy.hpp"
 #include "cache/slot.hpp"
+#include "cache/table_array.hpp"
 #include "cache/table_config.hpp"
 #include "cache/tag_match.hpp"
 #include "rowprobe/errors.hpp"
@@ -186,84 +187,6 @@ public:
 };
 
 namespace detail {
-
-/// An array for large tables: aligned, backed by transparent huge pages when the kernel allows
-/// (fewer TLB misses on random row access). Arrays of 4 MiB and more are anonymous mappings:
-/// zero-filled by the kernel page by page on first touch, so start-up neither zeroes nor faults
-/// memory the run does not use yet (`-c 1` on a 2^20 table touches a few pages, not 128 MiB),
-/// and a size beyond what the machine could ever give still fails at once (mmap). Smaller
-/// arrays come from aligned_alloc, uninitialised.
-template <class T>
-class TableArray {
-public:
-    TableArray() = default;
-    explicit TableArray(std::size_t count) : m_count(count) {
-        const std::size_t bytes = count * sizeof(T);
-        if (bytes >= kMapBytes) {
-            m_mapped = (bytes + kHuge - 1) / kHuge * kHuge;
-            void* p = ::mmap(nullptr, m_mapped + kHuge, PROT_READ | PROT_WRITE,
-                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-            if (p == MAP_FAILED) throw std::bad_alloc();
-            // Keep the 2 MiB-aligned part so that huge pages can back all of it.
-            const auto start = reinterpret_cast<std::uintptr_t>(p);
-            const std::uintptr_t aligned = (start + kHuge - 1) & ~(std::uintptr_t{kHuge} - 1);
-            if (aligned > start) ::munmap(p, aligned - start);
-            const std::uintptr_t end = start + m_mapped + kHuge;
-            if (end > aligned + m_mapped)
-                ::munmap(reinterpret_cast<void*>(aligned + m_mapped), end - aligned - m_mapped);
-#ifdef MADV_HUGEPAGE
-            ::madvise(reinterpret_cast<void*>(aligned), m_mapped, MADV_HUGEPAGE);
-#endif
-            m_data.reset(reinterpret_cast<T*>(aligned));
-            return;
-        }
-        const std::size_t align = std::max<std::size_t>(64, alignof(T));
-        void* p = std::aligned_alloc(align, (bytes + align - 1) / align * align);
-        if (p == nullptr) throw std::bad_alloc();
-        m_data.reset(static_cast<T*>(p));
-    }
-    TableArray(TableArray&& other) noexcept
-        : m_data(std::move(other.m_data)),
-          m_count(std::exchange(other.m_count, 0)),
-          m_mapped(std::exchange(other.m_mapped, 0)) {}
-    TableArray& operator=(TableArray&& other) noexcept {
-        release();
-        m_data = std::move(other.m_data);
-        m_count = std::exchange(other.m_count, 0);
-        m_mapped = std::exchange(other.m_mapped, 0);
-        return *this;
-    }
-    TableArray(const TableArray&) = delete;
-    TableArray& operator=(const TableArray&) = delete;
-    ~TableArray() { release(); }
-
-    /// True when the memory is zero before first use (an anonymous mapping).
-    bool zeroed() const noexcept { return m_mapped != 0; }
-    T& operator[](std::size_t i) noexcept { return m_data.get()[i]; }
-    const T& operator[](std::size_t i) const noexcept { return m_data.get()[i]; }
-    T* data() noexcept { return m_data.get(); }
-    const T* data() const noexcept { return m_data.get(); }
-    std::size_t size() const noexcept { return m_count; }
-
-private:
-    static constexpr std::size_t kMapBytes = std::size_t{4} << 20;
-    static constexpr std::size_t kHuge = std::size_t{2} << 20;
-    void release() noexcept {
-        T* p = m_data.release();
-        if (p == nullptr) return;
-        if (m_mapped != 0) {
-            ::munmap(static_cast<void*>(p), m_mapped);
-        } else {
-            std::free(p);
-        }
-    }
-    struct NoFree {
-        void operator()(T*) const noexcept {}
-    };
-    std::unique_ptr<T, NoFree> m_data;
-    std::size_t m_count = 0;
-    std::size_t m_mapped = 0;  ///< bytes mapped, 0 when from aligned_alloc
-};
 
 inline void prefetchRead(const void* p) noexcept { __builtin_prefetch(p, 0, 3); }
 inline void prefetchWrite(const void* p) noexcept { __builtin_prefetch(p, 1, 3); }
@@ -593,8 +516,26 @@ private:
         // flow) needs no second load.
         for (std::size_t i = 0; i < n; ++i) prefetchRow(hashes[i]);
         std::uint64_t touched = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            if (i == 0 || hashes[i] != hashes[i - 1]) touched ^= loadCandidate(hashes[i]);
+        if (m_proc.hasExt()) {
+            // Plugins with tier-2 records: the candidates' areas are loading (loadCandidate);
+            // a second pass reads their handles and prefetches the records the hooks will
+            // write, so those misses overlap too.
+            std::array<std::uint32_t, kMaxBatch> slots;
+            for (std::size_t i = 0; i < n; ++i) {
+                if (i == 0 || hashes[i] != hashes[i - 1]) {
+                    touched ^= loadCandidate(hashes[i], &slots[i]);
+                } else {
+                    slots[i] = slots[i - 1];
+                }
+            }
+            for (std::size_t i = 0; i < n; ++i) {
+                if (i == 0 || slots[i] != slots[i - 1])
+                    touched ^= m_proc.touchExt(slots[i], m_records[slots[i]].pluginWants);
+            }
+        } else {
+            for (std::size_t i = 0; i < n; ++i) {
+                if (i == 0 || hashes[i] != hashes[i - 1]) touched ^= loadCandidate(hashes[i]);
+            }
         }
         keepLoaded(touched);
         // Stage 3, strictly in arrival order. The candidates of stage 2 were hints: an earlier
@@ -658,7 +599,7 @@ private:
     /// Loads one word of each cache line of the record packet `h` will most likely touch: its
     /// tag candidate, else the slot a miss would take. A hint only: earlier packets of the batch
     /// may still change the row. Returns the words, for keepLoaded.
-    std::uint64_t loadCandidate(std::uint64_t h) const noexcept {
+    std::uint64_t loadCandidate(std::uint64_t h, std::uint32_t* slot = nullptr) const noexcept {
         const std::size_t r = h & m_rowMask;
         const RowType& row = m_rows[r];
         Slot s = kNoSlot;
@@ -671,8 +612,13 @@ private:
             s = m_policy.pickFree(constRef(r), ctx);
             if (s == kNoSlot) s = m_policy.victim(constRef(r), ctx);
         }
+        std::uint64_t area = 0;
+        if (m_proc.enabled()) {  // hooks and postCreate use the slot's plugin area
+            area = m_proc.touch(r * L + s);
+            if (slot != nullptr) *slot = static_cast<std::uint32_t>(r * L + s);
+        }
         const CachedFlow& f = recordsOf(r)[s];
-        return f.timeLast ^ f.bytes[0];  // line 0 and line 1
+        return f.timeLast ^ f.bytes[0] ^ area;  // line 0 and line 1
     }
 
     /// Makes the loads that produced `v` observable, so the compiler keeps them (no code).
@@ -768,7 +714,7 @@ private:
         CachedFlow& f = recordsOf(r)[s];
         const std::size_t slot = r * L + s;
         const std::size_t dir = forward ? 0 : 1;
-        if (!m_proc.wantsAny(slot)) {
+        if (!ProcessDispatch::wantsAny(f)) {
             addPacket(f, pkt, dir);
             return;
         }

@@ -6,7 +6,7 @@
 //   └──────────────────────────────┴─────────────────┴──────────────┴─────────────────┘
 //   m_records (row r, slot s  →  record r*L + s; 128 bytes = 2 cache lines each)
 //   ┌ line 0: key(40) last(8) packets[2](8) first(8)  │ line 1: bytes[2] hash flags ttl icmp
-//   └ read and written by every packet of the flow     │        MACs initiatorIsA
+//   └ read and written by every packet of the flow     │        MACs initiatorIsA pluginWants
 //
 // * A row is aligned to its size rounded up to a power of two (at most 64), so the tag bytes
 //   never straddle a cache line and one SIMD load reads them all.
@@ -68,6 +68,10 @@ struct alignas(64) CachedFlow {
     std::array<std::uint8_t, 6> dstMac{};
     bool initiatorIsA = true;  ///< the first packet was sent by key side A
     bool tunnelled = false;    ///< the first packet came out of a tunnel: see FlowTable::m_tunnels
+    /// Process plugins: bit i set while plugin i still takes this flow's packets (written by
+    /// ProcessDispatch; here rather than in the plugin area so that a flow no plugin wants
+    /// costs no access beyond the record's two lines).
+    std::uint32_t pluginWants = 0;
 
     /// The earliest time this record expires (inactive or active timeout).
     TimeNs deadline(TimeNs inactive, TimeNs active) const noexcept {
