@@ -146,7 +146,8 @@ public:
             const ExtPool& pool = m_pools[i];
             const auto* rec = static_cast<const char*>(pool.at(h));
             const std::size_t bytes = std::min(pool.recordSize(), kTouchExtBytes);
-            for (std::size_t off = 0; off < bytes; off += 64) acc ^= static_cast<unsigned char>(rec[off]);
+            for (std::size_t off = 0; off < bytes; off += 64)
+                acc ^= static_cast<unsigned char>(rec[off]);
         }
         return acc;
     }
