@@ -37,11 +37,14 @@
 //
 // Expiry and its lateness bound. Flows are ended exactly on their own packets (step 2), and the
 // reclaim of step 4 uses the packet's time too. Idle flows are found by the sweep, which runs on
-// packet time: the newest timestamp of the latest batch (advanceTime sets it explicitly). The
-// clock follows the capture even when it steps back (concatenated pcaps, e.g. ipfixprobe's
-// tls.pcap, mix 2015 and 2020 sessions): one packet with a bogus future timestamp then costs one
-// early sweep instead of poisoning the clock for the rest of the run, and a capture replayed in
-// pieces keeps its flows together as ipfixprobe does (it sweeps on the current packet's time).
+// packet time: the timestamp of the latest batch's last packet (advanceTime sets it explicitly),
+// the time ipfixprobe's per-packet sweep would use at that point. The clock follows the capture
+// even when it steps back (concatenated pcaps, e.g. ipfixprobe's tls.pcap, interleave 2015 and
+// 2020 sessions): a packet with a bogus future timestamp costs at most one early sweep (none
+// unless it ends a batch) instead of poisoning the clock for the rest of the run, and a capture
+// replayed in pieces keeps its flows together as ipfixprobe does. Not the batch's newest time: a
+// batch of tls.pcap holding 2020 packets but ending in 2015 would expire a live 2015
+// connection there (24 + 8 packets where ipfixprobe has one flow of 32).
 // Every batch the sweep visits max(sweepMinBlocks, blocks × Δt / sweepPeriod) blocks of 64 rows,
 // Δt being the packet time since the previous batch. A block whose deadline is in the future costs one
 // compare; a row whose deadline is in the future costs one compare; only due rows touch
@@ -277,12 +280,12 @@ public:
     }
 
     void processBatch(std::span<ParsedPacket> batch) noexcept override {
-        m_batchNewest = 0;
+        m_batchLast = m_now;
         if (m_threaded && m_proc.enabled()) m_proc.drainReturned();
         for (std::size_t off = 0; off < batch.size(); off += kMaxBatch) {
             processPart(batch.subspan(off, std::min(kMaxBatch, batch.size() - off)));
         }
-        if (!batch.empty()) m_now = m_batchNewest;  // the clock follows the capture, even backwards
+        m_now = m_batchLast;  // the clock follows the capture, even backwards
         if (m_threaded) {
             m_clock.store(m_now, std::memory_order_release);
         } else {
@@ -629,7 +632,7 @@ private:
         RowType& row = m_rows[r];
         CachedFlow* recs = recordsOf(r);
         const Tag tag = tagOf(h);
-        m_batchNewest = std::max(m_batchNewest, pkt.ts);
+        m_batchLast = pkt.ts;
 
         Slot s = kNoSlot;
         for (std::uint32_t m = TagMatch::template match<L>(row.tags.data(), tag); m != 0;
@@ -1128,8 +1131,8 @@ private:
     std::optional<FragCache> m_frag;
     ExportTarget m_target;
     CacheStats m_stats;
-    TimeNs m_now = 0;          ///< the sweep's clock: newest timestamp of the last batch
-    TimeNs m_batchNewest = 0;  ///< newest timestamp of the batch being processed
+    TimeNs m_now = 0;          ///< the sweep's clock: time of the last batch's last packet
+    TimeNs m_batchLast = 0;  ///< timestamp of the last packet of the batch being processed
     TimeNs m_lastSweep = 0;
     TimeNs m_sweepCredit = 0;  ///< ns × blocks owed to the sweep, below one block's worth
     std::size_t m_sweepCursor = 0;
