@@ -1131,7 +1131,7 @@ private:
     std::optional<FragCache> m_frag;
     ExportTarget m_target;
     CacheStats m_stats;
-    TimeNs m_now = 0;          ///< the sweep's clock: time of the last batch's last packet
+    TimeNs m_now = 0;        ///< the sweep's clock: time of the last batch's last packet
     TimeNs m_batchLast = 0;  ///< timestamp of the last packet of the batch being processed
     TimeNs m_lastSweep = 0;
     TimeNs m_sweepCredit = 0;  ///< ns × blocks owed to the sweep, below one block's worth

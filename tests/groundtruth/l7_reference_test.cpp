@@ -25,10 +25,8 @@ TEST(PluginReference, TlsOfTlsPcap) {
     // time steps back and forth; the table sweeps on the time of each batch's last packet (as
     // ipfixprobe sweeps on the current packet's), which keeps the 2015 connection
     // 172.16.121.155:3923 in one flow of 32 packets as ipfixprobe does (flow_table.hpp).
-    expectPluginReference({.plugin = "tls",
-                           .pcap = "tls.pcap",
-                           .records = 28,
-                           .processArg = "tls;ja4=ipfixprobe"});
+    expectPluginReference(
+        {.plugin = "tls", .pcap = "tls.pcap", .records = 28, .processArg = "tls;ja4=ipfixprobe"});
 }
 
 TEST(PluginReference, IdpContentOfIdpcontentPcap) {
