@@ -153,10 +153,13 @@ IpfixOutput::IpfixOutput(const Options& o) {
     config.maxMessageSize = static_cast<std::size_t>(o.getInt("mtu"));
     if (toFile && !o.explicitlySet("mtu")) config.maxMessageSize = 65535;
     const auto fields = ipfixBasicFields();
-    const std::size_t minimum = IpfixEncoder::minMessageSize(fields);
+    const bool tunnel = o.getInt("tunnel-pen") != 0;
+    const std::size_t minimum =
+        IpfixEncoder::minMessageSize(fields) + (tunnel ? kIpfixTunnelBytes : 0);
     if (config.maxMessageSize < minimum) {
         o.fail("mtu", "must be at least " + std::to_string(minimum) +
-                          " bytes to hold one IPv6 record and one template, got " +
+                          " bytes to hold one IPv6 record" +
+                          (tunnel ? " with its tunnel's fields" : "") + " and one template, got " +
                           std::to_string(config.maxMessageSize));
     }
     if (udp && config.maxMessageSize > kMaxUdpPayload) {

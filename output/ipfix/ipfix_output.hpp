@@ -25,6 +25,10 @@ inline constexpr std::uint16_t kTunnelDst4Id = 4;  ///< ipv4Address: outer desti
 inline constexpr std::uint16_t kTunnelSrc6Id = 5;  ///< ipv6Address: outer source
 inline constexpr std::uint16_t kTunnelDst6Id = 6;  ///< ipv6Address: outer destination
 
+/// Bytes the tunnel elements add to a record at most (1 + 4 + 16 + 16, outer IPv6); their
+/// template specifiers add less (4 x 8).
+inline constexpr std::size_t kIpfixTunnelBytes = 37;
+
 /// The extra fields of a record beyond the basic template, as encoder extensions, and the
 /// encoding of a record that has any. Shared by the ipfix and kafka outputs.
 ///   * process plugins: plugin i = extension i (fields without an IPFIX element are left out);
