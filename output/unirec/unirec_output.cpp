@@ -118,6 +118,11 @@ UnirecOutput::UnirecOutput(const Options& o) : m_options(o) {
                 o.fail("plugins", "'basic' is a group of its own (every flow, no plugin fields)",
                        {}, name);
             }
+            if (name == kTunnelGroup) {  // once per group, in any number of groups
+                if (std::count(g.begin(), g.end(), name) > 1)
+                    o.fail("plugins", "'tunnel' may appear only once in a group", {}, name);
+                continue;
+            }
             for (const auto& prev : seen) {
                 if (prev == name)
                     o.fail("plugins", "'" + name + "' may appear only once", {}, name);
