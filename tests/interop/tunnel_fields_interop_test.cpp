@@ -345,6 +345,24 @@ TEST_P(TunnelFields, UnirecTunnelGroupCarriesTunnelFieldsEqualToJson) {
     expectSame(wanted, decoded, "UniRec tunnel interface");
 }
 
+TEST(TunnelFieldsNotice, IpfixWithoutTunnelPenSaysOnceThatTunnelsAreLeftOut) {
+    ROWPROBE_REQUIRE_BINARY();
+    const fs::path pcap = sourceDir() / "pcaps" / "tunnels.pcap";
+    const fs::path file = tempDir() / "tunnel-notice.ipfix";
+    auto notices = [&](const std::string& mode, const std::string& options) {
+        const auto r = runRowprobe("pcap;file=" + pcap.string(),
+                                   "ipfix;file=" + file.string() + options, {"--tunnel", mode});
+        std::size_t n = 0;
+        for (std::size_t at = r.err.find("tunnel-pen=N"); at != std::string::npos;
+             at = r.err.find("tunnel-pen=N", at + 1))
+            ++n;
+        return n;
+    };
+    EXPECT_EQ(notices("inner", ""), 1U) << "tunnelled flows without tunnel-pen: said once";
+    EXPECT_EQ(notices("outer", ""), 0U) << "no tunnelled flow, nothing to say";
+    EXPECT_EQ(notices("inner", ";tunnel-pen=" + std::to_string(kPen)), 0U);
+}
+
 const Case kCases[] = {
     {"own_inner", "pcaps/tunnels.pcap", true, "inner"},
     {"own_both", "pcaps/tunnels.pcap", true, "both"},
