@@ -93,7 +93,7 @@ void expectSame(const std::vector<std::string>& expected, std::vector<std::strin
 /// An ipfixDump element file naming the tunnel elements under `pen`, as an operator would
 /// write one for his collector (output/ipfix/README.md shows it).
 fs::path elementFile(std::uint32_t pen) {
-    const fs::path p = tempDir() / ("tunnel-elements-" + std::to_string(pen) + ".xml");
+    fs::path p = tempDir() / ("tunnel-elements-" + std::to_string(pen) + ".xml");
     std::ofstream out(p);
     out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
            "<registry id=\"rowprobe_tunnel\" xmlns=\"http://www.iana.org/assignments\" "
@@ -137,7 +137,7 @@ std::vector<std::map<std::string, std::string>> dumpRecords(const std::string& t
 }
 
 fs::path ipfixFile(const Case& c, const std::string& tag, const std::string& options) {
-    const fs::path file = tempDir() / ("tunnel-" + c.name + "-" + tag + ".ipfix");
+    fs::path file = tempDir() / ("tunnel-" + c.name + "-" + tag + ".ipfix");
     runRowprobe("pcap;file=" + c.pcap().string(), "ipfix;file=" + file.string() + options,
                 {"--tunnel", c.mode});
     return file;
@@ -223,7 +223,8 @@ TEST_P(TunnelFields, TsharkDecodesTunnelElementsEqualToJson) {
         return std::string(text);
     };
     std::vector<std::string> decoded;
-    for (const auto& [order, f] : flows) {
+    for (const auto& flow : flows) {
+        const std::map<std::string, std::string>& f = flow.second;
         auto get = [&](const std::string& k) {
             const auto it = f.find("cflow." + k);
             return it == f.end() ? std::string("<absent>") : it->second;
