@@ -15,6 +15,7 @@
 #include <iterator>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "../unit/output/ipfix_test_decoder.hpp"
 #include "../unit/output/unirec_test_reader.hpp"
@@ -362,6 +363,41 @@ TEST(TunnelFieldsNotice, IpfixWithoutTunnelPenSaysOnceThatTunnelsAreLeftOut) {
     EXPECT_EQ(notices("inner", ""), 1U) << "tunnelled flows without tunnel-pen: said once";
     EXPECT_EQ(notices("outer", ""), 0U) << "no tunnelled flow, nothing to say";
     EXPECT_EQ(notices("inner", ";tunnel-pen=" + std::to_string(kPen)), 0U);
+}
+
+TEST(TunnelFieldsNfdump, NfcapdCollectsEveryFlowAndSkipsTheTunnelElements) {
+    // A collector that does not know the tunnel elements (nfdump 1.7) still collects every
+    // flow, the tunnelled ones included, with no packet it could not parse.
+    ROWPROBE_REQUIRE_BINARY();
+    ROWPROBE_REQUIRE_TOOL("nfcapd", "nfdump");
+    ROWPROBE_REQUIRE_TOOL("nfdump", "nfdump");
+    const fs::path pcap = sourceDir() / "pcaps" / "tunnels.pcap";
+    const auto json = runRowprobe("pcap;file=" + pcap.string(), "json", {"--tunnel", "both"});
+    const auto flows = static_cast<std::size_t>(std::count(json.out.begin(), json.out.end(), '\n'));
+    ASSERT_GT(flows, 0U);
+    const fs::path dir = tempDir() / "nfcapd-tunnels";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::uint16_t port = freeUdpPort();
+    ChildProcess nfcapd({findTool("nfcapd"), "-b", "127.0.0.1", "-p", std::to_string(port), "-w",
+                         dir.string(), "-t", "3600"});
+    for (int i = 0; i < 500 && !udpPortBusy(port); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_TRUE(udpPortBusy(port)) << "nfcapd did not start";
+    runRowprobe("pcap;file=" + pcap.string(),
+                "ipfix;udp;port=" + std::to_string(port) +
+                    ";timestamps=ms;tunnel-pen=" + std::to_string(kPen),
+                {"--tunnel", "both"});
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    nfcapd.signal(SIGTERM);
+    const auto collected = nfcapd.wait(20);
+    ASSERT_EQ(collected.exitCode, 0) << collected.err << collected.out;
+    const std::string log = collected.out + collected.err;
+    EXPECT_NE(log.find("Flows: " + std::to_string(flows) + ","), std::string::npos) << log;
+    EXPECT_NE(log.find("Bad Packets: 0"), std::string::npos) << log;
+    const auto dump = runCommand({"nfdump", "-R", dir.string(), "-q"}, 60);
+    ASSERT_EQ(dump.exitCode, 0) << dump.err;
+    EXPECT_EQ(static_cast<std::size_t>(std::count(dump.out.begin(), dump.out.end(), '\n')), flows);
 }
 
 const Case kCases[] = {
