@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "rowprobe/errors.hpp"
@@ -108,6 +109,13 @@ constexpr OptionSpec kOptions[] = {
      .shortName = "v",
      .type = OptionType::Flag,
      .help = "log every connect attempt and disconnect"},
+    {.name = "tunnel-pen",
+     .type = OptionType::Int,
+     .defaultValue = "0",
+     .help = "enterprise number (yours) under which inner flows (--tunnel) carry tunnelType (1), "
+             "tunnelId (2), outer IPv4 (3, 4) or IPv6 (5, 6) addresses; 0: not exported",
+     .min = 0,
+     .max = 4294967295.0},
 };
 
 TimePrecision precisionFrom(const std::string& text) {
@@ -145,10 +153,13 @@ IpfixOutput::IpfixOutput(const Options& o) {
     config.maxMessageSize = static_cast<std::size_t>(o.getInt("mtu"));
     if (toFile && !o.explicitlySet("mtu")) config.maxMessageSize = 65535;
     const auto fields = ipfixBasicFields();
-    const std::size_t minimum = IpfixEncoder::minMessageSize(fields);
+    const bool tunnel = o.getInt("tunnel-pen") != 0;
+    const std::size_t minimum =
+        IpfixEncoder::minMessageSize(fields) + (tunnel ? kIpfixTunnelBytes : 0);
     if (config.maxMessageSize < minimum) {
         o.fail("mtu", "must be at least " + std::to_string(minimum) +
-                          " bytes to hold one IPv6 record and one template, got " +
+                          " bytes to hold one IPv6 record" +
+                          (tunnel ? " with its tunnel's fields" : "") + " and one template, got " +
                           std::to_string(config.maxMessageSize));
     }
     if (udp && config.maxMessageSize > kMaxUdpPayload) {
@@ -159,6 +170,12 @@ IpfixOutput::IpfixOutput(const Options& o) {
     if (udp) {
         config.templateRefreshNs = o.getDurationNs("template");
         config.templateRefreshMessages = static_cast<std::uint64_t>(o.getInt("template-packets"));
+    }
+    m_tunnelPen = static_cast<std::uint32_t>(o.getInt("tunnel-pen"));
+    m_tunnelNoticeDue = m_tunnelPen == 0;
+    if (m_tunnelPen != 0) {
+        m_plugins = IpfixPluginFields({}, "ipfix", m_tunnelPen);
+        config.extensions = m_plugins.extensions();
     }
     m_config = config;
 
@@ -286,14 +303,19 @@ FieldValue valueOf(const FieldSpec& f, std::span<const std::uint8_t> data) noexc
 }  // namespace
 
 IpfixPluginFields::IpfixPluginFields(std::span<const ProcessPlugin* const> plugins,
-                                     std::string_view output) {
+                                     std::string_view output, std::uint32_t tunnelPen)
+    : m_tunnelPen(tunnelPen) {
     const std::string component = "output '" + std::string(output) + "'";
-    if (plugins.size() > 64) {
-        throw ConfigError({.component = component,
-                           .option = "-p",
-                           .value = std::to_string(plugins.size()),
-                           .problem = "at most 64 process plugins can be exported over IPFIX",
-                           .help = "rowprobe -h " + std::string(output)});
+    const std::size_t limit = tunnelPen != 0 ? 62 : 64;
+    if (plugins.size() > limit) {
+        throw ConfigError(
+            {.component = component,
+             .option = "-p",
+             .value = std::to_string(plugins.size()),
+             .problem = "at most " + std::to_string(limit) +
+                        " process plugins can be exported over IPFIX" +
+                        (tunnelPen != 0 ? " with tunnel-pen (the tunnel fields take 2 sets)" : ""),
+             .help = "rowprobe -h " + std::string(output)});
     }
     m_fields.assign(plugins.size(), {});
     for (std::size_t i = 0; i < plugins.size(); ++i) {
@@ -315,14 +337,64 @@ IpfixPluginFields::IpfixPluginFields(std::span<const ProcessPlugin* const> plugi
         }
         m_extensions.push_back(std::move(ext));
     }
+    if (tunnelPen != 0) {
+        for (auto& ext : ipfixTunnelExtensions(tunnelPen)) m_extensions.push_back(std::move(ext));
+    }
     m_records = PluginRecords(plugins.size());
 }
 
+std::vector<IpfixExtension> ipfixTunnelExtensions(std::uint32_t pen) {
+    using K = IpfixFieldCodec::Kind;
+    auto scalar = [pen](std::uint16_t id, std::uint16_t length) {
+        IpfixFieldCodec c;
+        c.kind = K::Scalar;
+        c.element = {pen, id, length};
+        c.sourceWidth = static_cast<std::uint8_t>(length);
+        return c;
+    };
+    auto address = [pen](std::uint16_t id, std::uint16_t length) {
+        IpfixFieldCodec c;
+        c.kind = K::Bytes;
+        c.element = {pen, id, length};
+        return c;
+    };
+    return {
+        {.name = "tunnel4",
+         .fields = {scalar(kTunnelTypeId, 1), scalar(kTunnelIdId, 4), address(kTunnelSrc4Id, 4),
+                    address(kTunnelDst4Id, 4)}},
+        {.name = "tunnel6",
+         .fields = {scalar(kTunnelTypeId, 1), scalar(kTunnelIdId, 4), address(kTunnelSrc6Id, 16),
+                    address(kTunnelDst6Id, 16)}},
+    };
+}
+
+void IpfixPluginFields::addTunnel(const FlowRecord& r, std::uint64_t& mask) {
+    if (m_tunnelPen == 0 || r.tunnel.type == 0) return;
+    // The outer header's family picks the extension: both addresses come from one IP header.
+    const bool v4 = isIpv4Mapped(r.tunnel.src);
+    mask |= std::uint64_t{1} << (m_fields.size() + (v4 ? 0 : 1));
+    m_values.push_back({&r.tunnel.type, 1});
+    m_values.push_back({&r.tunnel.id, 1});
+    const std::size_t skip = v4 ? 12 : 0;
+    m_values.push_back({r.tunnel.src.data() + skip, static_cast<std::uint32_t>(16 - skip)});
+    m_values.push_back({r.tunnel.dst.data() + skip, static_cast<std::uint32_t>(16 - skip)});
+}
+
 void IpfixPluginFields::add(IpfixEncoder& encoder, const FlowRecord& r) {
-    m_records.load(r);
-    const std::size_t n = m_records.records();
+    std::size_t n = 0;
+    if (r.extLen != 0) {
+        m_records.load(r);
+        n = m_records.records();
+    }
     if (n == 0) {
-        encoder.add(r);
+        std::uint64_t mask = 0;
+        m_values.clear();
+        addTunnel(r, mask);
+        if (mask == 0) {
+            encoder.add(r);
+        } else {
+            encoder.add(r, mask, m_values);
+        }
         return;
     }
     for (std::size_t k = 0; k < n; ++k) {
@@ -334,30 +406,44 @@ void IpfixPluginFields::add(IpfixEncoder& encoder, const FlowRecord& r) {
             const auto data = m_records.instance(p, k);
             for (const FieldSpec* f : m_fields[p]) m_values.push_back(valueOf(*f, data));
         }
+        addTunnel(r, mask);
         encoder.add(r, mask, m_values);
     }
 }
 
 void IpfixOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugins) {
     if (plugins.empty()) return;
-    m_plugins = IpfixPluginFields(plugins, "ipfix");
+    m_plugins = IpfixPluginFields(plugins, "ipfix", m_tunnelPen);
     m_config.extensions = m_plugins.extensions();
     m_encoder = std::make_unique<IpfixEncoder>(m_config, ipfixBasicFields(), *m_transport);
 }
 
 void IpfixOutput::write(std::span<const FlowRecord> records) {
+    if (m_tunnelNoticeDue) noticeTunnels(records);
     if (m_plugins.empty()) {
         m_encoder->add(records);
         return;
     }
     for (const FlowRecord& r : records) {
-        if (r.extLen == 0) {
+        if (!m_plugins.extended(r)) {
             m_encoder->add(r);
         } else {
             m_plugins.add(*m_encoder, r);
         }
     }
     m_oversized.store(m_encoder->oversized(), std::memory_order_relaxed);
+}
+
+void IpfixOutput::noticeTunnels(std::span<const FlowRecord> records) {
+    for (const FlowRecord& r : records) {
+        if (r.tunnel.type == 0) continue;
+        m_tunnelNoticeDue = false;
+        std::fprintf(stderr,
+                     "rowprobe: output 'ipfix': flows from tunnels are exported without their "
+                     "tunnel's type, id and outer addresses; give tunnel-pen=N (your "
+                     "enterprise number) to add them (output/ipfix/README.md)\n");
+        return;
+    }
 }
 
 void IpfixOutput::flush() {

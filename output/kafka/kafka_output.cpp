@@ -126,6 +126,13 @@ constexpr OptionSpec kOptions[] = {
      .help = "ipfix: observation domain id",
      .min = 0,
      .max = 4294967295.0},
+    {.name = "tunnel-pen",
+     .type = OptionType::Int,
+     .defaultValue = "0",
+     .help = "ipfix: enterprise number under which inner flows (--tunnel) carry their tunnel's "
+             "type, id and outer addresses, as the ipfix output's tunnel-pen; 0: not exported",
+     .min = 0,
+     .max = 4294967295.0},
     {.name = "probe",
      .shortName = "p",
      .type = OptionType::String,
@@ -302,7 +309,7 @@ KafkaOutput::KafkaOutput(const Options& o) {
         if (o.explicitlySet("fields"))
             o.fail("fields", "applies to format=json only (ipfix sends ipfixprobe's templates)");
     } else {
-        for (const char* ipfixOnly : {"mtu", "id"}) {
+        for (const char* ipfixOnly : {"mtu", "id", "tunnel-pen"}) {
             if (o.explicitlySet(ipfixOnly)) o.fail(ipfixOnly, "applies to format=ipfix only");
         }
     }
@@ -392,11 +399,21 @@ KafkaOutput::KafkaOutput(const Options& o) {
             config.observationDomain = static_cast<std::uint32_t>(o.getInt("id"));
             config.maxMessageSize = static_cast<std::size_t>(o.getInt("mtu"));
             const auto fields = ipfixBasicFields();
-            const std::size_t minimum = IpfixEncoder::minMessageSize(fields);
+            const bool tunnel = o.getInt("tunnel-pen") != 0;
+            const std::size_t minimum =
+                IpfixEncoder::minMessageSize(fields) + (tunnel ? kIpfixTunnelBytes : 0);
             if (config.maxMessageSize < minimum) {
                 o.fail("mtu", "must be at least " + std::to_string(minimum) +
-                                  " bytes to hold one IPv6 record and one template, got " +
+                                  " bytes to hold one IPv6 record" +
+                                  (tunnel ? " with its tunnel's fields" : "") +
+                                  " and one template, got " +
                                   std::to_string(config.maxMessageSize));
+            }
+            m_tunnelPen = static_cast<std::uint32_t>(o.getInt("tunnel-pen"));
+            if (m_tunnelPen != 0) {
+                m_ipfixPlugins = std::make_unique<IpfixPluginFields>(
+                    std::span<const ProcessPlugin* const>{}, "kafka", m_tunnelPen);
+                config.extensions = m_ipfixPlugins->extensions();
             }
             m_sink = std::make_unique<KafkaIpfixSink>(*this);
             m_encoder = std::make_unique<IpfixEncoder>(config, fields, *m_sink);
@@ -514,13 +531,13 @@ std::size_t KafkaOutput::keyOf(const FlowRecord& r, char* out) const noexcept {
 }
 
 void KafkaOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugins) {
-    m_pluginColumns.reset();
-    m_ipfixPlugins.reset();
     if (plugins.empty()) return;
+    m_pluginColumns.reset();
     if (m_format == Format::Ipfix) {
-        // The ipfix output's extensions: plugin i is extension i; templates per set of plugins
-        // present are created as records need them and go into each message that uses them.
-        m_ipfixPlugins = std::make_unique<IpfixPluginFields>(plugins, "kafka");
+        // The ipfix output's extensions: plugin i is extension i (the tunnel's follow);
+        // templates per set present are created as records need them and go into each message
+        // that uses them.
+        m_ipfixPlugins = std::make_unique<IpfixPluginFields>(plugins, "kafka", m_tunnelPen);
         m_ipfixConfig->extensions = m_ipfixPlugins->extensions();
         m_encoder = std::make_unique<IpfixEncoder>(*m_ipfixConfig, ipfixBasicFields(), *m_sink);
         return;
@@ -548,7 +565,7 @@ void KafkaOutput::writeJsonWithPlugins(const FlowRecord& r) {
 }
 
 void KafkaOutput::addIpfix(const FlowRecord& r) {
-    if (m_ipfixPlugins && r.extLen != 0) {
+    if (m_ipfixPlugins && m_ipfixPlugins->extended(r)) {
         m_ipfixPlugins->add(*m_encoder, r);
     } else {
         m_encoder->add(r);

@@ -120,7 +120,8 @@ private:
     std::unique_ptr<KafkaIpfixSink> m_sink;
     std::unique_ptr<IpfixEncoder> m_encoder;
     std::unique_ptr<IpfixPluginFields> m_ipfixPlugins;  ///< ipfix with -p; null otherwise
-    std::unique_ptr<EncoderConfig> m_ipfixConfig;       ///< ipfix: to rebuild the encoder for -p
+    std::uint32_t m_tunnelPen = 0;                 ///< ipfix: `tunnel-pen`, 0 = no tunnel elements
+    std::unique_ptr<EncoderConfig> m_ipfixConfig;  ///< ipfix: to rebuild the encoder for -p
     const char* m_pendingKey = nullptr;  ///< ipfix with a key: the key of the record being sent
     std::size_t m_pendingKeyLength = 0;
 

@@ -12,6 +12,9 @@ namespace rowprobe::output {
 
 namespace {
 
+/// The group name of the tunnel fields in `p=` (a rowprobe extension; not a process plugin).
+constexpr std::string_view kTunnelGroup = "tunnel";
+
 // Names follow ipfixprobe's unirec output (wire-formats.md §3.1).
 constexpr OptionSpec kOptions[] = {
     {.name = "ifc",
@@ -24,7 +27,8 @@ constexpr OptionSpec kOptions[] = {
      .type = OptionType::String,
      .defaultValue = "basic",
      .help = "field groups per interface, e.g. basic or http,(pstats,phists); one per interface; "
-             "default: basic, or the only -p plugin"},
+             "tunnel: flows out of tunnels (--tunnel) with TUNNEL_TYPE, TUNNEL_ID, TUNNEL_SRC_IP, "
+             "TUNNEL_DST_IP; default: basic, or the only -p plugin"},
     {.name = "odid",
      .shortName = "o",
      .type = OptionType::Flag,
@@ -114,6 +118,11 @@ UnirecOutput::UnirecOutput(const Options& o) : m_options(o) {
                 o.fail("plugins", "'basic' is a group of its own (every flow, no plugin fields)",
                        {}, name);
             }
+            if (name == kTunnelGroup) {  // once per group, in any number of groups
+                if (std::count(g.begin(), g.end(), name) > 1)
+                    o.fail("plugins", "'tunnel' may appear only once in a group", {}, name);
+                continue;
+            }
             for (const auto& prev : seen) {
                 if (prev == name)
                     o.fail("plugins", "'" + name + "' may appear only once", {}, name);
@@ -135,18 +144,24 @@ UnirecOutput::UnirecOutput(const Options& o) : m_options(o) {
     }
 }
 
-void UnirecOutput::open(std::size_t index, std::vector<UnirecPluginFields> plugins) {
+void UnirecOutput::open(std::size_t index, std::vector<UnirecPluginFields> plugins, bool tunnel) {
     Interface& ifc = m_interfaces[index];
     ifc.trap.reset();  // a re-opened interface releases its port / file first
     ifc.plugins.clear();
     ifc.mask = 0;
+    ifc.tunnel = tunnel;
     for (const auto& p : plugins) {
         ifc.plugins.push_back(p.plugin);
         ifc.mask |= std::uint64_t{1} << p.plugin;
     }
+    std::vector<const FieldSpec*> core = fieldSpecs(unirecBasicFields(m_odid));
+    if (tunnel) {
+        for (const FieldId id :
+             {FieldId::TunnelType, FieldId::TunnelId, FieldId::TunnelSrc, FieldId::TunnelDst})
+            core.push_back(&fieldSpec(id));
+    }
     try {
-        ifc.encoder = std::make_unique<UnirecEncoder>(fieldSpecs(unirecBasicFields(m_odid)),
-                                                      m_constants, plugins);
+        ifc.encoder = std::make_unique<UnirecEncoder>(core, m_constants, plugins);
     } catch (const std::invalid_argument& e) {
         m_options.fail("plugins", e.what());
     }
@@ -211,21 +226,27 @@ void UnirecOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugi
     }
     std::vector<std::string> allowed = names;
     allowed.emplace_back("basic");
+    allowed.emplace_back(kTunnelGroup);
     for (std::size_t i = 0; i < m_groups.size(); ++i) {
         if (m_groups[i].size() == 1 && m_groups[i][0] == "basic") continue;
         std::vector<UnirecPluginFields> group;
+        bool tunnel = false;
         for (const auto& name : m_groups[i]) {
+            if (name == kTunnelGroup) {
+                tunnel = true;
+                continue;
+            }
             const auto it = std::find(names.begin(), names.end(), name);
             if (it == names.end()) {
                 m_options.fail("plugins",
                                "'" + name + "' is not a process plugin of this run" +
                                    (names.empty() ? " (no -p given)" : "") +
-                                   "; each group names plugins given with -p, or basic",
+                                   "; each group names plugins given with -p, basic or tunnel",
                                allowed, name);
             }
             group.push_back(fieldsOf(static_cast<std::size_t>(it - names.begin())));
         }
-        open(i, std::move(group));
+        open(i, std::move(group), tunnel);
     }
     m_pluginRecords = PluginRecords(plugins.size());
 }
@@ -244,23 +265,33 @@ void UnirecOutput::write(std::span<const FlowRecord> records) {
             bool loaded = false;
             for (auto& ifc : m_interfaces) {
                 if (!ifc.trap) continue;  // a plugin group never resolved (no pipeline)
+                // A flow goes to a group's interface only if it carries at least one of the
+                // group's plugins, or the group has `tunnel` and the flow came out of one.
+                const bool tunnelled = ifc.tunnel && r.tunnel.type != 0;
                 if (ifc.plugins.empty()) {
+                    if (ifc.tunnel && !tunnelled) continue;
                     ifc.encoder->encode(r, m_record.data());
                     ifc.trap->send({m_record.data(), ifc.encoder->recordSize()});
                     continue;
                 }
-                // A flow goes to a plugin group's interface only if it carries at least one
-                // of the group's plugins; one record per instance (plugin_records.hpp).
-                if (r.extLen == 0) continue;
-                if (!loaded) {
-                    m_pluginRecords.load(r);
-                    loaded = true;
+                // One record per instance (plugin_records.hpp).
+                std::size_t n = 0;
+                if (r.extLen != 0) {
+                    if (!loaded) {
+                        m_pluginRecords.load(r);
+                        loaded = true;
+                    }
+                    n = m_pluginRecords.records(ifc.mask);
                 }
-                const std::size_t n = m_pluginRecords.records(ifc.mask);
+                const bool withPlugins = n != 0;
+                if (!withPlugins) {
+                    if (!tunnelled) continue;
+                    n = 1;  // the tunnel fields, the group's plugins absent
+                }
                 for (std::size_t k = 0; k < n; ++k) {
                     m_instances.clear();
                     for (const std::size_t p : ifc.plugins) {
-                        m_instances.push_back(m_pluginRecords.present(p, k)
+                        m_instances.push_back(withPlugins && m_pluginRecords.present(p, k)
                                                   ? m_pluginRecords.instance(p, k)
                                                   : std::span<const std::uint8_t>{});
                     }

@@ -29,7 +29,8 @@ public:
     OutputStats stats() const override;
     void requestStop() override;
     /// Resolves the `plugins` groups against the process plugins and opens the interfaces
-    /// that carry plugin fields. ConfigError (exit 2) when a group names a plugin that is not
+    /// that carry plugin fields or the tunnel group (`tunnel`: TUNNEL_TYPE, TUNNEL_ID,
+    /// TUNNEL_SRC_IP, TUNNEL_DST_IP, for flows that came out of a tunnel). ConfigError (exit 2) when a group names a plugin that is not
     /// running, a plugin without UniRec fields, or when plugins run without a `plugins` map
     /// that ipfixprobe's default rule could resolve.
     void setProcessPlugins(std::span<const ProcessPlugin* const> plugins) override;
@@ -44,8 +45,9 @@ private:
         std::unique_ptr<UnirecEncoder> encoder;
         std::vector<std::size_t> plugins;  ///< -p indices of the group; empty = basic
         std::uint64_t mask = 0;            ///< the same as bits
+        bool tunnel = false;  ///< the group has `tunnel`: TUNNEL_* fields, flows out of tunnels
     };
-    void open(std::size_t index, std::vector<UnirecPluginFields> plugins);
+    void open(std::size_t index, std::vector<UnirecPluginFields> plugins, bool tunnel = false);
     void publish() noexcept;
 
     Options m_options;

@@ -201,7 +201,8 @@ constexpr FieldSpec kCoreFields[] = {
      .offset = ROWPROBE_AT(queue)},
     // Tunnel of an inner flow (--tunnel inner|both). IANA has no elements for a tunnel's outer
     // addresses, type or id (layer2SegmentId, 351, covers only VXLAN/NVGRE with a type byte),
-    // and rowprobe has no enterprise number of its own: IPFIX does not carry them (id 0).
+    // and rowprobe has no enterprise number of its own: no fixed element here (id 0); the ipfix
+    // output sends them under the operator's `tunnel-pen` (output/ipfix/ipfix_output.hpp).
     {.name = "tunnel_type",
      .description = "tunnel of an inner flow: 0 none, 1 GRE, 2 ERSPAN, 3 VXLAN, 4 Geneve, "
                     "5 GTP-U, 6 Teredo, 7 AYIYA, 8 CAPWAP, 9 IP-in-IP, 10 MPLS/UDP",

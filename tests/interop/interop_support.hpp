@@ -5,7 +5,9 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +16,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -214,6 +218,86 @@ inline void PrintTo(const Capture& c, std::ostream* os) { *os << c.name; }
         if ((capture).path().empty() || !std::filesystem::exists((capture).path())) \
             GTEST_SKIP() << "capture '" << (capture).name << "' not available";     \
     } while (0)
+
+/// The messages of an IPFIX file as UDP datagrams to port 4739 in a pcap (what a capture on the
+/// collector's interface would hold), for tshark.
+inline void writeIpfixFileAsUdpPcap(const std::vector<std::uint8_t>& ipfix,
+                                    const std::filesystem::path& pcap) {
+    std::ofstream out(pcap, std::ios::binary);
+    auto put = [&](const void* p, std::size_t n) { out.write(static_cast<const char*>(p), n); };
+    const std::uint32_t global[] = {0xa1b2c3d4, 0x00040002, 0, 0, 65535, 1};
+    put(global, sizeof global);
+    for (std::size_t at = 0; at + 16 <= ipfix.size();) {
+        const std::size_t len = std::size_t{ipfix[at + 2]} << 8 | ipfix[at + 3];
+        if (len < 16 || at + len > ipfix.size()) break;
+        std::vector<std::uint8_t> pkt(14 + 20 + 8, 0);
+        pkt[12] = 0x08;  // IPv4
+        const std::size_t ipLen = 20 + 8 + len;
+        const std::uint8_t ip[20] = {0x45,
+                                     0,
+                                     static_cast<std::uint8_t>(ipLen >> 8),
+                                     static_cast<std::uint8_t>(ipLen),
+                                     0,
+                                     0,
+                                     0,
+                                     0,
+                                     64,
+                                     17,
+                                     0,
+                                     0,
+                                     127,
+                                     0,
+                                     0,
+                                     1,
+                                     127,
+                                     0,
+                                     0,
+                                     1};
+        std::copy(std::begin(ip), std::end(ip), pkt.begin() + 14);
+        const std::size_t udpLen = 8 + len;
+        const std::uint8_t udp[8] = {0x9c,
+                                     0x40,
+                                     0x12,
+                                     0x83,
+                                     static_cast<std::uint8_t>(udpLen >> 8),
+                                     static_cast<std::uint8_t>(udpLen),
+                                     0,
+                                     0};  // 40000 -> 4739
+        std::copy(std::begin(udp), std::end(udp), pkt.begin() + 34);
+        pkt.insert(pkt.end(), ipfix.begin() + static_cast<std::ptrdiff_t>(at),
+                   ipfix.begin() + static_cast<std::ptrdiff_t>(at + len));
+        const std::uint32_t rec[] = {1700000000, 0, static_cast<std::uint32_t>(pkt.size()),
+                                     static_cast<std::uint32_t>(pkt.size())};
+        put(rec, sizeof rec);
+        put(pkt.data(), pkt.size());
+        at += len;
+    }
+}
+
+/// A UDP port on 127.0.0.1 that was free a moment ago.
+inline std::uint16_t freeUdpPort() {
+    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    ::close(fd);
+    return ntohs(a.sin_port);
+}
+
+/// True when something is bound to UDP `port` on 127.0.0.1.
+inline bool udpPortBusy(std::uint16_t port) {
+    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool busy = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0;
+    ::close(fd);
+    return busy;
+}
 
 /// A child process whose stdin is a pipe the test writes to (a capture fed at the test's pace).
 class PipedChild {

@@ -311,29 +311,6 @@ TEST_P(TsharkInterop, UdpTemplateRefreshIsVisibleInTheCapture) {
 
 // ---- nfdump ---------------------------------------------------------------------------------
 
-std::uint16_t freeUdpPort() {
-    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
-bool udpPortBusy(std::uint16_t port) {
-    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const bool busy = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0;
-    ::close(fd);
-    return busy;
-}
-
 /// nfdump's "...A.R.." (CWR ECE URG ACK PSH RST SYN FIN) as bits.
 std::uint64_t nfdumpFlags(const std::string& s) {
     std::uint64_t bits = 0;

@@ -260,60 +260,6 @@ TEST_P(IpfixPluginInterop, IpfixDumpDecodesEveryPluginFieldEqualToJson) {
 
 // ---- tshark -----------------------------------------------------------------------------------
 
-/// The messages of an IPFIX file as UDP datagrams to port 4739 in a pcap (what a capture on the
-/// collector's interface would hold), for tshark.
-void writeUdpPcap(const std::vector<std::uint8_t>& ipfix, const fs::path& pcap) {
-    std::ofstream out(pcap, std::ios::binary);
-    auto put = [&](const void* p, std::size_t n) { out.write(static_cast<const char*>(p), n); };
-    const std::uint32_t global[] = {0xa1b2c3d4, 0x00040002, 0, 0, 65535, 1};
-    put(global, sizeof global);
-    for (std::size_t at = 0; at + 16 <= ipfix.size();) {
-        const std::size_t len = std::size_t{ipfix[at + 2]} << 8 | ipfix[at + 3];
-        if (len < 16 || at + len > ipfix.size()) break;
-        std::vector<std::uint8_t> pkt(14 + 20 + 8, 0);
-        pkt[12] = 0x08;  // IPv4
-        const std::size_t ipLen = 20 + 8 + len;
-        const std::uint8_t ip[20] = {0x45,
-                                     0,
-                                     static_cast<std::uint8_t>(ipLen >> 8),
-                                     static_cast<std::uint8_t>(ipLen),
-                                     0,
-                                     0,
-                                     0,
-                                     0,
-                                     64,
-                                     17,
-                                     0,
-                                     0,
-                                     127,
-                                     0,
-                                     0,
-                                     1,
-                                     127,
-                                     0,
-                                     0,
-                                     1};
-        std::copy(std::begin(ip), std::end(ip), pkt.begin() + 14);
-        const std::size_t udpLen = 8 + len;
-        const std::uint8_t udp[8] = {0x9c,
-                                     0x40,
-                                     0x12,
-                                     0x83,
-                                     static_cast<std::uint8_t>(udpLen >> 8),
-                                     static_cast<std::uint8_t>(udpLen),
-                                     0,
-                                     0};  // 40000 -> 4739
-        std::copy(std::begin(udp), std::end(udp), pkt.begin() + 34);
-        pkt.insert(pkt.end(), ipfix.begin() + static_cast<std::ptrdiff_t>(at),
-                   ipfix.begin() + static_cast<std::ptrdiff_t>(at + len));
-        const std::uint32_t rec[] = {1700000000, 0, static_cast<std::uint32_t>(pkt.size()),
-                                     static_cast<std::uint32_t>(pkt.size())};
-        put(rec, sizeof rec);
-        put(pkt.data(), pkt.size());
-        at += len;
-    }
-}
-
 std::vector<std::uint8_t> unhex(const std::string& colonHex) {
     std::vector<std::uint8_t> out;
     for (std::size_t i = 0; i + 1 < colonHex.size(); i += 3)
@@ -482,7 +428,7 @@ TEST_P(IpfixPluginInterop, TsharkDecodesEveryPluginFieldEqualToJson) {
     std::ifstream in(file, std::ios::binary);
     const std::vector<std::uint8_t> ipfix((std::istreambuf_iterator<char>(in)), {});
     const fs::path capture = tempDir() / ("plugins-udp-" + c.name + ".pcap");
-    writeUdpPcap(ipfix, capture);
+    writeIpfixFileAsUdpPcap(ipfix, capture);
     std::vector<std::string> decoded;
     for (const auto& v : tsharkValues(capture, ipfix, maps))
         decoded.push_back(canonical(maps, v, false));

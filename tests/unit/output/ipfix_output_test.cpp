@@ -229,6 +229,77 @@ TEST(IpfixOutput, PluginFieldsOneTemplatePerPluginSetAndOneRecordPerInstance) {
     }
 }
 
+TEST(IpfixOutput, TunnelFieldsUnderTheOperatorsPenInTemplatesOfTheirOwn) {
+    // tunnel-pen=32473 (RFC 5612's documentation number) with the http plugin: plain flows keep
+    // 258, an IPv4-outer tunnel gets the tunnel4 set (ids 1-4), an IPv6-outer one the tunnel6
+    // set (1, 2, 5, 6), and a tunnelled flow with http data both, the plugin's fields first.
+    namespace fp = rowprobe::test::plugins;
+    const fp::FakePlugin http("http", fp::kHttpFields);
+    const ProcessPlugin* plugins[] = {&http};
+    const auto path = rowprobe::test::tempDir() / "tunnels.ipfix";
+    auto out = makeOutput("ipfix;file=" + path.string() + ";tunnel-pen=32473");
+    out->setProcessPlugins(plugins);
+    constexpr std::uint32_t kPen = 32473;
+
+    std::vector<FlowRecord> records = {numbered(0), numbered(1), numbered(2, true), numbered(3)};
+    records[1].tunnel.type = static_cast<std::uint8_t>(TunnelType::Vxlan);
+    records[1].tunnel.id = 0xABCDEF;
+    records[1].tunnel.src = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 192, 0, 2, 1};
+    records[1].tunnel.dst = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 192, 0, 2, 2};
+    for (const std::size_t k : {std::size_t{2}, std::size_t{3}}) {
+        records[k].tunnel.type = static_cast<std::uint8_t>(TunnelType::Gre);
+        records[k].tunnel.id = 7;
+        records[k].tunnel.src = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+        records[k].tunnel.dst = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+    }
+    fp::Instances i3;
+    i3.http(0, "GET", "example.com", 200);
+    i3.attach(records[3]);
+    out->write(records);
+    out->finish();
+    EXPECT_EQ(out->stats().records, 4U);
+
+    std::ifstream in(path, std::ios::binary);
+    const auto msgs = decodeAll({std::istreambuf_iterator<char>(in), {}});
+    std::map<std::uint16_t, std::vector<dec::Element>> templates;
+    std::vector<dec::DataRecord> data;
+    for (const auto& m : msgs) {
+        for (const auto& t : m.templates) templates[t.id] = t.elements;
+        data.insert(data.end(), m.records.begin(), m.records.end());
+    }
+    ASSERT_EQ(data.size(), 4U);
+    EXPECT_EQ(data[0].templateId, 258);
+    EXPECT_EQ(data[1].templateId, 260);  // {tunnel4}, IPv4 inner
+    EXPECT_EQ(data[2].templateId, 263);  // {tunnel6}, IPv6 inner
+    EXPECT_EQ(data[3].templateId, 264);  // {http, tunnel6}, IPv4 inner
+    EXPECT_EQ(templates[258].size(), 18U);
+    const std::vector<dec::Element> tail4 = {
+        {1, 1, kPen}, {2, 4, kPen}, {3, 4, kPen}, {4, 4, kPen}};
+    const std::vector<dec::Element> tail6 = {
+        {1, 1, kPen}, {2, 4, kPen}, {5, 16, kPen}, {6, 16, kPen}};
+    ASSERT_EQ(templates[260].size(), 22U);
+    EXPECT_EQ(std::vector<dec::Element>(templates[260].begin() + 18, templates[260].end()), tail4);
+    ASSERT_EQ(templates[263].size(), 22U);
+    EXPECT_EQ(std::vector<dec::Element>(templates[263].begin() + 18, templates[263].end()), tail6);
+    ASSERT_EQ(templates[264].size(), 25U);  // 18 + 3 http + 4 tunnel
+    EXPECT_EQ(std::vector<dec::Element>(templates[264].begin() + 21, templates[264].end()), tail6);
+
+    EXPECT_EQ(data[0].find(kPen, 1), nullptr);
+    EXPECT_EQ(data[1].number(kPen, 1), 3U);
+    EXPECT_EQ(data[1].number(kPen, 2), 0xABCDEFU);
+    EXPECT_EQ(*data[1].find(kPen, 3), (std::vector<std::uint8_t>{192, 0, 2, 1}));
+    EXPECT_EQ(*data[1].find(kPen, 4), (std::vector<std::uint8_t>{192, 0, 2, 2}));
+    for (const std::size_t k : {std::size_t{2}, std::size_t{3}}) {
+        EXPECT_EQ(data[k].number(kPen, 1), 1U);
+        EXPECT_EQ(data[k].number(kPen, 2), 7U);
+        EXPECT_EQ(*data[k].find(kPen, 6), std::vector<std::uint8_t>(records[k].tunnel.dst.begin(),
+                                                                    records[k].tunnel.dst.end()));
+    }
+    const auto* method = data[3].find(8057, 200);
+    ASSERT_NE(method, nullptr);
+    EXPECT_EQ(std::string(method->begin(), method->end()), "GET");
+}
+
 TEST(IpfixOutput, FileIsAnIpfixStreamWithTemplatesFirstAndEveryRecord) {
     const auto path = rowprobe::test::tempDir() / "out.ipfix";
     auto out = makeOutput("ipfix;file=" + path.string() + ";id=42");
@@ -268,7 +339,10 @@ TEST(IpfixOutput, BadOptionsAreConfigErrors) {
                                           "ipfix;udp;linger=1",
                                           "ipfix;timestamps=ps",
                                           "ipfix;template=-1",
-                                          "ipfix;hots=1.2.3.4"};
+                                          "ipfix;hots=1.2.3.4",
+                                          "ipfix;tunnel-pen=-1",
+                                          "ipfix;tunnel-pen=4294967296",
+                                          "ipfix;udp;mtu=126;tunnel-pen=32473"};
     for (const std::string& text : bad) {
         EXPECT_THROW(makeOutput(text), ConfigError) << text;
     }

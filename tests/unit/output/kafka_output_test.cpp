@@ -475,6 +475,8 @@ TEST(KafkaOutput, OptionMistakesAreStartUpErrors) {
     EXPECT_NE(m.find("did you mean 'community-id'"), std::string::npos) << m;
     m = message("kafka;format=json;mtu=1400");
     EXPECT_NE(m.find("format=ipfix only"), std::string::npos) << m;
+    m = message("kafka;format=json;tunnel-pen=32473");
+    EXPECT_NE(m.find("format=ipfix only"), std::string::npos) << m;
     m = message("kafka;format=ipfix;fields=src_ip");
     EXPECT_NE(m.find("format=json only"), std::string::npos) << m;
     m = message("kafka;community-id-seed=3");
@@ -666,6 +668,61 @@ TEST(KafkaOutput, IpfixFormatCarriesProcessPluginFieldsAsTheIpfixOutput) {
     }
     // pstats' lists and http's strings follow the basic fields.
     EXPECT_GT(widest, ipfixBasicFields().size());
+}
+
+TEST(KafkaOutput, IpfixFormatCarriesTunnelFieldsAsTheIpfixOutput) {
+    SKIP_UNDER_TSAN();
+    // Inner flows (--tunnel both) with tunnel-pen: the kafka ipfix format shares the ipfix
+    // output's encoder, so every record of the ipfix file, tunnel elements (PEN 32473, RFC
+    // 5612's documentation number) and pstats' lists included, is in a Kafka message.
+    const std::string pcap = (sourceDir() / "pcaps" / "tunnels.pcap").string();
+    const auto file = tempDir() / "tunnels.ipfix";
+    const std::vector<std::string> base = {rowprobeBinary().string(),
+                                           "-i",
+                                           "pcap;file=" + pcap,
+                                           "-Q",
+                                           "--tunnel",
+                                           "both",
+                                           "-p",
+                                           "pstats"};
+    std::vector<std::string> ipfixArgs = base;
+    ipfixArgs.insert(ipfixArgs.end(), {"-o", "ipfix;file=" + file.string() + ";tunnel-pen=32473"});
+    const auto ipfix = runCommand(ipfixArgs);
+    ASSERT_EQ(ipfix.exitCode, 0) << ipfix.err;
+    std::ifstream in(file, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    dec::Decoder decoder;
+    std::vector<dec::Message> fileMessages;
+    std::string error;
+    ASSERT_TRUE(
+        decoder.decode(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()),
+                       fileMessages, error))
+        << error;
+    std::multiset<std::string> expected;
+    std::size_t tunnelled = 0;
+    for (const auto& m : fileMessages) {
+        for (const auto& r : m.records) {
+            expected.insert(recordText(r));
+            if (r.find(32473, 1) != nullptr && r.find(0, 291) != nullptr) ++tunnelled;
+        }
+    }
+    EXPECT_GT(tunnelled, 0U) << "records with both pstats (basicLists) and the tunnel elements";
+
+    const MockCluster cluster;
+    std::vector<std::string> kafkaArgs = base;
+    kafkaArgs.insert(kafkaArgs.end(), {"-o", "kafka;brokers=" + cluster.bootstraps() +
+                                                 ";format=ipfix;tunnel-pen=32473"});
+    const auto run = runCommand(kafkaArgs);
+    ASSERT_EQ(run.exitCode, 0) << run.err;
+    const std::size_t want = expected.size();
+    const auto got = consumeUntil(cluster.bootstraps(), [want](const std::vector<Consumed>& c) {
+        return recordCount(decodeEach(c)) >= want;
+    });
+    std::multiset<std::string> records;
+    for (const auto& m : decodeEach(got)) {
+        for (const auto& r : m.records) records.insert(recordText(r));
+    }
+    EXPECT_EQ(records, expected);
 }
 
 TEST(KafkaOutput, RowprobeWithNoBrokerExitsWithinLingerAndCountsEveryRecordDropped) {

@@ -416,6 +416,69 @@ TEST_F(UnirecTrap, PluginGroupsGetTheirFlowsOneRecordPerInstance) {
                                        "[2023-11-14T22:13:20.250000]"}));
 }
 
+TEST_F(UnirecTrap, TunnelGroupGetsFlowsOutOfTunnelsWithTheirFields) {
+    // p=basic,tunnel,(http,tunnel): every flow on the first interface with ipfixprobe's
+    // template; flows out of a tunnel on the second with TUNNEL_TYPE, TUNNEL_ID, TUNNEL_SRC_IP
+    // and TUNNEL_DST_IP (IPv4 and IPv6 outer addresses each in their UniRec form); flows with
+    // http data or a tunnel on the third, the part a flow lacks as zeros / empty.
+    const fp::FakePlugin http("http", fp::kHttpFields);
+    const ProcessPlugin* plugins[] = {&http};
+    const auto a = m_dir / "all.trapcap";
+    const auto b = m_dir / "tunnel.trapcap";
+    const auto c = m_dir / "http-tunnel.trapcap";
+    auto out = makeOutput("unirec;i=f:" + a.string() + ",f:" + b.string() + ",f:" + c.string() +
+                          ";p=basic,tunnel,(http,tunnel);I=0");
+    out->setProcessPlugins(plugins);
+    std::vector<FlowRecord> records = {vectorA(), vectorA(), vectorA(), vectorA()};
+    records[1].tunnel.type = static_cast<std::uint8_t>(TunnelType::Vxlan);
+    records[1].tunnel.id = 4242;
+    records[1].tunnel.src = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 192, 0, 2, 1};
+    records[1].tunnel.dst = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 192, 0, 2, 2};
+    records[2].tunnel.type = static_cast<std::uint8_t>(TunnelType::GtpU);
+    records[2].tunnel.id = 0xFFFFFFFF;
+    records[2].tunnel.src = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    records[2].tunnel.dst = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+    fp::Instances i2, i3;
+    i2.http(0, "GET", "example.com", 200);
+    i3.http(0, "POST", "a.example", 404);
+    i2.attach(records[2]);
+    i3.attach(records[3]);
+    out->write(records);
+    out->finish();
+
+    const auto sa = readTrapcap(a);
+    EXPECT_EQ(sa.spec, ur::kSpecA);
+    EXPECT_EQ(sa.records().size(), 4U);
+
+    const auto sb = readTrapcap(b);
+    EXPECT_EQ(sb.spec,
+              "ipaddr DST_IP,ipaddr SRC_IP,ipaddr TUNNEL_DST_IP,ipaddr TUNNEL_SRC_IP,uint64 BYTES,"
+              "uint64 BYTES_REV,uint64 LINK_BIT_FIELD,time TIME_FIRST,time TIME_LAST,"
+              "macaddr DST_MAC,macaddr SRC_MAC,uint32 PACKETS,uint32 PACKETS_REV,"
+              "uint32 TUNNEL_ID,uint16 DST_PORT,uint16 SRC_PORT,uint8 DIR_BIT_FIELD,"
+              "uint8 PROTOCOL,uint8 TCP_FLAGS,uint8 TCP_FLAGS_REV,uint8 TUNNEL_TYPE");
+    const std::string ips = "2001:db8::1,10.0.0.1,";
+    const std::string mid =
+        "1000,2000,0,2023-11-14T22:13:20.500000,2023-11-14T22:13:21.250000,66:77:88:99:aa:bb,"
+        "00:11:22:33:44:55,10,20,";
+    EXPECT_EQ(loggerLines(sb),
+              (std::vector<std::string>{
+                  ips + "192.0.2.2,192.0.2.1," + mid + "4242,443,12345,0,6,27,18,3",
+                  ips + "2001:db8::2,2001:db8::1," + mid + "4294967295,443,12345,0,6,27,18,5"}));
+
+    const auto sc = readTrapcap(c);
+    EXPECT_NE(sc.spec.find("uint8 TUNNEL_TYPE,string HTTP_REQUEST_HOST"), std::string::npos)
+        << sc.spec;
+    const auto lines = loggerLines(sc);
+    ASSERT_EQ(lines.size(), 3U);  // the tunnel-only, the tunnel+http and the http-only flow
+    EXPECT_NE(lines[0].find("192.0.2.2,192.0.2.1,"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find(",3,\"\",\"\""), std::string::npos) << lines[0];
+    EXPECT_NE(lines[1].find("2001:db8::2,2001:db8::1,"), std::string::npos) << lines[1];
+    EXPECT_NE(lines[1].find(",5,\"example.com\",\"GET\""), std::string::npos) << lines[1];
+    EXPECT_NE(lines[2].find(ips + "::,::,"), std::string::npos) << lines[2];
+    EXPECT_NE(lines[2].find(",0,\"a.example\",\"POST\""), std::string::npos) << lines[2];
+}
+
 TEST_F(UnirecTrap, PluginGroupsAreCheckedAgainstTheRunningPlugins) {
     const fp::FakePlugin http("http", fp::kHttpFields);
     const fp::FakePlugin stats("pstats", fp::kStatsFields);
@@ -430,9 +493,15 @@ TEST_F(UnirecTrap, PluginGroupsAreCheckedAgainstTheRunningPlugins) {
         EXPECT_EQ(e.details().option, "plugins");
         EXPECT_NE(e.details().problem.find("'htp' is not a process plugin"), std::string::npos)
             << e.details().problem;
-        EXPECT_EQ(e.details().choices, (std::vector<std::string>{"http", "basic"}));
+        EXPECT_EQ(e.details().choices, (std::vector<std::string>{"http", "basic", "tunnel"}));
     }
     EXPECT_THROW(makeOutput("unirec;i=" + f + ";p=http")->setProcessPlugins({}), ConfigError);
+    // tunnel: a group of its own or with plugins, once per group, never with basic.
+    EXPECT_THROW(makeOutput("unirec;i=" + f + ";p=(tunnel,tunnel)"), ConfigError);
+    EXPECT_THROW(makeOutput("unirec;i=" + f + ";p=(basic,tunnel)"), ConfigError);
+    auto tunnel = makeOutput("unirec;i=" + f + ";p=tunnel");
+    tunnel->setProcessPlugins({});
+    EXPECT_NE(tunnel->layout(0).specifier().find("uint32 TUNNEL_ID"), std::string::npos);
     // Without p=: the only plugin of a single interface is its group (ipfixprobe's rule) ...
     auto single = makeOutput("unirec;i=" + f);
     single->setProcessPlugins(one);
