@@ -152,6 +152,12 @@ public:
         return acc;
     }
 
+    /// Export: loads every tier-2 record attached to `slot` (its area line loaded first), as
+    /// the write hooks will read them; a byte per line, returned for the table's sink.
+    std::uint64_t touchForExport(std::size_t slot) const noexcept {
+        return touchExt(slot, ~std::uint32_t{0});
+    }
+
     /// A new flow in `slot` (its first packet counted): zeroed state, postCreate hooks.
     /// Returns the OR of the flush bits.
     HookResult postCreate(std::size_t slot, CachedFlow& f, const ParsedPacket& pkt,
