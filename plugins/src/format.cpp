@@ -1,10 +1,9 @@
 #include "rowprobe/format.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -44,6 +43,26 @@ char* smallUint(char* out, unsigned v) noexcept {
     return out;
 }
 
+/// The dotted quad of four bytes.
+char* formatIpv4(char* out, const std::uint8_t* a) noexcept {
+    out = smallUint(out, a[0]);
+    *out++ = '.';
+    out = smallUint(out, a[1]);
+    *out++ = '.';
+    out = smallUint(out, a[2]);
+    *out++ = '.';
+    return smallUint(out, a[3]);
+}
+
+/// A 16-bit group in lower-case hex without leading zeros ("0" for zero).
+char* hexGroup(char* out, unsigned w) noexcept {
+    if (w >= 0x1000) *out++ = kHex[w >> 12];
+    if (w >= 0x100) *out++ = kHex[(w >> 8) & 0xF];
+    if (w >= 0x10) *out++ = kHex[(w >> 4) & 0xF];
+    *out++ = kHex[w & 0xF];
+    return out;
+}
+
 struct CivilDate {
     unsigned year;
     unsigned month;
@@ -67,36 +86,90 @@ CivilDate civilFromDays(std::uint64_t days) noexcept {
 
 }  // namespace
 
+unsigned decimalDigits(std::uint64_t v) noexcept {
+    static constexpr std::uint64_t kPowers[] = {1ULL,
+                                                10ULL,
+                                                100ULL,
+                                                1000ULL,
+                                                10000ULL,
+                                                100000ULL,
+                                                1000000ULL,
+                                                10000000ULL,
+                                                100000000ULL,
+                                                1000000000ULL,
+                                                10000000000ULL,
+                                                100000000000ULL,
+                                                1000000000000ULL,
+                                                10000000000000ULL,
+                                                100000000000000ULL,
+                                                1000000000000000ULL,
+                                                10000000000000000ULL,
+                                                100000000000000000ULL,
+                                                1000000000000000000ULL,
+                                                10000000000000000000ULL};
+    // bit_width * log10(2) (1233 / 4096) is the digit count or one more.
+    const auto guess = static_cast<unsigned>((std::bit_width(v | 1) * 1233) >> 12);
+    return guess + ((v | 1) >= kPowers[guess] ? 1 : 0);
+}
+
 char* formatUint(char* out, std::uint64_t v) noexcept {
-    char tmp[kUintTextMax];
-    char* p = tmp + kUintTextMax;
+    if (v < 10) {
+        *out = static_cast<char>('0' + v);
+        return out + 1;
+    }
+    char* const end = out + decimalDigits(v);
+    char* p = end;
     while (v >= 100) {
         p -= 2;
         std::memcpy(p, &kDigitPairs[2 * (v % 100)], 2);
         v /= 100;
     }
     if (v >= 10) {
-        p -= 2;
-        std::memcpy(p, &kDigitPairs[2 * v], 2);
+        std::memcpy(p - 2, &kDigitPairs[2 * v], 2);
     } else {
-        *--p = static_cast<char>('0' + v);
+        p[-1] = static_cast<char>('0' + v);
     }
-    const auto n = static_cast<std::size_t>(tmp + kUintTextMax - p);
-    std::memcpy(out, p, n);
-    return out + n;
+    return end;
 }
 
 char* formatIp(char* out, const std::array<std::uint8_t, 16>& addr, bool ipv4) noexcept {
-    if (ipv4) {
-        for (std::size_t i = 12; i < 16; ++i) {
-            out = smallUint(out, addr[i]);
-            if (i != 15) *out++ = '.';
+    if (ipv4) return formatIpv4(out, addr.data() + 12);
+    // RFC 5952 exactly as glibc's inet_ntop writes it (the project's output before this
+    // function was hand-written, and tests/unit/output/format_test.cpp compares the two): the
+    // first longest run of two or more zero groups becomes "::", groups in lower-case hex
+    // without leading zeros, and ::ffff:a.b.c.d / ::a.b.c.d (zero run of exactly 6 groups from
+    // the start) end in a dotted quad.
+    unsigned words[8];
+    for (std::size_t i = 0; i < 8; ++i) words[i] = unsigned{addr[2 * i]} << 8 | addr[2 * i + 1];
+    int bestBase = -1;
+    int bestLen = 0;
+    for (int i = 0; i < 8;) {
+        if (words[i] != 0) {
+            ++i;
+            continue;
         }
-        return out;
+        int j = i;
+        while (j < 8 && words[j] == 0) ++j;
+        if (j - i > bestLen) {
+            bestBase = i;
+            bestLen = j - i;
+        }
+        i = j;
     }
-    char text[INET6_ADDRSTRLEN];
-    if (inet_ntop(AF_INET6, addr.data(), text, sizeof text) == nullptr) return out;
-    return std::copy_n(text, std::strlen(text), out);  // without inet_ntop's terminator
+    if (bestLen < 2) bestBase = -1;
+    for (int i = 0; i < 8; ++i) {
+        if (bestBase >= 0 && i >= bestBase && i < bestBase + bestLen) {
+            if (i == bestBase) *out++ = ':';
+            continue;
+        }
+        if (i != 0) *out++ = ':';
+        if (i == 6 && bestBase == 0 && (bestLen == 6 || (bestLen == 5 && words[5] == 0xffff))) {
+            return formatIpv4(out, addr.data() + 12);
+        }
+        out = hexGroup(out, words[i]);
+    }
+    if (bestBase >= 0 && bestBase + bestLen == 8) *out++ = ':';
+    return out;
 }
 
 std::string formatIp(const std::array<std::uint8_t, 16>& addr, bool ipv4) {
@@ -119,33 +192,52 @@ std::string formatMac(const std::array<std::uint8_t, 6>& mac) {
 }
 
 char* formatTimeIso(char* out, TimeNs t, unsigned decimals) noexcept {
+    // "YYYY-MM-DDTHH:MM:SS" of the last second this thread formatted, and its date: a flow's
+    // times and the records of one export batch mostly share them, so the calendar arithmetic
+    // runs once per day and the clock digits once per second.
+    struct Cache {
+        std::uint64_t secs = ~std::uint64_t{0};
+        std::uint64_t days = ~std::uint64_t{0};
+        char text[20] = {};  // 19 used
+    };
+    thread_local Cache cache;
     const std::uint64_t secs = t / kNsPerSec;
-    auto frac = static_cast<std::uint32_t>(t % kNsPerSec);
-    const std::uint64_t days = secs / 86400;
-    auto sod = static_cast<unsigned>(secs % 86400);
-    const CivilDate d = civilFromDays(days);
-    out = twoDigits(out, d.year / 100);  // TimeNs ends in 2554: always four digits
-    out = twoDigits(out, d.year % 100);
-    *out++ = '-';
-    out = twoDigits(out, d.month);
-    *out++ = '-';
-    out = twoDigits(out, d.day);
-    *out++ = 'T';
-    out = twoDigits(out, sod / 3600);
-    *out++ = ':';
-    out = twoDigits(out, sod / 60 % 60);
-    *out++ = ':';
-    out = twoDigits(out, sod % 60);
+    if (secs != cache.secs) {
+        const std::uint64_t days = secs / 86400;
+        if (days != cache.days) {
+            const CivilDate d = civilFromDays(days);
+            char* p = twoDigits(cache.text, d.year / 100);  // TimeNs ends in 2554: four digits
+            p = twoDigits(p, d.year % 100);
+            *p++ = '-';
+            p = twoDigits(p, d.month);
+            *p++ = '-';
+            p = twoDigits(p, d.day);
+            *p = 'T';
+            cache.days = days;
+        }
+        const auto sod = static_cast<unsigned>(secs - days * 86400);
+        char* p = twoDigits(cache.text + 11, sod / 3600);
+        *p++ = ':';
+        p = twoDigits(p, sod / 60 % 60);
+        *p++ = ':';
+        twoDigits(p, sod % 60);
+        cache.secs = secs;
+    }
+    std::memcpy(out, cache.text, 19);
+    out += 19;
     if (decimals > 9) decimals = 9;
     if (decimals > 0) {
-        *out++ = '.';
-        char digits[9];
-        for (int i = 8; i >= 0; --i) {
-            digits[i] = static_cast<char>('0' + frac % 10);
-            frac /= 10;
-        }
-        std::memcpy(out, digits, decimals);
-        out += decimals;
+        // All nine digits (room for them is part of kTimeIsoMax), then the 'Z' after the
+        // ones asked for: truncation, never rounding.
+        const auto frac = static_cast<std::uint32_t>(t % kNsPerSec);
+        *out = '.';
+        out[1] = static_cast<char>('0' + frac / 100000000);
+        const std::uint32_t low = frac % 100000000;
+        twoDigits(out + 2, low / 1000000);
+        twoDigits(out + 4, low / 10000 % 100);
+        twoDigits(out + 6, low / 100 % 100);
+        twoDigits(out + 8, low % 100);
+        out += 1 + decimals;
     }
     *out++ = 'Z';
     return out;
