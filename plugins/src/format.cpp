@@ -32,26 +32,73 @@ char* twoDigits(char* out, unsigned v) noexcept {
     return out + 2;
 }
 
-/// Writes `v` (< 1000) without leading zeros.
-char* smallUint(char* out, unsigned v) noexcept {
-    if (v >= 100) {
-        *out++ = static_cast<char>('0' + v / 100);
-        return twoDigits(out, v % 100);
-    }
-    if (v >= 10) return twoDigits(out, v);
-    *out++ = static_cast<char>('0' + v);
-    return out;
+/// decimalDigits, inlined into formatUint.
+inline unsigned digitCount(std::uint64_t v) noexcept {
+    static constexpr std::uint64_t kPowers[] = {1ULL,
+                                                10ULL,
+                                                100ULL,
+                                                1000ULL,
+                                                10000ULL,
+                                                100000ULL,
+                                                1000000ULL,
+                                                10000000ULL,
+                                                100000000ULL,
+                                                1000000000ULL,
+                                                10000000000ULL,
+                                                100000000000ULL,
+                                                1000000000000ULL,
+                                                10000000000000ULL,
+                                                100000000000000ULL,
+                                                1000000000000000ULL,
+                                                10000000000000000ULL,
+                                                100000000000000000ULL,
+                                                1000000000000000000ULL,
+                                                10000000000000000000ULL};
+    // bit_width * log10(2) (1233 / 4096) is the digit count or one more.
+    const auto guess = static_cast<unsigned>((std::bit_width(v | 1) * 1233) >> 12);
+    return guess + ((v | 1) >= kPowers[guess] ? 1 : 0);
 }
 
-/// The dotted quad of four bytes.
+/// "0" ... "255" in four bytes each (unused ones zero) and the length in the last: a byte of
+/// an IPv4 address is one 4-byte load and store.
+constexpr std::array<char, 1024> kByteTexts = [] {
+    std::array<char, 1024> t{};
+    for (unsigned v = 0; v < 256; ++v) {
+        char* e = &t[4 * v];
+        if (v >= 100) *e++ = static_cast<char>('0' + v / 100);
+        if (v >= 10) *e++ = static_cast<char>('0' + v / 10 % 10);
+        *e++ = static_cast<char>('0' + v % 10);
+        t[4 * v + 3] = static_cast<char>(e - &t[4 * v]);  // after the 1-3 digits
+    }
+    return t;
+}();
+
+/// One byte in decimal; writes 4 bytes (the ones after the digits are scratch).
+char* byteText(char* out, std::uint8_t v) noexcept {
+    std::memcpy(out, &kByteTexts[4 * v], 4);
+    return out + kByteTexts[4 * v + 3];
+}
+
+/// One byte in decimal, writing exactly its digits.
+char* byteTextExact(char* out, std::uint8_t v) noexcept {
+    const char* t = &kByteTexts[4 * v];
+    const auto n = static_cast<std::size_t>(t[3]);
+    out[0] = t[0];
+    if (n > 1) out[1] = t[1];
+    if (n > 2) out[2] = t[2];
+    return out + n;
+}
+
+/// The dotted quad of four bytes (at most 15 characters, nothing written after them: the
+/// scratch bytes of the first two are covered by the text that follows).
 char* formatIpv4(char* out, const std::uint8_t* a) noexcept {
-    out = smallUint(out, a[0]);
+    out = byteText(out, a[0]);
     *out++ = '.';
-    out = smallUint(out, a[1]);
+    out = byteText(out, a[1]);
     *out++ = '.';
-    out = smallUint(out, a[2]);
+    out = byteTextExact(out, a[2]);
     *out++ = '.';
-    return smallUint(out, a[3]);
+    return byteTextExact(out, a[3]);
 }
 
 /// A 16-bit group in lower-case hex without leading zeros ("0" for zero).
@@ -86,38 +133,14 @@ CivilDate civilFromDays(std::uint64_t days) noexcept {
 
 }  // namespace
 
-unsigned decimalDigits(std::uint64_t v) noexcept {
-    static constexpr std::uint64_t kPowers[] = {1ULL,
-                                                10ULL,
-                                                100ULL,
-                                                1000ULL,
-                                                10000ULL,
-                                                100000ULL,
-                                                1000000ULL,
-                                                10000000ULL,
-                                                100000000ULL,
-                                                1000000000ULL,
-                                                10000000000ULL,
-                                                100000000000ULL,
-                                                1000000000000ULL,
-                                                10000000000000ULL,
-                                                100000000000000ULL,
-                                                1000000000000000ULL,
-                                                10000000000000000ULL,
-                                                100000000000000000ULL,
-                                                1000000000000000000ULL,
-                                                10000000000000000000ULL};
-    // bit_width * log10(2) (1233 / 4096) is the digit count or one more.
-    const auto guess = static_cast<unsigned>((std::bit_width(v | 1) * 1233) >> 12);
-    return guess + ((v | 1) >= kPowers[guess] ? 1 : 0);
-}
+unsigned decimalDigits(std::uint64_t v) noexcept { return digitCount(v); }
 
 char* formatUint(char* out, std::uint64_t v) noexcept {
     if (v < 10) {
         *out = static_cast<char>('0' + v);
         return out + 1;
     }
-    char* const end = out + decimalDigits(v);
+    char* const end = out + digitCount(v);
     char* p = end;
     while (v >= 100) {
         p -= 2;

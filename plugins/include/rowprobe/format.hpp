@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -72,6 +73,43 @@ std::string formatTcpFlags(std::uint8_t flags);
 char* formatUint(char* out, std::uint64_t v) noexcept;
 /// The number of characters formatUint writes for `v` (1..20).
 unsigned decimalDigits(std::uint64_t v) noexcept;
+
+/// Appends `text` (a JSON key, a separator: mostly under 33 bytes) and returns the end. Writes
+/// exactly text.size() bytes, with two overlapping fixed-size moves instead of a memcpy call
+/// of variable length: the outputs copy several such constants per record.
+inline char* putShort(char* out, std::string_view text) noexcept {
+    const char* s = text.data();
+    const std::size_t n = text.size();
+    if (n >= 16 && n <= 32) {
+        std::memcpy(out, s, 16);
+        std::memcpy(out + n - 16, s + n - 16, 16);
+    } else if (n >= 8 && n < 16) {
+        std::memcpy(out, s, 8);
+        std::memcpy(out + n - 8, s + n - 8, 8);
+    } else if (n >= 4 && n < 8) {
+        std::memcpy(out, s, 4);
+        std::memcpy(out + n - 4, s + n - 4, 4);
+    } else {
+        std::memcpy(out, s, n);
+    }
+    return out + n;
+}
+
+/// Writes `n` spaces (text alignment padding) and returns the end; like putShort, fixed-size
+/// moves up to 64.
+inline char* putSpaces(char* out, std::size_t n) noexcept {
+    static constexpr char kSpaces[32] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ',
+                                         ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ',
+                                         ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+    if (n <= 32) return putShort(out, std::string_view(kSpaces, n));
+    if (n <= 64) {
+        std::memcpy(out, kSpaces, 32);
+        std::memcpy(out + n - 32, kSpaces, 32);
+        return out + n;
+    }
+    std::memset(out, ' ', n);
+    return out + n;
+}
 
 /// Short lower-case name of an IP protocol number for human-readable output: "tcp", "udp",
 /// "icmp", "icmp6", "sctp", "gre", "esp", "ah", "igmp", "ospf"; empty for other numbers.

@@ -91,6 +91,29 @@ TEST(FormatIp, Ipv6MatchesInetNtop) {
     }
 }
 
+/// Every byte value in every position prints as inet_ntop's dotted quad, and nothing is
+/// written after the returned end.
+TEST(FormatIp, Ipv4EveryByteValueMatchesInetNtopAndStopsAtItsEnd) {
+    for (unsigned pos = 0; pos < 4; ++pos) {
+        for (unsigned v = 0; v < 256; ++v) {
+            for (unsigned other : {0U, 7U, 42U, 255U}) {
+                std::array<std::uint8_t, 16> a = v4("0.0.0.0");
+                for (unsigned i = 0; i < 4; ++i) {
+                    a[12 + i] = static_cast<std::uint8_t>(i == pos ? v : other);
+                }
+                char expect[INET_ADDRSTRLEN];
+                ASSERT_NE(inet_ntop(AF_INET, a.data() + 12, expect, sizeof expect), nullptr);
+                char buf[kIpTextMax + 8];
+                std::memset(buf, '#', sizeof buf);
+                char* end = formatIp(buf, a, true);
+                ASSERT_EQ(std::string(buf, end), expect);
+                ASSERT_EQ(std::string(end, buf + sizeof buf),
+                          std::string(buf + sizeof buf - end, '#'));
+            }
+        }
+    }
+}
+
 TEST(FormatIp, BufferFormReturnsEndWithoutTerminator) {
     char buf[kIpTextMax + 1];
     std::memset(buf, '#', sizeof buf);
