@@ -27,6 +27,16 @@ constexpr std::array<char, 200> kDigitPairs = [] {
     return t;
 }();
 
+/// "00" "01" ... "ff": one byte in lower-case hex per lookup.
+constexpr std::array<char, 512> kHexPairs = [] {
+    std::array<char, 512> t{};
+    for (std::size_t i = 0; i < 256; ++i) {
+        t[2 * i] = kHex[i >> 4];
+        t[2 * i + 1] = kHex[i & 15];
+    }
+    return t;
+}();
+
 char* twoDigits(char* out, unsigned v) noexcept {
     std::memcpy(out, &kDigitPairs[2 * v], 2);
     return out + 2;
@@ -140,6 +150,22 @@ char* formatUint(char* out, std::uint64_t v) noexcept {
         *out = static_cast<char>('0' + v);
         return out + 1;
     }
+    if (v < 100) {  // ports' and packet lengths' digits come in pairs: the common short cases
+        std::memcpy(out, &kDigitPairs[2 * v], 2);
+        return out + 2;
+    }
+    if (v < 10000) {
+        const auto hi = static_cast<unsigned>(v / 100);
+        const auto lo = static_cast<unsigned>(v % 100);
+        if (hi >= 10) {
+            std::memcpy(out, &kDigitPairs[2 * hi], 2);
+            std::memcpy(out + 2, &kDigitPairs[2 * lo], 2);
+            return out + 4;
+        }
+        out[0] = static_cast<char>('0' + hi);
+        std::memcpy(out + 1, &kDigitPairs[2 * lo], 2);
+        return out + 3;
+    }
     char* const end = out + digitCount(v);
     char* p = end;
     while (v >= 100) {
@@ -201,12 +227,13 @@ std::string formatIp(const std::array<std::uint8_t, 16>& addr, bool ipv4) {
 }
 
 char* formatMac(char* out, const std::array<std::uint8_t, 6>& mac) noexcept {
-    for (std::size_t i = 0; i < 6; ++i) {
-        if (i != 0) *out++ = ':';
-        *out++ = kHex[mac[i] >> 4];
-        *out++ = kHex[mac[i] & 0xF];
+    for (std::size_t i = 0; i < 5; ++i) {
+        std::memcpy(out, &kHexPairs[2 * mac[i]], 2);
+        out[2] = ':';
+        out += 3;
     }
-    return out;
+    std::memcpy(out, &kHexPairs[2 * mac[5]], 2);
+    return out + 2;
 }
 
 std::string formatMac(const std::array<std::uint8_t, 6>& mac) {

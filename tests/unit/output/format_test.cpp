@@ -128,6 +128,11 @@ TEST(FormatMac, SixLowerCaseHexPairs) {
     EXPECT_EQ(formatMac({0xAA, 0xBB, 0xCC, 0x0D, 0x0E, 0xFF}), "aa:bb:cc:0d:0e:ff");
     EXPECT_EQ(formatMac({0, 0, 0, 0, 0, 0}), "00:00:00:00:00:00");
     EXPECT_EQ(formatMac({0, 0, 0, 0, 0, 0}).size(), kMacTextLen);
+    EXPECT_EQ(formatMac({0x01, 0x23, 0x45, 0x67, 0x89, 0xAB}), "01:23:45:67:89:ab");
+    char buf[kMacTextLen + 4];
+    std::memset(buf, '#', sizeof buf);
+    EXPECT_EQ(formatMac(buf, {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}), buf + kMacTextLen);
+    EXPECT_EQ(std::string(buf, sizeof buf), "ff:ff:ff:ff:ff:ff####");  // nothing after its end
 }
 
 TEST(FormatTimeIso, UtcWithNineDecimalsAndZ) {
