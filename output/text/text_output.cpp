@@ -340,8 +340,7 @@ void TextOutput::writeWithPlugins(const FlowRecord& r) {
             for (const FieldSpec& f : m_pluginFields[pl]) {
                 *p++ = ' ';
                 *p++ = ' ';
-                std::memcpy(p, f.name.data(), f.name.size());
-                p += f.name.size();
+                p = putShort(p, f.name);
                 *p++ = '=';
                 p = formatPluginValueJson(p, f, i->data);
             }
