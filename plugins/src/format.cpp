@@ -188,6 +188,13 @@ char* formatIp(char* out, const std::array<std::uint8_t, 16>& addr, bool ipv4) n
     // first longest run of two or more zero groups becomes "::", groups in lower-case hex
     // without leading zeros, and ::ffff:a.b.c.d / ::a.b.c.d (zero run of exactly 6 groups from
     // the start) end in a dotted quad.
+    std::uint64_t halves[2];
+    std::memcpy(halves, addr.data(), 16);
+    if ((halves[0] | halves[1]) == 0) {  // "::": the tunnel address of every untunnelled flow
+        out[0] = ':';
+        out[1] = ':';
+        return out + 2;
+    }
     unsigned words[8];
     for (std::size_t i = 0; i < 8; ++i) words[i] = unsigned{addr[2 * i]} << 8 | addr[2 * i + 1];
     int bestBase = -1;
