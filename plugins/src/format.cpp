@@ -86,13 +86,13 @@ constexpr std::array<char, 1024> kByteTexts = [] {
 /// One byte in decimal; writes 4 bytes (the ones after the digits are scratch).
 char* byteText(char* out, std::uint8_t v) noexcept {
     std::memcpy(out, &kByteTexts[4 * v], 4);
-    return out + kByteTexts[4 * v + 3];
+    return out + static_cast<unsigned char>(kByteTexts[4 * v + 3]);
 }
 
 /// One byte in decimal, writing exactly its digits.
 char* byteTextExact(char* out, std::uint8_t v) noexcept {
     const char* t = &kByteTexts[4 * v];
-    const auto n = static_cast<std::size_t>(t[3]);
+    const std::size_t n = static_cast<unsigned char>(t[3]);
     out[0] = t[0];
     if (n > 1) out[1] = t[1];
     if (n > 2) out[2] = t[2];

@@ -222,8 +222,10 @@ int main(int argc, char** argv) {
         if (name != "json" && name != "text" && name != "ipfix") usage();
         Bench b;
         b.name = name;
-        b.output = Registry::instance().createAs<OutputPlugin>(PluginKind::Output,
-                                                               name + ";file=" + out, "-o");
+        std::string spec = name;
+        spec += ";file=";
+        spec += out;
+        b.output = Registry::instance().createAs<OutputPlugin>(PluginKind::Output, spec, "-o");
         b.output->setProcessPlugins(plugins);
         b.output->write(std::span<const FlowRecord>(w.records).first(
             std::min<std::size_t>(count, 10'000)));  // warm-up
