@@ -5,7 +5,7 @@
 //   reads atomics updated once per batch.
 // * Costs: hand-formatted into one reused buffer (no snprintf, libc call or allocation per
 //   record): one switch per column on a kind resolved at start-up, keys copied with fixed-size
-//   moves, about 0.3 us per record with the 27 default fields (tools/bench_format,
+//   moves, about 0.25 us per record with the 27 default fields (tools/bench_format,
 //   docs/performance.md).
 // * Process-plugin fields (rowprobe/plugin_data.hpp) follow the record's fields, keyed by their
 //   FieldSpec name: strings escaped (control characters and bytes >= 0x80 as \u00XX), binary
