@@ -89,7 +89,7 @@ inline char* putShort(char* out, std::string_view text) noexcept {
     } else if (n >= 4 && n < 8) {
         std::memcpy(out, s, 4);
         std::memcpy(out + n - 4, s + n - 4, 4);
-    } else {
+    } else if (n != 0) {
         std::memcpy(out, s, n);
     }
     return out + n;

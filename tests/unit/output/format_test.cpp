@@ -246,6 +246,27 @@ TEST(FormatUint, EveryDigitCountBoundary) {
     EXPECT_EQ(decimalDigits(~std::uint64_t{0}), 20U);
 }
 
+/// putShort and putSpaces write exactly their text, whatever its length (each length takes a
+/// different pair of fixed-size moves), and return its end.
+TEST(PutShort, EveryLengthWritesExactlyItsText) {
+    const std::string source =
+        "{\"abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ\":";
+    for (std::size_t n = 0; n <= 40; ++n) {
+        char buf[64];
+        std::memset(buf, '#', sizeof buf);
+        char* end = putShort(buf, std::string_view(source).substr(0, n));
+        ASSERT_EQ(end, buf + n);
+        ASSERT_EQ(std::string(buf, sizeof buf), source.substr(0, n) + std::string(64 - n, '#'));
+    }
+    for (std::size_t n = 0; n <= 100; ++n) {
+        char buf[128];
+        std::memset(buf, '#', sizeof buf);
+        char* end = putSpaces(buf, n);
+        ASSERT_EQ(end, buf + n);
+        ASSERT_EQ(std::string(buf, sizeof buf), std::string(n, ' ') + std::string(128 - n, '#'));
+    }
+}
+
 TEST(ProtoName, KnownAndUnknown) {
     EXPECT_EQ(protoName(6), "tcp");
     EXPECT_EQ(protoName(17), "udp");
