@@ -66,11 +66,6 @@ char* put(char* out, const char (&text)[N]) noexcept {
     return out + (N - 1);
 }
 
-char* put(char* out, std::string_view text) noexcept {
-    std::memcpy(out, text.data(), text.size());
-    return out + text.size();
-}
-
 }  // namespace
 
 JsonLayout::JsonLayout(std::span<const FieldId> ids) {
@@ -80,10 +75,43 @@ JsonLayout::JsonLayout(std::span<const FieldId> ids) {
 void JsonLayout::add(const FieldSpec& spec) {
     Column c;
     c.spec = &spec;
-    c.endReason = &spec == &fieldSpec(FieldId::EndReason);
-    c.quoted = !isNumeric(spec.type) || spec.type == FieldType::Timestamp || c.endReason;
+    const bool endReason = &spec == &fieldSpec(FieldId::EndReason);
+    c.quoted = !isNumeric(spec.type) || spec.type == FieldType::Timestamp || endReason;
     c.key = std::string(m_columns.empty() ? "{\"" : ",\"") + std::string(spec.name) +
             "\":" + (c.quoted ? "\"" : "");
+    c.offset = spec.offset;
+    if (spec.origin != FieldOrigin::Record) {
+        c.kind = Kind::Other;
+    } else if (endReason) {
+        c.kind = Kind::EndReason;
+    } else {
+        switch (spec.type) {
+            case FieldType::Unsigned8:
+                c.kind = Kind::U8;
+                break;
+            case FieldType::Unsigned16:
+                c.kind = Kind::U16;
+                break;
+            case FieldType::Unsigned32:
+                c.kind = Kind::U32;
+                break;
+            case FieldType::Unsigned64:
+                c.kind = Kind::U64;
+                break;
+            case FieldType::Timestamp:
+                c.kind = Kind::Time;
+                break;
+            case FieldType::IpAddress:
+                c.kind = Kind::Address;
+                break;
+            case FieldType::MacAddress:
+                c.kind = Kind::Mac;
+                break;
+            default:
+                c.kind = Kind::Other;
+                break;
+        }
+    }
     m_maxLine += c.key.size() + kMaxValue + 1;  // + the closing quote
     m_columns.push_back(std::move(c));
 }
@@ -93,33 +121,49 @@ char* JsonLayout::format(char* p, const FlowRecord& r) const noexcept {
     return put(p, "}\n");
 }
 
+namespace {
+
+template <typename T>
+T load(const FlowRecord& r, std::uint16_t offset) noexcept {
+    T v;
+    std::memcpy(&v, reinterpret_cast<const std::uint8_t*>(&r) + offset, sizeof v);
+    return v;
+}
+
+}  // namespace
+
 char* JsonLayout::formatOpen(char* p, const FlowRecord& r) const noexcept {
     static const ExportConstants kNoConstants{};
     for (const Column& c : m_columns) {
-        p = put(p, c.key);
-        const FieldSpec& f = *c.spec;
-        switch (f.type) {
-            case FieldType::IpAddress: {
-                std::array<std::uint8_t, 16> addr{};
-                std::memcpy(addr.data(), readBytes(f, r, kNoConstants).data(), addr.size());
-                p = formatIp(p, addr, addressIsIpv4(f, r));
+        p = putShort(p, c.key);
+        switch (c.kind) {
+            case Kind::U8:
+                p = formatUint(p, load<std::uint8_t>(r, c.offset));
                 break;
-            }
-            case FieldType::MacAddress: {
-                std::array<std::uint8_t, 6> mac{};
-                std::memcpy(mac.data(), readBytes(f, r, kNoConstants).data(), mac.size());
-                p = formatMac(p, mac);
+            case Kind::U16:
+                p = formatUint(p, load<std::uint16_t>(r, c.offset));
                 break;
-            }
-            case FieldType::Timestamp:
-                p = formatTimeIso(p, readUnsigned(f, r, kNoConstants), 9);
+            case Kind::U32:
+                p = formatUint(p, load<std::uint32_t>(r, c.offset));
                 break;
-            default:
-                if (c.endReason) {
-                    p = put(p, endReasonName(r.endReason));
-                } else {
-                    p = formatUint(p, readUnsigned(f, r, kNoConstants));
-                }
+            case Kind::U64:
+                p = formatUint(p, load<std::uint64_t>(r, c.offset));
+                break;
+            case Kind::Time:
+                p = formatTimeIso(p, load<TimeNs>(r, c.offset), 9);
+                break;
+            case Kind::Address:
+                p = formatIp(p, load<std::array<std::uint8_t, 16>>(r, c.offset),
+                             addressIsIpv4(*c.spec, r));
+                break;
+            case Kind::Mac:
+                p = formatMac(p, load<std::array<std::uint8_t, 6>>(r, c.offset));
+                break;
+            case Kind::EndReason:
+                p = putShort(p, endReasonName(r.endReason));
+                break;
+            case Kind::Other:
+                p = formatUint(p, readUnsigned(*c.spec, r, kNoConstants));
                 break;
         }
         if (c.quoted) *p++ = '"';
@@ -184,7 +228,7 @@ char* JsonPluginColumns::writeFields(char* p, const InstanceGroups& groups,
         if (i == nullptr) continue;
         const Plugin& c = m_plugins[pl];
         for (std::size_t f = 0; f < c.fields.size(); ++f) {
-            p = put(p, c.keys[f]);
+            p = putShort(p, c.keys[f]);
             p = formatPluginValueJson(p, c.fields[f], i->data);
         }
     }

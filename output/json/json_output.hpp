@@ -3,9 +3,10 @@
 //
 // * Threads: the export thread calls write / flush; stats() may be called from any thread and
 //   reads atomics updated once per batch.
-// * Costs: hand-formatted into one reused buffer (no snprintf, no allocation per record),
-//   about 0.3 us per record (1 M records in 0.26-0.4 s on the dev VM); inet_ntop is the only libc
-//   call (IPv6 addresses).
+// * Costs: hand-formatted into one reused buffer (no snprintf, libc call or allocation per
+//   record): one switch per column on a kind resolved at start-up, keys copied with fixed-size
+//   moves, about 0.25 us per record with the 27 default fields (tools/bench_format,
+//   docs/performance.md).
 // * Process-plugin fields (rowprobe/plugin_data.hpp) follow the record's fields, keyed by their
 //   FieldSpec name: strings escaped (control characters and bytes >= 0x80 as \u00XX), binary
 //   data as lowercase hex, arrays as JSON arrays (timestamps as ISO strings), floats in their
@@ -50,11 +51,25 @@ public:
     static constexpr std::size_t kMaxValue = 48;
 
 private:
+    /// How a column's value is read and written, resolved once in add(): formatting a record
+    /// is one switch per column on this, with no look at the FieldSpec.
+    enum class Kind : std::uint8_t {
+        U8,         ///< the FlowRecord's byte at `offset`, in decimal
+        U16,        ///< likewise 16 bits
+        U32,        ///< likewise 32 bits
+        U64,        ///< likewise 64 bits
+        Time,       ///< TimeNs at `offset`, ISO 8601 with 9 decimals
+        Address,    ///< 16 bytes at `offset`, dotted quad or IPv6 (addressIsIpv4)
+        Mac,        ///< 6 bytes at `offset`
+        EndReason,  ///< written as its name ("inactive", ...)
+        Other,      ///< any other field (not of the record): readUnsigned, as a number
+    };
     struct Column {
-        std::string key;
+        std::string key;  ///< `,"name":` (`{"name":` first), with the opening quote if quoted
         const FieldSpec* spec = nullptr;
+        Kind kind = Kind::Other;
+        std::uint16_t offset = 0;
         bool quoted = false;
-        bool endReason = false;  ///< written as its name ("inactive", ...)
     };
     std::vector<Column> m_columns;
     std::size_t m_maxLine = 3;  ///< "{}\n" of an empty object

@@ -175,7 +175,10 @@ void TextLayout::finish() {
     for (TextColumn& c : m_columns) {
         c.start = start;
         start += c.width + 1;
-        m_maxLine += std::max(c.width, c.maxLen) + 1;
+        // formatTimeIso writes all nine fraction digits before its 'Z' whatever the precision.
+        const std::size_t written =
+            c.render == TextRender::Time ? std::max(c.maxLen, kTimeIsoMax) : c.maxLen;
+        m_maxLine += std::max(c.width, written) + 1;
     }
 }
 
@@ -186,58 +189,90 @@ char* TextLayout::formatHeader(char* out) const noexcept {
     return p;
 }
 
-char* TextLayout::formatRecord(char* out, const FlowRecord& r) const noexcept {
+namespace {
+
+template <typename T>
+T load(const FlowRecord& r, std::uint16_t offset) noexcept {
+    T v;
+    std::memcpy(&v, reinterpret_cast<const std::uint8_t*>(&r) + offset, sizeof v);
+    return v;
+}
+
+/// A number column's value (the field's width, read at its offset).
+std::uint64_t loadNumber(const FlowRecord& r, const FieldSpec& f) noexcept {
     static const ExportConstants kNoConstants{};
+    if (f.origin != FieldOrigin::Record) return readUnsigned(f, r, kNoConstants);
+    switch (f.type) {
+        case FieldType::Unsigned8:
+            return load<std::uint8_t>(r, f.offset);
+        case FieldType::Unsigned16:
+            return load<std::uint16_t>(r, f.offset);
+        case FieldType::Unsigned32:
+            return load<std::uint32_t>(r, f.offset);
+        case FieldType::Unsigned64:
+        case FieldType::Timestamp:
+            return load<std::uint64_t>(r, f.offset);
+        default:
+            return 0;
+    }
+}
+
+}  // namespace
+
+char* TextLayout::formatRecord(char* out, const FlowRecord& r) const noexcept {
+    // Each cell is written in place: where its column starts (or one space after the text so
+    // far, when an earlier value overflowed), the gap filled with spaces first. Right-aligned
+    // numbers know their length up front (decimalDigits); every other cell is left-aligned.
     const bool v4 = r.isIpv4();
     char* p = out;
     for (const TextColumn& c : m_columns) {
-        char cell[kCellMax];
-        char* e = cell;
+        char* const earliest = p == out ? p : p + 1;
         const FieldSpec& f = *c.field;
+        if (c.render == TextRender::Number) {
+            const std::uint64_t v = loadNumber(r, f);
+            char* const at = std::max(out + cellStart(c, decimalDigits(v)), earliest);
+            putSpaces(p, static_cast<std::size_t>(at - p));
+            p = formatUint(at, v);
+            continue;
+        }
+        char* const at = std::max(out + c.start, earliest);
+        putSpaces(p, static_cast<std::size_t>(at - p));
+        p = at;
         switch (c.render) {
-            case TextRender::Number:
-                e = formatUint(e, readUnsigned(f, r, kNoConstants));
+            case TextRender::Number:  // above
                 break;
             case TextRender::Time:
-                e = formatTimeIso(e, readUnsigned(f, r, kNoConstants), m_style.decimals);
+                p = formatTimeIso(p, load<TimeNs>(r, f.offset), m_style.decimals);
                 break;
             case TextRender::Address:
             case TextRender::Endpoint: {
-                std::array<std::uint8_t, 16> addr{};
-                std::memcpy(addr.data(), readBytes(f, r, kNoConstants).data(), addr.size());
                 const bool brackets = c.render == TextRender::Endpoint && !v4;
-                if (brackets) *e++ = '[';
-                e = formatIp(e, addr, addressIsIpv4(f, r));
-                if (brackets) *e++ = ']';
+                if (brackets) *p++ = '[';
+                p = formatIp(p, load<std::array<std::uint8_t, 16>>(r, f.offset),
+                             addressIsIpv4(f, r));
+                if (brackets) *p++ = ']';
                 if (c.render == TextRender::Endpoint) {
-                    *e++ = ':';
-                    e = formatUint(e, readUnsigned(*c.port, r, kNoConstants));
+                    *p++ = ':';
+                    p = formatUint(p, loadNumber(r, *c.port));
                 }
                 break;
             }
-            case TextRender::Mac: {
-                std::array<std::uint8_t, 6> mac{};
-                std::memcpy(mac.data(), readBytes(f, r, kNoConstants).data(), mac.size());
-                e = formatMac(e, mac);
+            case TextRender::Mac:
+                p = formatMac(p, load<std::array<std::uint8_t, 6>>(r, f.offset));
                 break;
-            }
             case TextRender::Protocol: {
                 const std::string_view name = protoName(r.proto);
-                e = name.empty() ? formatUint(e, r.proto) : put(e, name);
+                p = name.empty() ? formatUint(p, r.proto) : putShort(p, name);
                 break;
             }
             case TextRender::TcpFlags:
-                e = r.proto == 6
-                        ? formatTcpFlags(
-                              e, static_cast<std::uint8_t>(readUnsigned(f, r, kNoConstants)))
-                        : put(e, "-");
+                p = r.proto == 6 ? formatTcpFlags(p, static_cast<std::uint8_t>(loadNumber(r, f)))
+                                 : putShort(p, "-");
                 break;
             case TextRender::EndReason:
-                e = put(e, endReasonName(r.endReason));
+                p = putShort(p, endReasonName(r.endReason));
                 break;
         }
-        const std::string_view text(cell, static_cast<std::size_t>(e - cell));
-        p = place(out, p, cellStart(c, text.size()), text);
     }
     *p++ = '\n';
     return p;
@@ -305,8 +340,7 @@ void TextOutput::writeWithPlugins(const FlowRecord& r) {
             for (const FieldSpec& f : m_pluginFields[pl]) {
                 *p++ = ' ';
                 *p++ = ' ';
-                std::memcpy(p, f.name.data(), f.name.size());
-                p += f.name.size();
+                p = putShort(p, f.name);
                 *p++ = '=';
                 p = formatPluginValueJson(p, f, i->data);
             }

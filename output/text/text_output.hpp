@@ -25,8 +25,9 @@
 //   reads atomics updated once per batch.
 // * Process-plugin fields follow the columns as `  key=value` pairs (not aligned; values in the
 //   JSON form of plugin_data.hpp), one line per plugin instance.
-// * Costs: one pass over the columns per record, each cell hand-formatted into a stack buffer
-//   and copied into OutputFile's reused buffer; no allocation, lookup or virtual call per record.
+// * Costs: one pass over the columns per record, each cell hand-formatted in place in
+//   OutputFile's reused buffer (padding first, right-aligned numbers placed by their digit
+//   count); no allocation, lookup, libc call or virtual call per record.
 #pragma once
 
 #include <atomic>

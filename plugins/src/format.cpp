@@ -1,10 +1,9 @@
 #include "rowprobe/format.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -28,19 +27,96 @@ constexpr std::array<char, 200> kDigitPairs = [] {
     return t;
 }();
 
+/// "00" "01" ... "ff": one byte in lower-case hex per lookup.
+constexpr std::array<char, 512> kHexPairs = [] {
+    std::array<char, 512> t{};
+    for (std::size_t i = 0; i < 256; ++i) {
+        t[2 * i] = kHex[i >> 4];
+        t[2 * i + 1] = kHex[i & 15];
+    }
+    return t;
+}();
+
 char* twoDigits(char* out, unsigned v) noexcept {
     std::memcpy(out, &kDigitPairs[2 * v], 2);
     return out + 2;
 }
 
-/// Writes `v` (< 1000) without leading zeros.
-char* smallUint(char* out, unsigned v) noexcept {
-    if (v >= 100) {
-        *out++ = static_cast<char>('0' + v / 100);
-        return twoDigits(out, v % 100);
+/// decimalDigits, inlined into formatUint.
+inline unsigned digitCount(std::uint64_t v) noexcept {
+    static constexpr std::uint64_t kPowers[] = {1ULL,
+                                                10ULL,
+                                                100ULL,
+                                                1000ULL,
+                                                10000ULL,
+                                                100000ULL,
+                                                1000000ULL,
+                                                10000000ULL,
+                                                100000000ULL,
+                                                1000000000ULL,
+                                                10000000000ULL,
+                                                100000000000ULL,
+                                                1000000000000ULL,
+                                                10000000000000ULL,
+                                                100000000000000ULL,
+                                                1000000000000000ULL,
+                                                10000000000000000ULL,
+                                                100000000000000000ULL,
+                                                1000000000000000000ULL,
+                                                10000000000000000000ULL};
+    // bit_width * log10(2) (1233 / 4096) is the digit count or one more.
+    const auto guess = static_cast<unsigned>((std::bit_width(v | 1) * 1233) >> 12);
+    return guess + ((v | 1) >= kPowers[guess] ? 1 : 0);
+}
+
+/// "0" ... "255" in four bytes each (unused ones zero) and the length in the last: a byte of
+/// an IPv4 address is one 4-byte load and store.
+constexpr std::array<char, 1024> kByteTexts = [] {
+    std::array<char, 1024> t{};
+    for (unsigned v = 0; v < 256; ++v) {
+        char* e = &t[4 * v];
+        if (v >= 100) *e++ = static_cast<char>('0' + v / 100);
+        if (v >= 10) *e++ = static_cast<char>('0' + v / 10 % 10);
+        *e++ = static_cast<char>('0' + v % 10);
+        t[4 * v + 3] = static_cast<char>(e - &t[4 * v]);  // after the 1-3 digits
     }
-    if (v >= 10) return twoDigits(out, v);
-    *out++ = static_cast<char>('0' + v);
+    return t;
+}();
+
+/// One byte in decimal; writes 4 bytes (the ones after the digits are scratch).
+char* byteText(char* out, std::uint8_t v) noexcept {
+    std::memcpy(out, &kByteTexts[4 * v], 4);
+    return out + static_cast<unsigned char>(kByteTexts[4 * v + 3]);
+}
+
+/// One byte in decimal, writing exactly its digits.
+char* byteTextExact(char* out, std::uint8_t v) noexcept {
+    const char* t = &kByteTexts[4 * v];
+    const std::size_t n = static_cast<unsigned char>(t[3]);
+    out[0] = t[0];
+    if (n > 1) out[1] = t[1];
+    if (n > 2) out[2] = t[2];
+    return out + n;
+}
+
+/// The dotted quad of four bytes (at most 15 characters, nothing written after them: the
+/// scratch bytes of the first two are covered by the text that follows).
+char* formatIpv4(char* out, const std::uint8_t* a) noexcept {
+    out = byteText(out, a[0]);
+    *out++ = '.';
+    out = byteText(out, a[1]);
+    *out++ = '.';
+    out = byteTextExact(out, a[2]);
+    *out++ = '.';
+    return byteTextExact(out, a[3]);
+}
+
+/// A 16-bit group in lower-case hex without leading zeros ("0" for zero).
+char* hexGroup(char* out, unsigned w) noexcept {
+    if (w >= 0x1000) *out++ = kHex[w >> 12];
+    if (w >= 0x100) *out++ = kHex[(w >> 8) & 0xF];
+    if (w >= 0x10) *out++ = kHex[(w >> 4) & 0xF];
+    *out++ = kHex[w & 0xF];
     return out;
 }
 
@@ -67,36 +143,89 @@ CivilDate civilFromDays(std::uint64_t days) noexcept {
 
 }  // namespace
 
+unsigned decimalDigits(std::uint64_t v) noexcept { return digitCount(v); }
+
 char* formatUint(char* out, std::uint64_t v) noexcept {
-    char tmp[kUintTextMax];
-    char* p = tmp + kUintTextMax;
+    if (v < 10) {
+        *out = static_cast<char>('0' + v);
+        return out + 1;
+    }
+    if (v < 100) {  // ports' and packet lengths' digits come in pairs: the common short cases
+        std::memcpy(out, &kDigitPairs[2 * v], 2);
+        return out + 2;
+    }
+    if (v < 10000) {
+        const auto hi = static_cast<unsigned>(v / 100);
+        const auto lo = static_cast<unsigned>(v % 100);
+        if (hi >= 10) {
+            std::memcpy(out, &kDigitPairs[2 * hi], 2);
+            std::memcpy(out + 2, &kDigitPairs[2 * lo], 2);
+            return out + 4;
+        }
+        out[0] = static_cast<char>('0' + hi);
+        std::memcpy(out + 1, &kDigitPairs[2 * lo], 2);
+        return out + 3;
+    }
+    char* const end = out + digitCount(v);
+    char* p = end;
     while (v >= 100) {
         p -= 2;
         std::memcpy(p, &kDigitPairs[2 * (v % 100)], 2);
         v /= 100;
     }
     if (v >= 10) {
-        p -= 2;
-        std::memcpy(p, &kDigitPairs[2 * v], 2);
+        std::memcpy(p - 2, &kDigitPairs[2 * v], 2);
     } else {
-        *--p = static_cast<char>('0' + v);
+        p[-1] = static_cast<char>('0' + v);
     }
-    const auto n = static_cast<std::size_t>(tmp + kUintTextMax - p);
-    std::memcpy(out, p, n);
-    return out + n;
+    return end;
 }
 
 char* formatIp(char* out, const std::array<std::uint8_t, 16>& addr, bool ipv4) noexcept {
-    if (ipv4) {
-        for (std::size_t i = 12; i < 16; ++i) {
-            out = smallUint(out, addr[i]);
-            if (i != 15) *out++ = '.';
-        }
-        return out;
+    if (ipv4) return formatIpv4(out, addr.data() + 12);
+    // RFC 5952 exactly as glibc's inet_ntop writes it (the project's output before this
+    // function was hand-written, and tests/unit/output/format_test.cpp compares the two): the
+    // first longest run of two or more zero groups becomes "::", groups in lower-case hex
+    // without leading zeros, and ::ffff:a.b.c.d / ::a.b.c.d (zero run of exactly 6 groups from
+    // the start) end in a dotted quad.
+    std::uint64_t halves[2];
+    std::memcpy(halves, addr.data(), 16);
+    if ((halves[0] | halves[1]) == 0) {  // "::": the tunnel address of every untunnelled flow
+        out[0] = ':';
+        out[1] = ':';
+        return out + 2;
     }
-    char text[INET6_ADDRSTRLEN];
-    if (inet_ntop(AF_INET6, addr.data(), text, sizeof text) == nullptr) return out;
-    return std::copy_n(text, std::strlen(text), out);  // without inet_ntop's terminator
+    unsigned words[8];
+    for (std::size_t i = 0; i < 8; ++i) words[i] = unsigned{addr[2 * i]} << 8 | addr[2 * i + 1];
+    int bestBase = -1;
+    int bestLen = 0;
+    for (int i = 0; i < 8;) {
+        if (words[i] != 0) {
+            ++i;
+            continue;
+        }
+        int j = i;
+        while (j < 8 && words[j] == 0) ++j;
+        if (j - i > bestLen) {
+            bestBase = i;
+            bestLen = j - i;
+        }
+        i = j;
+    }
+    if (bestLen < 2) bestBase = -1;
+    for (int i = 0; i < 8; ++i) {
+        if (bestBase >= 0 && i >= bestBase && i < bestBase + bestLen) {
+            if (i == bestBase) *out++ = ':';
+            continue;
+        }
+        if (i != 0) *out++ = ':';
+        if (i == 6 && bestBase == 0 && (bestLen == 6 || (bestLen == 5 && words[5] == 0xffff))) {
+            return formatIpv4(out, addr.data() + 12);
+        }
+        out = hexGroup(out, words[i]);
+    }
+    if (bestBase >= 0 && bestBase + bestLen == 8) *out++ = ':';
+    return out;
 }
 
 std::string formatIp(const std::array<std::uint8_t, 16>& addr, bool ipv4) {
@@ -105,12 +234,13 @@ std::string formatIp(const std::array<std::uint8_t, 16>& addr, bool ipv4) {
 }
 
 char* formatMac(char* out, const std::array<std::uint8_t, 6>& mac) noexcept {
-    for (std::size_t i = 0; i < 6; ++i) {
-        if (i != 0) *out++ = ':';
-        *out++ = kHex[mac[i] >> 4];
-        *out++ = kHex[mac[i] & 0xF];
+    for (std::size_t i = 0; i < 5; ++i) {
+        std::memcpy(out, &kHexPairs[2 * mac[i]], 2);
+        out[2] = ':';
+        out += 3;
     }
-    return out;
+    std::memcpy(out, &kHexPairs[2 * mac[5]], 2);
+    return out + 2;
 }
 
 std::string formatMac(const std::array<std::uint8_t, 6>& mac) {
@@ -119,33 +249,52 @@ std::string formatMac(const std::array<std::uint8_t, 6>& mac) {
 }
 
 char* formatTimeIso(char* out, TimeNs t, unsigned decimals) noexcept {
+    // "YYYY-MM-DDTHH:MM:SS" of the last second this thread formatted, and its date: a flow's
+    // times and the records of one export batch mostly share them, so the calendar arithmetic
+    // runs once per day and the clock digits once per second.
+    struct Cache {
+        std::uint64_t secs = ~std::uint64_t{0};
+        std::uint64_t days = ~std::uint64_t{0};
+        char text[20] = {};  // 19 used
+    };
+    thread_local Cache cache;
     const std::uint64_t secs = t / kNsPerSec;
-    auto frac = static_cast<std::uint32_t>(t % kNsPerSec);
-    const std::uint64_t days = secs / 86400;
-    auto sod = static_cast<unsigned>(secs % 86400);
-    const CivilDate d = civilFromDays(days);
-    out = twoDigits(out, d.year / 100);  // TimeNs ends in 2554: always four digits
-    out = twoDigits(out, d.year % 100);
-    *out++ = '-';
-    out = twoDigits(out, d.month);
-    *out++ = '-';
-    out = twoDigits(out, d.day);
-    *out++ = 'T';
-    out = twoDigits(out, sod / 3600);
-    *out++ = ':';
-    out = twoDigits(out, sod / 60 % 60);
-    *out++ = ':';
-    out = twoDigits(out, sod % 60);
+    if (secs != cache.secs) {
+        const std::uint64_t days = secs / 86400;
+        if (days != cache.days) {
+            const CivilDate d = civilFromDays(days);
+            char* p = twoDigits(cache.text, d.year / 100);  // TimeNs ends in 2554: four digits
+            p = twoDigits(p, d.year % 100);
+            *p++ = '-';
+            p = twoDigits(p, d.month);
+            *p++ = '-';
+            p = twoDigits(p, d.day);
+            *p = 'T';
+            cache.days = days;
+        }
+        const auto sod = static_cast<unsigned>(secs - days * 86400);
+        char* p = twoDigits(cache.text + 11, sod / 3600);
+        *p++ = ':';
+        p = twoDigits(p, sod / 60 % 60);
+        *p++ = ':';
+        twoDigits(p, sod % 60);
+        cache.secs = secs;
+    }
+    std::memcpy(out, cache.text, 19);
+    out += 19;
     if (decimals > 9) decimals = 9;
     if (decimals > 0) {
-        *out++ = '.';
-        char digits[9];
-        for (int i = 8; i >= 0; --i) {
-            digits[i] = static_cast<char>('0' + frac % 10);
-            frac /= 10;
-        }
-        std::memcpy(out, digits, decimals);
-        out += decimals;
+        // All nine digits (room for them is part of kTimeIsoMax), then the 'Z' after the
+        // ones asked for: truncation, never rounding.
+        const auto frac = static_cast<std::uint32_t>(t % kNsPerSec);
+        *out = '.';
+        out[1] = static_cast<char>('0' + frac / 100000000);
+        const std::uint32_t low = frac % 100000000;
+        twoDigits(out + 2, low / 1000000);
+        twoDigits(out + 4, low / 10000 % 100);
+        twoDigits(out + 6, low / 100 % 100);
+        twoDigits(out + 8, low % 100);
+        out += 1 + decimals;
     }
     *out++ = 'Z';
     return out;

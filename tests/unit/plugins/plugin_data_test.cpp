@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <deque>
+#include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -221,6 +224,104 @@ TEST(PluginData, JsonFormOfEveryType) {
     EXPECT_EQ(json(spec(FieldType::IpAddress, offsetof(Mixed, addr)), data), "\"10.5.5.1\"");
     EXPECT_EQ(json(spec(FieldType::Float32, offsetof(Mixed, ratio)), data), "0.25");
     EXPECT_EQ(json(spec(FieldType::Int8, offsetof(Mixed, dir)), data), "-3");
+}
+
+/// One instance holding a single variable-length value; `spec` reads it.
+struct OneVar {
+    std::vector<std::uint8_t> scratch = std::vector<std::uint8_t>(kMaxPluginData);
+    std::span<const std::uint8_t> data;
+    FieldSpec spec;
+
+    OneVar(FieldType type, FieldType element, std::span<const std::uint8_t> bytes) {
+        InstanceWriter w(scratch.data(), scratch.size());
+        VarRef* ref = w.begin<VarRef>();
+        *ref = w.appendBytes(bytes.data(), bytes.size());
+        w.commit();
+        data = (*PluginInstances(w.data(), w.size()).begin()).data;
+        spec.type = type;
+        spec.origin = FieldOrigin::Plugin;
+        spec.offset = 0;
+        spec.element = element;
+    }
+};
+
+/// The documented escaping, one byte at a time (what the output wrote before the 8-byte fast
+/// path): printable ASCII as is (DEL too), '"' and '\\' backslashed, everything else \u00XX.
+std::string escapedReference(std::span<const std::uint8_t> bytes) {
+    std::string out = "\"";
+    for (const std::uint8_t c : bytes) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else if (c >= 0x20 && c < 0x80) {
+            out += static_cast<char>(c);
+        } else {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u00%02x", c);
+            out += buf;
+        }
+    }
+    return out + '"';
+}
+
+TEST(PluginData, JsonStringEscapesControlBytesAndInvalidUtf8ByteByByte) {
+    const auto str = [](std::string_view text) {
+        const OneVar v(FieldType::String, FieldType::Unsigned8,
+                       {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
+        return json(v.spec, v.data);
+    };
+    EXPECT_EQ(str(""), "\"\"");
+    EXPECT_EQ(str("www.example.com/index.html?q=1"), "\"www.example.com/index.html?q=1\"");
+    EXPECT_EQ(str(std::string_view("\x00\x1f \x7f", 4)), "\"\\u0000\\u001f \x7f\"");
+    EXPECT_EQ(str("tab\there\r\n"), "\"tab\\u0009here\\u000d\\u000a\"");
+    EXPECT_EQ(str("caf\xc3\xa9"), "\"caf\\u00c3\\u00a9\"");         // UTF-8 too: bytes >= 0x80
+    EXPECT_EQ(str("\xff\xfe\xc3("), "\"\\u00ff\\u00fe\\u00c3(\"");  // invalid UTF-8
+    EXPECT_EQ(str("12345678\"\\"), "\"12345678\\\"\\\\\"");         // escapes after a clean block
+}
+
+/// Random byte strings of every length up to 40, clean or with a byte needing an escape at any
+/// position (inside and across the 8-byte blocks), against the byte-by-byte rule.
+TEST(PluginData, JsonStringFastPathMatchesTheByteRule) {
+    std::mt19937_64 rng(5);
+    static constexpr std::uint8_t kSpecial[] = {0x00, 0x01, 0x1f, 0x20, 0x21, '"',  '\\',
+                                                0x5b, 0x5d, 0x7e, 0x7f, 0x80, 0xc3, 0xff};
+    for (unsigned k = 0; k < 20'000; ++k) {
+        std::vector<std::uint8_t> bytes(k % 41);
+        for (auto& b : bytes) b = static_cast<std::uint8_t>('a' + rng() % 26);
+        for (auto e = static_cast<unsigned>(rng() % 3); e > 0 && !bytes.empty(); --e) {
+            bytes[rng() % bytes.size()] = kSpecial[rng() % std::size(kSpecial)];
+        }
+        const OneVar v(FieldType::String, FieldType::Unsigned8, bytes);
+        ASSERT_EQ(json(v.spec, v.data), escapedReference(bytes)) << k;
+    }
+}
+
+template <typename T>
+std::string jsonArray(FieldType element, const std::vector<T>& values) {
+    const OneVar v(
+        FieldType::Array, element,
+        {reinterpret_cast<const std::uint8_t*>(values.data()), values.size() * sizeof(T)});
+    return json(v.spec, v.data);
+}
+
+TEST(PluginData, JsonArraysOfEveryElementTypeEdges) {
+    EXPECT_EQ(jsonArray<std::uint16_t>(FieldType::Unsigned16, {}), "[]");
+    EXPECT_EQ(jsonArray<std::uint8_t>(FieldType::Unsigned8, {0, 9, 10, 255}), "[0,9,10,255]");
+    EXPECT_EQ(jsonArray<std::uint16_t>(FieldType::Unsigned16, {1500}), "[1500]");
+    EXPECT_EQ(jsonArray<std::uint32_t>(FieldType::Unsigned32, {0, 4'294'967'295U}),
+              "[0,4294967295]");
+    EXPECT_EQ(jsonArray<std::uint64_t>(FieldType::Unsigned64, {~std::uint64_t{0}, 0}),
+              "[18446744073709551615,0]");
+    EXPECT_EQ(jsonArray<std::int8_t>(FieldType::Int8, {-128, 0, 127, -1}), "[-128,0,127,-1]");
+    EXPECT_EQ(jsonArray<float>(FieldType::Float32, {0.5F, std::numeric_limits<float>::quiet_NaN(),
+                                                    std::numeric_limits<float>::infinity(), -2.0F}),
+              "[0.5,null,null,-2]");
+    EXPECT_EQ(jsonArray<TimeNs>(FieldType::Timestamp, {0, 1'700'000'000'000'000'001ULL}),
+              "[\"1970-01-01T00:00:00.000000000Z\",\"2023-11-14T22:13:20.000000001Z\"]");
+    // A byte count that is not a whole number of elements: the partial element is left out.
+    const std::uint8_t odd[] = {1, 0, 2};
+    const OneVar v(FieldType::Array, FieldType::Unsigned16, odd);
+    EXPECT_EQ(json(v.spec, v.data), "[1]");
 }
 
 }  // namespace
