@@ -182,6 +182,9 @@ struct FlowContext {
 using PacketHookFn = HookResult (*)(const void* self, FlowContext& ctx) noexcept;
 using ExportHookFn = void (*)(const void* self, FlowContext& ctx) noexcept;
 using WriteHookFn = void (*)(const void* self, FlowContext& ctx, InstanceWriter& out) noexcept;
+/// Reads the bytes of a tier-2 record that the next packet's hooks will touch and returns a
+/// word made of them (the table folds it into a sink so the loads are kept).
+using TouchHookFn = std::uint64_t (*)(const void* self, const void* ext) noexcept;
 
 /// A plugin's hooks and sizes as the flow table resolves them at start-up. Null hooks are
 /// left out of the dispatch arrays.
@@ -197,6 +200,10 @@ struct ProcessHooks {
     PacketHookFn postUpdate = nullptr;
     ExportHookFn preExport = nullptr;
     WriteHookFn write = nullptr;
+    /// Optional: which lines of the flow's tier-2 record its next packet needs. The table
+    /// loads them for a whole batch at once, before the hooks run (their misses then overlap);
+    /// without it, it loads the whole record (up to 512 bytes).
+    TouchHookFn touch = nullptr;
 };
 
 /// A process plugin. One object per `-p`, created at start-up; the flow table calls it only
@@ -239,6 +246,7 @@ struct ExtOf<T> {
 ///   HookResult postUpdate(FlowContext&) const noexcept;
 ///   void preExport(FlowContext&) const noexcept;
 ///   void write(FlowContext&, InstanceWriter&) const noexcept;
+///   std::uint64_t touch(const Ext&) const noexcept;   (see ProcessHooks::touch)
 /// and its optional nested types State (tier 1) and Ext (tier 2). Derived also implements
 /// name() and fields().
 template <class Derived>
@@ -279,6 +287,10 @@ public:
                       })
             h.write = [](const void* s, FlowContext& c, InstanceWriter& w) noexcept {
                 static_cast<const Derived*>(s)->write(c, w);
+            };
+        if constexpr (requires(const Derived& d, const Ext& e) { d.touch(e); })
+            h.touch = [](const void* s, const void* e) noexcept -> std::uint64_t {
+                return static_cast<const Derived*>(s)->touch(*static_cast<const Ext*>(e));
             };
         return h;
     }

@@ -31,7 +31,7 @@ namespace rowprobe {
 
 /// Version of the process-plugin library interface. Bumped on any change to the descriptor,
 /// to the hook contract (process.hpp) or to the types the hooks exchange.
-inline constexpr std::uint32_t kProcessPluginAbiVersion = 1;
+inline constexpr std::uint32_t kProcessPluginAbiVersion = 2;  // 2: ProcessHooks::touch
 
 /// The exported C symbol every process-plugin library defines.
 inline constexpr const char* kProcessPluginEntryPoint = "rowprobe_process_plugin";
