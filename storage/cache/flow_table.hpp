@@ -534,7 +534,8 @@ private:
             }
             for (std::size_t i = 0; i < n; ++i) {
                 if (i == 0 || slots[i] != slots[i - 1])
-                    touched ^= m_proc.touchExt(slots[i], m_records[slots[i]].pluginWants);
+                    touched ^= m_proc.touchExt(slots[i], m_records[slots[i]],
+                                               m_records[slots[i]].pluginWants);
             }
         } else {
             for (std::size_t i = 0; i < n; ++i) {
@@ -618,7 +619,7 @@ private:
         }
         std::uint64_t area = 0;
         if (m_proc.enabled()) {  // hooks and postCreate use the slot's plugin area
-            area = m_proc.touch(r * L + s);
+            if (m_proc.needsArea()) area = m_proc.touch(r * L + s);
             if (slot != nullptr) *slot = static_cast<std::uint32_t>(r * L + s);
         }
         const CachedFlow& f = recordsOf(r)[s];
@@ -934,10 +935,13 @@ private:
     /// write hook's misses were a tenth of the run (docs/performance.md).
     void loadPluginData(std::size_t r, std::uint32_t slots) noexcept {
         std::uint64_t touched = 0;
-        for (std::uint32_t m = slots; m != 0; m &= m - 1)
-            touched ^= m_proc.touch(r * L + static_cast<std::size_t>(std::countr_zero(m)));
+        if (m_proc.needsArea()) {
+            for (std::uint32_t m = slots; m != 0; m &= m - 1)
+                touched ^= m_proc.touch(r * L + static_cast<std::size_t>(std::countr_zero(m)));
+        }
         for (std::uint32_t m = slots; m != 0; m &= m - 1) {
-            touched ^= m_proc.touchForExport(r * L + static_cast<std::size_t>(std::countr_zero(m)));
+            const auto s = static_cast<Slot>(std::countr_zero(m));
+            touched ^= m_proc.touchForExport(r * L + s, recordsOf(r)[s]);
         }
         keepLoaded(touched);
     }
@@ -954,9 +958,9 @@ private:
 
     void exportRecord(std::size_t r, Slot s, EndReason why, bool flushed = false) noexcept {
         ++m_stats.exported[static_cast<std::size_t>(why)];
-        const CachedFlow& f = recordsOf(r)[s];
+        CachedFlow& f = recordsOf(r)[s];
         if (m_target.ring == nullptr) {
-            if (m_proc.enabled()) m_proc.releaseAll(r * L + s, false);
+            if (m_proc.enabled()) m_proc.releaseAll(r * L + s, f, false);
             return;
         }
         FlowRecord rec = makeRecord(f, why);

@@ -13,6 +13,11 @@
 //     └──────────────────────────────────────┴──────────────────────┘
 //   per plugin with tier 2: an ExtPool of fixed records (handles, 0 = none) and its free list.
 //
+//   per flow, in the record (CachedFlow::extHandles, line 1): the tier-2 handles of the first
+//     three plugins with tier-2 records (the others keep theirs in the area), so that the
+//     table reaches a flow's records from its record alone; the area is then loaded only when
+//     some plugin has tier-1 state or a handle there (needsArea()).
+//
 // Costs: a packet of a flow whose wants word is 0 costs one test of a word the table has
 // already loaded with the record; the area is touched only when a hook runs, and the table
 // prefetches the candidate slot's area line with its record (FlowTable::loadCandidate), so a
@@ -64,6 +69,7 @@ public:
         }
         std::size_t offset = 0;
         std::size_t handles = 0;
+        std::size_t recordHandles = 0;
         for (std::size_t i = 0; i < plugins.size(); ++i) {
             Entry e;
             e.hooks = plugins[i]->hooks();
@@ -76,9 +82,14 @@ public:
                                               " bytes: keep bulk data in the tier-2 record"});
             }
             e.bit = std::uint32_t{1} << i;
-            e.handleOffset = static_cast<std::uint32_t>(offset);
-            offset += sizeof(std::uint32_t);
-            offset = (offset + 7) & ~std::size_t{7};
+            if (e.hooks.extSize != 0 && recordHandles < kRecordHandles) {
+                e.recordHandle = static_cast<std::int8_t>(recordHandles++);
+            } else {
+                e.handleOffset = static_cast<std::uint32_t>(offset);
+                offset += sizeof(std::uint32_t);
+                offset = (offset + 7) & ~std::size_t{7};
+            }
+            if (e.recordHandle < 0 || e.hooks.stateSize != 0) m_needsArea = true;
             e.stateOffset = static_cast<std::uint32_t>(offset);
             offset += (e.hooks.stateSize + 7) & ~std::size_t{7};
             if (e.hooks.postCreate) m_postCreate.push_back(static_cast<std::uint8_t>(i));
@@ -136,14 +147,18 @@ public:
     /// Demand loads, not prefetch instructions: on this table's batches prefetches of the
     /// records left pstats' per-packet miss in place (568 ns per packet on 1 M flows with
     /// http, dns, tls and pstats), loads overlapped it (399 ns; docs/performance.md).
-    std::uint64_t touchExt(std::size_t slot, std::uint32_t wants,
+    std::uint64_t touchExt(std::size_t slot, const CachedFlow& f, std::uint32_t wants,
                            bool whole = false) const noexcept {
         std::uint64_t acc = 0;
         const std::byte* area = m_area.data() + slot * m_stride;
         for (const std::uint8_t i : m_extPlugins) {
             if ((wants & m_plugins[i].bit) == 0) continue;
             std::uint32_t h;
-            std::memcpy(&h, area + m_plugins[i].handleOffset, sizeof h);
+            if (m_plugins[i].recordHandle >= 0) {
+                h = f.extHandles[static_cast<std::size_t>(m_plugins[i].recordHandle)];
+            } else {
+                std::memcpy(&h, area + m_plugins[i].handleOffset, sizeof h);
+            }
             if (h == 0) continue;
             const ExtPool& pool = m_pools[i];
             const auto* rec = static_cast<const char*>(pool.at(h));
@@ -160,22 +175,27 @@ public:
 
     /// Export: loads every tier-2 record attached to `slot` (its area line loaded first), as
     /// the write hooks will read them; a byte per line, returned for the table's sink.
-    std::uint64_t touchForExport(std::size_t slot) const noexcept {
-        return touchExt(slot, ~std::uint32_t{0}, true);
+    std::uint64_t touchForExport(std::size_t slot, const CachedFlow& f) const noexcept {
+        return touchExt(slot, f, ~std::uint32_t{0}, true);
     }
+
+    /// False when every enabled plugin keeps its handle in the record and has no tier-1
+    /// state: the table then never needs to load the plugin area ahead of the hooks.
+    bool needsArea() const noexcept { return m_needsArea; }
 
     /// A new flow in `slot` (its first packet counted): zeroed state, postCreate hooks.
     /// Returns the OR of the flush bits.
     HookResult postCreate(std::size_t slot, CachedFlow& f, const ParsedPacket& pkt,
                           bool forward) noexcept {
         std::byte* area = areaOf(slot);
-        std::memset(area, 0, m_stride);
+        if (m_needsArea) std::memset(area, 0, m_stride);
+        f.extHandles = {};
         std::uint32_t w = m_wantsInit;
         const FlowView view = viewOf(f, EndReason::ForcedEnd);
         HookResult acc = 0;
         for (const std::uint8_t i : m_postCreate) {
             const Entry& e = m_plugins[i];
-            acc |= call(e, i, area, view, &pkt, forward, e.hooks.postCreate, w);
+            acc |= call(e, i, area, f, view, &pkt, forward, e.hooks.postCreate, w);
         }
         f.pluginWants = w;
         return acc & kFlushReinsert;
@@ -192,7 +212,7 @@ public:
         for (const std::uint8_t i : before ? m_preUpdate : m_postUpdate) {
             const Entry& e = m_plugins[i];
             if ((w & e.bit) == 0) continue;
-            acc |= call(e, i, area, view, &pkt, forward,
+            acc |= call(e, i, area, f, view, &pkt, forward,
                         before ? e.hooks.preUpdate : e.hooks.postUpdate, w);
         }
         f.pluginWants = w;
@@ -202,14 +222,14 @@ public:
     /// The exported flow's plugin data: preExport hooks (unless `flushed`), then the write
     /// hooks into `out`; the tier-2 records are released. The worker passes sweeper = false;
     /// the export thread (expiry=thread) true, and then uses sweepWriter().
-    void serialize(std::size_t slot, const CachedFlow& f, EndReason why, bool flushed,
+    void serialize(std::size_t slot, CachedFlow& f, EndReason why, bool flushed,
                    InstanceWriter& out, bool sweeper) noexcept {
         std::byte* area = areaOf(slot);
         const FlowView view = viewOf(f, why);
         if (!flushed) {
             for (const std::uint8_t i : m_preExport) {
                 const Entry& e = m_plugins[i];
-                FlowContext ctx = context(e, i, area, view, nullptr, true);
+                FlowContext ctx = context(e, i, area, f, view, nullptr, true);
                 const std::uint32_t before = *ctx.extHandle;
                 e.hooks.preExport(e.hooks.self, ctx);
                 if (before != 0 && *ctx.extHandle != before) release(i, before, sweeper);
@@ -217,19 +237,19 @@ public:
         }
         for (const std::uint8_t i : m_write) {
             const Entry& e = m_plugins[i];
-            FlowContext ctx = context(e, i, area, view, nullptr, true);
+            FlowContext ctx = context(e, i, area, f, view, nullptr, true);
             out.setPlugin(i);
             e.hooks.write(e.hooks.self, ctx, out);
         }
-        releaseAll(slot, sweeper);
+        releaseAll(slot, f, sweeper);
     }
 
     /// Releases the slot's tier-2 records without exporting (a table without export target).
-    void releaseAll(std::size_t slot, bool sweeper) noexcept {
+    void releaseAll(std::size_t slot, CachedFlow& f, bool sweeper) noexcept {
         std::byte* area = areaOf(slot);
         for (std::size_t i = 0; i < m_plugins.size(); ++i) {
             if (m_plugins[i].hooks.extSize == 0) continue;
-            std::uint32_t* h = handleOf(area, m_plugins[i]);
+            std::uint32_t* h = handleOf(area, f, m_plugins[i]);
             if (*h != 0) release(i, *h, sweeper);
             *h = 0;
         }
@@ -257,12 +277,15 @@ public:
 private:
     static constexpr std::size_t kMaxPoolBytes = std::size_t{1} << 30;
     static constexpr std::size_t kTouchExtBytes = 512;
+    static constexpr std::size_t kRecordHandles =
+        std::tuple_size_v<decltype(CachedFlow::extHandles)>;
 
     struct Entry {
         ProcessHooks hooks;
         std::uint32_t bit = 0;
         std::uint32_t handleOffset = 0;
         std::uint32_t stateOffset = 0;
+        std::int8_t recordHandle = -1;  ///< index into CachedFlow::extHandles, -1: in the area
     };
     struct FreeDelete {
         void operator()(std::byte* p) const noexcept { std::free(p); }
@@ -273,7 +296,8 @@ private:
     };
 
     std::byte* areaOf(std::size_t slot) noexcept { return m_area.data() + slot * m_stride; }
-    static std::uint32_t* handleOf(std::byte* area, const Entry& e) noexcept {
+    static std::uint32_t* handleOf(std::byte* area, CachedFlow& f, const Entry& e) noexcept {
+        if (e.recordHandle >= 0) return &f.extHandles[static_cast<std::size_t>(e.recordHandle)];
         return reinterpret_cast<std::uint32_t*>(area + e.handleOffset);
     }
 
@@ -290,22 +314,22 @@ private:
         return v;
     }
 
-    FlowContext context(const Entry& e, std::size_t i, std::byte* area, const FlowView& view,
-                        const ParsedPacket* pkt, bool forward) noexcept {
+    FlowContext context(const Entry& e, std::size_t i, std::byte* area, CachedFlow& f,
+                        const FlowView& view, const ParsedPacket* pkt, bool forward) noexcept {
         FlowContext ctx;
         ctx.packet = pkt;
         ctx.flow = &view;
         ctx.forward = forward;
         ctx.state = area + e.stateOffset;
-        ctx.extHandle = handleOf(area, e);
+        ctx.extHandle = handleOf(area, f, e);
         ctx.pool = &m_pools[i];
         return ctx;
     }
 
-    HookResult call(const Entry& e, std::size_t i, std::byte* area, const FlowView& view,
-                    const ParsedPacket* pkt, bool forward, PacketHookFn fn,
+    HookResult call(const Entry& e, std::size_t i, std::byte* area, CachedFlow& f,
+                    const FlowView& view, const ParsedPacket* pkt, bool forward, PacketHookFn fn,
                     std::uint32_t& w) noexcept {
-        FlowContext ctx = context(e, i, area, view, pkt, forward);
+        FlowContext ctx = context(e, i, area, f, view, pkt, forward);
         const std::uint32_t before = *ctx.extHandle;
         const HookResult r = fn(e.hooks.self, ctx);
         if (before != 0 && *ctx.extHandle != before) release(i, before, false);
@@ -325,6 +349,7 @@ private:
     std::vector<std::uint8_t> m_postCreate, m_preUpdate, m_postUpdate, m_preExport, m_write;
     std::vector<std::uint8_t> m_extPlugins;  ///< plugins with tier-2 records
     std::uint32_t m_wantsInit = 0;
+    bool m_needsArea = false;  ///< some plugin has tier-1 state or a handle in the area
     std::size_t m_stride = 0;
     detail::TableArray<std::byte> m_area;
     std::vector<ExtPool> m_pools;

@@ -6,7 +6,7 @@
 //   └──────────────────────────────┴─────────────────┴──────────────┴─────────────────┘
 //   m_records (row r, slot s  →  record r*L + s; 128 bytes = 2 cache lines each)
 //   ┌ line 0: key(40) last(8) packets[2](8) first(8)  │ line 1: bytes[2] hash flags ttl icmp
-//   └ read and written by every packet of the flow     │        MACs initiatorIsA pluginWants
+//   └ read and written by every packet of the flow     │        MACs initiatorIsA pluginWants extHandles
 //
 // * A row is aligned to its size rounded up to a power of two (at most 64), so the tag bytes
 //   never straddle a cache line and one SIMD load reads them all.
@@ -72,6 +72,10 @@ struct alignas(64) CachedFlow {
     /// ProcessDispatch; here rather than in the plugin area so that a flow no plugin wants
     /// costs no access beyond the record's two lines).
     std::uint32_t pluginWants = 0;
+    /// Process plugins: the tier-2 handles of the first kRecordHandles plugins that have tier-2
+    /// records (ProcessDispatch), here so that reaching a flow's records needs no plugin-area
+    /// access.
+    std::array<std::uint32_t, 3> extHandles{};
 
     /// The earliest time this record expires (inactive or active timeout).
     TimeNs deadline(TimeNs inactive, TimeNs active) const noexcept {
