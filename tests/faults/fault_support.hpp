@@ -141,19 +141,6 @@ inline std::size_t countOf(const std::string& text, const std::string& what) {
     return n;
 }
 
-/// A loopback TCP port nobody listens on (bound once, then closed).
-inline std::uint16_t closedTcpPort() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
 /// A TCP listener on 127.0.0.1 with a chosen behaviour for the connections it gets.
 class Collector {
 public:

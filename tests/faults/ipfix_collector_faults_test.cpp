@@ -50,7 +50,7 @@ TEST(IpfixCollectorFaults, SigtermEndsWithinLingerWhateverTheCollectorDoes) {
 // Defect 7: a collector that never comes up: every record is dropped and counted, exit 1 (the
 // old code exited 0).
 TEST(IpfixCollectorFaults, CollectorNeverUpDropsEverythingAndExitsOne) {
-    const std::uint16_t port = closedTcpPort();
+    const std::uint16_t port = freeLoopbackPort(SOCK_STREAM);
     const RunResult r = runFor(
         {"-i", "gen;pattern=netscan;packets=20000", "-o", ipfixTo(port, "buffer=1;linger=1")}, 15);
     ASSERT_NE(r.result.exitCode, -1);
@@ -140,7 +140,7 @@ TEST(IpfixCollectorFaults, CollectorRestartMidRunLosesNothing) {
 // the run ends, every record is either sent or counted as dropped, and the exit code says
 // whether any was dropped.
 TEST(IpfixCollectorFaults, UdpCollectorDownIsAccountedFor) {
-    const std::uint16_t port = closedTcpPort();
+    const std::uint16_t port = freeLoopbackPort(SOCK_STREAM);
     const RunResult r = runFor(
         {"-i", "gen;pattern=netscan;packets=20000", "-o", "ipfix;udp;port=" + std::to_string(port)},
         15);

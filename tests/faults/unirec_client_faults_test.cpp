@@ -32,7 +32,7 @@ int connectClient(std::uint16_t port, int receiveBuffer) {
 // ignored SIGTERM (a second signal lost every flow). Now the stop request ends the wait: the
 // records are dropped (counted; not "discarded": WAIT asked for delivery) and the exit is 1.
 TEST(UnirecClientFaults, WaitWithoutClientStopsOnSigterm) {
-    const std::uint16_t port = closedTcpPort();
+    const std::uint16_t port = freeLoopbackPort(SOCK_STREAM);
     double stopSeconds = 0;
     const RunResult r = runAndStop({"-i", "gen;pattern=netscan;packets=20000", "-o",
                                     "unirec;i=t:" + std::to_string(port) + ":timeout=WAIT"},
@@ -51,7 +51,7 @@ TEST(UnirecClientFaults, WaitWithoutClientStopsOnSigterm) {
 // what sits in the client's receive queue, not everything send() took (the old code counted
 // the whole socket send queue, tens of thousands of records, as delivered).
 TEST(UnirecClientFaults, ClientCrashCountsUnacknowledgedRecordsAsDropped) {
-    const std::uint16_t port = closedTcpPort();
+    const std::uint16_t port = freeLoopbackPort(SOCK_STREAM);
     const auto stats = tempDir() / "unirec-crash-stats.json";
     ChildProcess child(command({"-i", "gen;pattern=netscan;packets=200000", "-o",
                                 "unirec;i=t:" + std::to_string(port) + ":timeout=HALF_WAIT"},
@@ -99,7 +99,7 @@ TEST(UnirecClientFaults, HalfWaitWithoutClientIsPolicyNotFailure) {
 
 // A client that reads everything: all delivered, exit 0.
 TEST(UnirecClientFaults, ReadingClientGetsEverything) {
-    const std::uint16_t port = closedTcpPort();
+    const std::uint16_t port = freeLoopbackPort(SOCK_STREAM);
     const auto stats = tempDir() / "unirec-reader-stats.json";
     ChildProcess child(command({"-i", "gen;pattern=netscan;packets=50000", "-o",
                                 "unirec;i=t:" + std::to_string(port) + ":timeout=WAIT"},

@@ -274,31 +274,6 @@ inline void writeIpfixFileAsUdpPcap(const std::vector<std::uint8_t>& ipfix,
     }
 }
 
-/// A UDP port on 127.0.0.1 that was free a moment ago.
-inline std::uint16_t freeUdpPort() {
-    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
-/// True when something is bound to UDP `port` on 127.0.0.1.
-inline bool udpPortBusy(std::uint16_t port) {
-    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const bool busy = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0;
-    ::close(fd);
-    return busy;
-}
-
 /// A child process whose stdin is a pipe the test writes to (a capture fed at the test's pace).
 class PipedChild {
 public:

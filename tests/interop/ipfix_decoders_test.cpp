@@ -341,7 +341,7 @@ TEST_P(NfdumpInterop, NfcapdReceivesEveryFlowOverUdp) {
     const auto expected = referenceFlows(GetParam().path());
     const fs::path dir = tempDir() / ("nfcapd-" + GetParam().name);
     fs::create_directories(dir);
-    const std::uint16_t port = freeUdpPort();
+    const std::uint16_t port = freeLoopbackPort(SOCK_DGRAM);
     ChildProcess nfcapd({findTool("nfcapd"), "-b", "127.0.0.1", "-p", std::to_string(port), "-w",
                          dir.string(), "-t", "3600", "-B", "4194304"});
     ASSERT_TRUE(dec::waitUntil([&] { return udpPortBusy(port); })) << "nfcapd did not start";

@@ -20,18 +20,6 @@ namespace fs = std::filesystem;
 namespace dec = rowprobe::test::ipfix;
 using Clock = std::chrono::steady_clock;
 
-std::uint16_t closedTcpPort() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
 /// Flows of one TCP session decoded by the test decoder (times truncated to µs, as encoded).
 std::vector<Flow> sessionFlows(const std::vector<dec::Message>& msgs) {
     std::vector<Flow> out;
@@ -188,7 +176,7 @@ TEST(IpfixTcpInterop, CollectorDownAtStartIsNotAnError) {
     const fs::path pcap = sourceDir() / "pcaps" / "demo.pcap";
     ROWPROBE_REQUIRE_FILE(pcap);
     const auto expected = referenceFlows(pcap);
-    const std::uint16_t port = closedTcpPort();
+    const std::uint16_t port = freeLoopbackPort(SOCK_STREAM);
     // The collector comes up 1 s after rowprobe started; rowprobe lingers up to 10 s at exit.
     std::unique_ptr<dec::TcpCollector> collector;
     std::thread late([&] {
@@ -209,7 +197,7 @@ TEST(IpfixTcpInterop, CollectorDownAtStartIsNotAnError) {
 
 TEST(IpfixTcpInterop, OutageLongerThanTheBufferIsCountedAndExitsPromptly) {
     ROWPROBE_REQUIRE_BINARY();
-    const std::uint16_t port = closedTcpPort();
+    const std::uint16_t port = freeLoopbackPort(SOCK_STREAM);
     const fs::path statsFile = tempDir() / "outage-stats.json";
     const auto t0 = Clock::now();
     // ~100 000 flows (about 8 MB of IPFIX) against a 1 MiB buffer and a collector that never

@@ -378,7 +378,7 @@ TEST(TunnelFieldsNfdump, NfcapdCollectsEveryFlowAndSkipsTheTunnelElements) {
     const fs::path dir = tempDir() / "nfcapd-tunnels";
     fs::remove_all(dir);
     fs::create_directories(dir);
-    const std::uint16_t port = freeUdpPort();
+    const std::uint16_t port = freeLoopbackPort(SOCK_DGRAM);
     ChildProcess nfcapd({findTool("nfcapd"), "-b", "127.0.0.1", "-p", std::to_string(port), "-w",
                          dir.string(), "-t", "3600"});
     for (int i = 0; i < 500 && !udpPortBusy(port); ++i)

@@ -108,15 +108,7 @@ TEST_P(UnirecInterop, TcpStreamHoldsEveryFlow) {
     ROWPROBE_REQUIRE_BINARY();
     ROWPROBE_REQUIRE_CAPTURE(GetParam());
     const auto expected = referenceFlows(GetParam().path());
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);  // a free port, released for rowprobe
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    const std::uint16_t port = ntohs(a.sin_port);
+    const std::uint16_t port = freeLoopbackPort(SOCK_STREAM);  // released for rowprobe
     const auto s = receive("pcap;file=" + GetParam().path().string(),
                            "unirec;i=t:127.0.0.1:" + std::to_string(port) + ":timeout=WAIT;e",
                            [&] { return ur::Client::tcp(port); });

@@ -128,4 +128,12 @@ private:
     std::filesystem::path m_dir;
 };
 
+/// A port on 127.0.0.1 of socket `type` (SOCK_STREAM or SOCK_DGRAM) that was free a moment
+/// ago: bound to port 0, read back, released (for a collector the test starts, or one that is
+/// meant to be absent).
+std::uint16_t freeLoopbackPort(int type);
+
+/// True when something is bound to UDP `port` on 127.0.0.1.
+bool udpPortBusy(std::uint16_t port);
+
 }  // namespace rowprobe::test

@@ -89,19 +89,6 @@ std::size_t countRecords(const std::vector<dec::Message>& msgs) {
     return n;
 }
 
-/// A TCP port on 127.0.0.1 that nobody listens on (bound, read, released).
-std::uint16_t closedPort() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
 /// Checks a TCP session: templates first with sequence 0, then data messages whose sequence
 /// is the number of data records before them in the session.
 void expectSession(const std::vector<dec::Message>& msgs) {
@@ -377,7 +364,7 @@ TEST(IpfixOutput, TcpDeliversEveryRecordInOneSession) {
 }
 
 TEST(IpfixOutput, TcpCollectorDownAtStartIsNotAConfigErrorAndGetsEverythingLater) {
-    const std::uint16_t port = closedPort();
+    const std::uint16_t port = test::freeLoopbackPort(SOCK_STREAM);
     auto out = makeOutput("ipfix;port=" + std::to_string(port));
     writeRange(*out, 0, 3000);
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -427,7 +414,7 @@ TEST(IpfixOutput, TcpCollectorKilledAndRestartedLosesNothingWithinTheBuffer) {
 }
 
 TEST(IpfixOutput, TcpOutageLongerThanTheBufferIsCountedAndNeverHangs) {
-    const std::uint16_t port = closedPort();
+    const std::uint16_t port = test::freeLoopbackPort(SOCK_STREAM);
     auto out = makeOutput("ipfix;port=" + std::to_string(port) + ";buffer=1;linger=0.5");
     const auto t0 = Clock::now();
     writeRange(*out, 0, 40000);  // ~3.3 MB of messages, 1 MiB of buffer
@@ -439,7 +426,7 @@ TEST(IpfixOutput, TcpOutageLongerThanTheBufferIsCountedAndNeverHangs) {
 }
 
 TEST(IpfixOutput, TcpOutageBeyondTheBufferDeliversTheBufferedPartAndCountsTheRest) {
-    const std::uint16_t port = closedPort();
+    const std::uint16_t port = test::freeLoopbackPort(SOCK_STREAM);
     auto out = makeOutput("ipfix;port=" + std::to_string(port) + ";buffer=1;reconnect=0.1");
     writeRange(*out, 0, 40000);
     const auto droppedWhileDown = out->stats().dropped;
