@@ -121,43 +121,32 @@ char* JsonLayout::format(char* p, const FlowRecord& r) const noexcept {
     return put(p, "}\n");
 }
 
-namespace {
-
-template <typename T>
-T load(const FlowRecord& r, std::uint16_t offset) noexcept {
-    T v;
-    std::memcpy(&v, reinterpret_cast<const std::uint8_t*>(&r) + offset, sizeof v);
-    return v;
-}
-
-}  // namespace
-
 char* JsonLayout::formatOpen(char* p, const FlowRecord& r) const noexcept {
     static const ExportConstants kNoConstants{};
     for (const Column& c : m_columns) {
         p = putShort(p, c.key);
         switch (c.kind) {
             case Kind::U8:
-                p = formatUint(p, load<std::uint8_t>(r, c.offset));
+                p = formatUint(p, loadRecordField<std::uint8_t>(r, c.offset));
                 break;
             case Kind::U16:
-                p = formatUint(p, load<std::uint16_t>(r, c.offset));
+                p = formatUint(p, loadRecordField<std::uint16_t>(r, c.offset));
                 break;
             case Kind::U32:
-                p = formatUint(p, load<std::uint32_t>(r, c.offset));
+                p = formatUint(p, loadRecordField<std::uint32_t>(r, c.offset));
                 break;
             case Kind::U64:
-                p = formatUint(p, load<std::uint64_t>(r, c.offset));
+                p = formatUint(p, loadRecordField<std::uint64_t>(r, c.offset));
                 break;
             case Kind::Time:
-                p = formatTimeIso(p, load<TimeNs>(r, c.offset), 9);
+                p = formatTimeIso(p, loadRecordField<TimeNs>(r, c.offset), 9);
                 break;
             case Kind::Address:
-                p = formatIp(p, load<std::array<std::uint8_t, 16>>(r, c.offset),
+                p = formatIp(p, loadRecordField<std::array<std::uint8_t, 16>>(r, c.offset),
                              addressIsIpv4(*c.spec, r));
                 break;
             case Kind::Mac:
-                p = formatMac(p, load<std::array<std::uint8_t, 6>>(r, c.offset));
+                p = formatMac(p, loadRecordField<std::array<std::uint8_t, 6>>(r, c.offset));
                 break;
             case Kind::EndReason:
                 p = putShort(p, endReasonName(r.endReason));

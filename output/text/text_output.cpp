@@ -191,27 +191,20 @@ char* TextLayout::formatHeader(char* out) const noexcept {
 
 namespace {
 
-template <typename T>
-T load(const FlowRecord& r, std::uint16_t offset) noexcept {
-    T v;
-    std::memcpy(&v, reinterpret_cast<const std::uint8_t*>(&r) + offset, sizeof v);
-    return v;
-}
-
 /// A number column's value (the field's width, read at its offset).
 std::uint64_t loadNumber(const FlowRecord& r, const FieldSpec& f) noexcept {
     static const ExportConstants kNoConstants{};
     if (f.origin != FieldOrigin::Record) return readUnsigned(f, r, kNoConstants);
     switch (f.type) {
         case FieldType::Unsigned8:
-            return load<std::uint8_t>(r, f.offset);
+            return loadRecordField<std::uint8_t>(r, f.offset);
         case FieldType::Unsigned16:
-            return load<std::uint16_t>(r, f.offset);
+            return loadRecordField<std::uint16_t>(r, f.offset);
         case FieldType::Unsigned32:
-            return load<std::uint32_t>(r, f.offset);
+            return loadRecordField<std::uint32_t>(r, f.offset);
         case FieldType::Unsigned64:
         case FieldType::Timestamp:
-            return load<std::uint64_t>(r, f.offset);
+            return loadRecordField<std::uint64_t>(r, f.offset);
         default:
             return 0;
     }
@@ -242,13 +235,13 @@ char* TextLayout::formatRecord(char* out, const FlowRecord& r) const noexcept {
             case TextRender::Number:  // above
                 break;
             case TextRender::Time:
-                p = formatTimeIso(p, load<TimeNs>(r, f.offset), m_style.decimals);
+                p = formatTimeIso(p, loadRecordField<TimeNs>(r, f.offset), m_style.decimals);
                 break;
             case TextRender::Address:
             case TextRender::Endpoint: {
                 const bool brackets = c.render == TextRender::Endpoint && !v4;
                 if (brackets) *p++ = '[';
-                p = formatIp(p, load<std::array<std::uint8_t, 16>>(r, f.offset),
+                p = formatIp(p, loadRecordField<std::array<std::uint8_t, 16>>(r, f.offset),
                              addressIsIpv4(f, r));
                 if (brackets) *p++ = ']';
                 if (c.render == TextRender::Endpoint) {
@@ -258,7 +251,7 @@ char* TextLayout::formatRecord(char* out, const FlowRecord& r) const noexcept {
                 break;
             }
             case TextRender::Mac:
-                p = formatMac(p, load<std::array<std::uint8_t, 6>>(r, f.offset));
+                p = formatMac(p, loadRecordField<std::array<std::uint8_t, 6>>(r, f.offset));
                 break;
             case TextRender::Protocol: {
                 const std::string_view name = protoName(r.proto);

@@ -258,6 +258,15 @@ std::span<const FieldId> ipfixBasicFields() noexcept;
 /// the UniRec output sorts it. With `odid`, ODID replaces LINK_BIT_FIELD.
 std::span<const FieldId> unirecBasicFields(bool odid = false) noexcept;
 
+/// The value of type T at byte `offset` of a record: for outputs that resolve a column's type
+/// and offset once at start-up and then read it without a switch on the type.
+template <typename T>
+T loadRecordField(const FlowRecord& r, std::size_t offset) noexcept {
+    T v;
+    std::memcpy(&v, reinterpret_cast<const std::uint8_t*>(&r) + offset, sizeof v);
+    return v;
+}
+
 /// Reads a numeric field (Unsigned*, Timestamp) of origin Record or Exporter widened to 64
 /// bits. Cost: one load.
 inline std::uint64_t readUnsigned(const FieldSpec& f, const FlowRecord& r,
