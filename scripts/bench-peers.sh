@@ -5,11 +5,7 @@
 # the packet rate, and each peer's wall and CPU time divided by rowprobe's (the goal of
 # issue 11: >= 3x YAF and >= 6x ipfixprobe in wall time, one worker).
 #
-# Captures are made once with rowprobe-tracegen (the gen input's traffic model, exact and
-# reproducible from the options below):
-#   large  ~100k flows, large packets: 1.88 M packets of 740 B (1.4 GB)
-#   small  ~1M flows, small packets: 7 M packets of 289 B (2.1 GB), 131 072 concurrent flows
-#          of 7 packets each
+# The captures (large, small) are made once with rowprobe-tracegen: scripts/bench-common.sh.
 # Every tool writes its flows as IPFIX and throws them away: rowprobe and YAF to /dev/null,
 # ipfixprobe and softflowd over UDP to a local port nobody listens on.
 #
@@ -28,27 +24,16 @@
 #               softflowd is slow: about 16x rowprobe's wall time)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/bench-common.sh
 runs=${1:-5}
 shift $(( $# > 0 ? 1 : 0 ))
 captures=("$@")
 [[ ${#captures[@]} -gt 0 ]] || captures=(large small)
-peers=${HOME}/.cache/rowprobe-peers
-rowprobe=${ROWPROBE:-build/release/core/rowprobe}
-tracegen=${TRACEGEN:-build/release/tools/tracegen/rowprobe-tracegen}
 yaf=${YAF:-$peers/yaf}
 [[ -x $yaf ]] || yaf=$(command -v yaf || true)
-ipfixprobe=${IPFIXPROBE:-$peers/ipfixprobe}
 ipxp_plugins=${IPXP_PLUGINS:-$peers/ipfixprobe-plugins}
 softflowd=${SOFTFLOWD:-$(command -v softflowd || true)}
-dir=${DIR:-/dev/shm/rowprobe-peers-bench}
 read -r -a extra <<<"${ARGS:-}"
-mkdir -p "$dir"
-
-declare -A model=(
-    [large]='pattern=random;flows=100000;packets=1880000;size=740;tcp=0.5;reverse=0.3;seed=11'
-    [small]='pattern=random;flows=131072;packets=7000000;packets-per-flow=7;size=289;tcp=0.5;reverse=0.3;seed=12'
-)
-declare -A packets=([large]=1880000 [small]=7000000)
 
 tools=(rowprobe)
 [[ -n $yaf && -x $yaf ]] && tools+=(yaf) || echo "YAF not found: skipped" >&2
@@ -76,11 +61,7 @@ cmd() {
 timing=$(mktemp)
 trap 'rm -f "$timing"' EXIT
 for c in "${captures[@]}"; do
-    f=$dir/$c.pcap
-    if [[ ! -s $f ]]; then
-        echo "making $f: rowprobe-tracegen '${model[$c]}'" >&2
-        "$tracegen" -w "$f.tmp" -t /dev/null "${model[$c]}" >/dev/null && mv "$f.tmp" "$f"
-    fi
+    f=$(capture "$c")
     echo "== $c: $f ($(du -h "$f" | cut -f1), ${packets[$c]} packets), $runs interleaved runs"
     for t in "${tools[@]}"; do echo "   $t: $(cmd "$t" "$f" | tr '\n' ' ')"; done
     declare -A results=()

@@ -12,35 +12,25 @@
 # plugins as a share of the rate without, and ipfixprobe's wall time over rowprobe's.
 #
 # Usage: scripts/bench-plugins.sh [RUNS] [CAPTURE ...]
-#   CAPTURE: large | small (the captures of scripts/bench-peers.sh, made when missing) or a
+#   CAPTURE: large | small (scripts/bench-common.sh, made when missing) or a
 #   pcap path, e.g. ../shared/testdata/bench/netflix.pcap. Default: large small.
-# Environment: ROWPROBE, TRACEGEN, IPFIXPROBE, IPXP_PLUGINS_DIR, DIR as in bench-peers.sh;
+# Environment: ROWPROBE, TRACEGEN, IPFIXPROBE, IPXP_PLUGINS_DIR, DIR (scripts/bench-common.sh);
 #   PLUGINS       rowprobe's plugins      (default "http dns tls pstats")
 #   IPXP_PLUGINS  ipfixprobe's plugins    (default "http dns tls quic")
 #   ARGS          extra rowprobe arguments (both rowprobe runs)
 #   SIZE          log2 of rowprobe's and ipfixprobe's table size (default 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/bench-common.sh
 runs=${1:-5}
 shift $(( $# > 0 ? 1 : 0 ))
 captures=("$@")
 [[ ${#captures[@]} -gt 0 ]] || captures=(large small)
-peers=${HOME}/.cache/rowprobe-peers
-rowprobe=${ROWPROBE:-build/release/core/rowprobe}
-tracegen=${TRACEGEN:-build/release/tools/tracegen/rowprobe-tracegen}
-ipfixprobe=${IPFIXPROBE:-$peers/ipfixprobe}
 ipxp_dir=${IPXP_PLUGINS_DIR:-$peers/ipfixprobe-plugins}
-dir=${DIR:-/dev/shm/rowprobe-peers-bench}
 size=${SIZE:-20}
 read -r -a plugins <<<"${PLUGINS:-http dns tls pstats}"
 read -r -a ipxp_plugins <<<"${IPXP_PLUGINS:-http dns tls quic}"
 read -r -a extra <<<"${ARGS:-}"
-mkdir -p "$dir"
-
-declare -A model=(
-    [large]='pattern=random;flows=100000;packets=1880000;size=740;tcp=0.5;reverse=0.3;seed=11'
-    [small]='pattern=random;flows=131072;packets=7000000;packets-per-flow=7;size=289;tcp=0.5;reverse=0.3;seed=12'
-)
 
 rp_plugins=()
 for p in "${plugins[@]}"; do rp_plugins+=(-p "$p"); done
@@ -70,14 +60,7 @@ timing=$(mktemp)
 stats=$(mktemp)
 trap 'rm -f "$timing" "$stats"' EXIT
 for c in "${captures[@]}"; do
-    f=$c
-    if [[ -n ${model[$c]:-} ]]; then
-        f=$dir/$c.pcap
-        if [[ ! -s $f ]]; then
-            echo "making $f: rowprobe-tracegen '${model[$c]}'" >&2
-            "$tracegen" -w "$f.tmp" -t /dev/null "${model[$c]}" >/dev/null && mv "$f.tmp" "$f"
-        fi
-    fi
+    f=$(capture "$c")
     echo "== $c: $f ($(du -h "$f" | cut -f1)), $runs interleaved runs"
     for t in "${tools[@]}"; do echo "   $t: $(cmd "$t" "$f" STATS | tr '\n' ' ')"; done
     declare -A results=()
