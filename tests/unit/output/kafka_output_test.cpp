@@ -606,6 +606,47 @@ std::string recordText(const dec::DataRecord& r) {
     return s;
 }
 
+/// Runs rowprobe with `args` and `-o OUTPUT` (an ipfix output that writes `file`) and returns
+/// the file decoded; a failed run or an undecodable file is a test failure (and no messages).
+std::vector<dec::Message> ipfixFileMessages(std::vector<std::string> args,
+                                            const std::string& output,
+                                            const std::filesystem::path& file) {
+    args.insert(args.end(), {"-o", output});
+    const auto run = runCommand(args);
+    if (run.exitCode != 0) {
+        ADD_FAILURE() << "exit " << run.exitCode << ": " << run.err;
+        return {};
+    }
+    std::ifstream in(file, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    dec::Decoder decoder;
+    std::vector<dec::Message> messages;
+    std::string error;
+    if (!decoder.decode(
+            std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()), messages,
+            error)) {
+        ADD_FAILURE() << file << ": " << error;
+    }
+    return messages;
+}
+
+/// Runs rowprobe with `args` into kafka `format=ipfix` on `cluster` (with `options`) and returns
+/// the messages consumed, decoded, once `want` records have arrived (or the wait ended).
+std::vector<dec::Message> kafkaIpfixMessages(std::vector<std::string> args,
+                                             const MockCluster& cluster, const std::string& options,
+                                             std::size_t want) {
+    args.insert(args.end(),
+                {"-o", "kafka;brokers=" + cluster.bootstraps() + ";format=ipfix" + options});
+    const auto run = runCommand(args);
+    if (run.exitCode != 0) {
+        ADD_FAILURE() << "exit " << run.exitCode << ": " << run.err;
+        return {};
+    }
+    return decodeEach(consumeUntil(cluster.bootstraps(), [want](const std::vector<Consumed>& c) {
+        return recordCount(decodeEach(c)) >= want;
+    }));
+}
+
 TEST(KafkaOutput, IpfixFormatCarriesProcessPluginFieldsAsTheIpfixOutput) {
     SKIP_UNDER_TSAN();
     // The same run into the ipfix output (a file) and into kafka format=ipfix: every record of
@@ -615,19 +656,7 @@ TEST(KafkaOutput, IpfixFormatCarriesProcessPluginFieldsAsTheIpfixOutput) {
     const auto file = tempDir() / "plugins.ipfix";
     const std::vector<std::string> base = {
         rowprobeBinary().string(), "-i", "pcap;file=" + pcap, "-Q", "-p", "http", "-p", "pstats"};
-    std::vector<std::string> ipfixArgs = base;
-    ipfixArgs.insert(ipfixArgs.end(), {"-o", "ipfix;file=" + file.string()});
-    const auto ipfix = runCommand(ipfixArgs);
-    ASSERT_EQ(ipfix.exitCode, 0) << ipfix.err;
-    std::ifstream in(file, std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    dec::Decoder decoder;
-    std::vector<dec::Message> fileMessages;
-    std::string error;
-    ASSERT_TRUE(
-        decoder.decode(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()),
-                       fileMessages, error))
-        << error;
+    const auto fileMessages = ipfixFileMessages(base, "ipfix;file=" + file.string(), file);
     std::multiset<std::string> expected;
     std::size_t widest = 0;
     for (const auto& m : fileMessages) {
@@ -643,18 +672,11 @@ TEST(KafkaOutput, IpfixFormatCarriesProcessPluginFieldsAsTheIpfixOutput) {
     for (const char* key : {"none", "community-id"}) {
         SCOPED_TRACE(key);
         const MockCluster cluster;
-        std::vector<std::string> kafkaArgs = base;
-        kafkaArgs.insert(kafkaArgs.end(), {"-o", "kafka;brokers=" + cluster.bootstraps() +
-                                                     ";format=ipfix;key=" + key});
-        const auto run = runCommand(kafkaArgs);
-        ASSERT_EQ(run.exitCode, 0) << run.err;
-        const std::size_t want = expected.size();
-        const auto got = consumeUntil(cluster.bootstraps(), [want](const std::vector<Consumed>& c) {
-            return recordCount(decodeEach(c)) >= want;
-        });
+        const auto got =
+            kafkaIpfixMessages(base, cluster, std::string(";key=") + key, expected.size());
         std::multiset<std::string> records;
         std::size_t widestGot = 0;
-        for (const auto& m : decodeEach(got)) {
+        for (const auto& m : got) {
             for (const auto& r : m.records) {
                 records.insert(recordText(r));
                 widestGot = std::max(widestGot, r.elements.size());
@@ -685,19 +707,8 @@ TEST(KafkaOutput, IpfixFormatCarriesTunnelFieldsAsTheIpfixOutput) {
                                            "both",
                                            "-p",
                                            "pstats"};
-    std::vector<std::string> ipfixArgs = base;
-    ipfixArgs.insert(ipfixArgs.end(), {"-o", "ipfix;file=" + file.string() + ";tunnel-pen=32473"});
-    const auto ipfix = runCommand(ipfixArgs);
-    ASSERT_EQ(ipfix.exitCode, 0) << ipfix.err;
-    std::ifstream in(file, std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    dec::Decoder decoder;
-    std::vector<dec::Message> fileMessages;
-    std::string error;
-    ASSERT_TRUE(
-        decoder.decode(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()),
-                       fileMessages, error))
-        << error;
+    const auto fileMessages =
+        ipfixFileMessages(base, "ipfix;file=" + file.string() + ";tunnel-pen=32473", file);
     std::multiset<std::string> expected;
     std::size_t tunnelled = 0;
     for (const auto& m : fileMessages) {
@@ -709,17 +720,9 @@ TEST(KafkaOutput, IpfixFormatCarriesTunnelFieldsAsTheIpfixOutput) {
     EXPECT_GT(tunnelled, 0U) << "records with both pstats (basicLists) and the tunnel elements";
 
     const MockCluster cluster;
-    std::vector<std::string> kafkaArgs = base;
-    kafkaArgs.insert(kafkaArgs.end(), {"-o", "kafka;brokers=" + cluster.bootstraps() +
-                                                 ";format=ipfix;tunnel-pen=32473"});
-    const auto run = runCommand(kafkaArgs);
-    ASSERT_EQ(run.exitCode, 0) << run.err;
-    const std::size_t want = expected.size();
-    const auto got = consumeUntil(cluster.bootstraps(), [want](const std::vector<Consumed>& c) {
-        return recordCount(decodeEach(c)) >= want;
-    });
+    const auto got = kafkaIpfixMessages(base, cluster, ";tunnel-pen=32473", expected.size());
     std::multiset<std::string> records;
-    for (const auto& m : decodeEach(got)) {
+    for (const auto& m : got) {
         for (const auto& r : m.records) records.insert(recordText(r));
     }
     EXPECT_EQ(records, expected);
