@@ -521,9 +521,9 @@ private:
         for (std::size_t i = 0; i < n; ++i) prefetchRow(hashes[i]);
         std::uint64_t touched = 0;
         if (m_proc.hasExt()) {
-            // Plugins with tier-2 records: the candidates' areas are loading (loadCandidate);
-            // a second pass reads their handles and prefetches the records the hooks will
-            // write, so those misses overlap too.
+            // Plugins with tier-2 records: a second pass reads each candidate's handles (in its
+            // record, loaded by the first) and loads the lines of the tier-2 records the hooks
+            // will write, so those misses overlap too.
             std::array<std::uint32_t, kMaxBatch> slots;
             for (std::size_t i = 0; i < n; ++i) {
                 if (i == 0 || hashes[i] != hashes[i - 1]) {
@@ -906,27 +906,25 @@ private:
         RowType& row = m_rows[r];
         const CachedFlow* recs = recordsOf(r);
         TimeNs next = kNever;
-        std::size_t exported = 0;
-        if (m_proc.hasExt()) {  // the expired flows' plugin data first, their misses together
-            std::uint32_t expired = 0;
-            for (std::uint32_t m = occupiedMask(row); m != 0; m &= m - 1) {
-                const auto s = static_cast<Slot>(std::countr_zero(m));
-                if (expiryAt(recs[s], now) != kAlive) expired |= std::uint32_t{1} << s;
-            }
-            loadPluginData(r, expired);
-        }
+        std::array<EndReason, L> why{};
+        std::uint32_t expired = 0;
         for (std::uint32_t m = occupiedMask(row); m != 0; m &= m - 1) {
             const auto s = static_cast<Slot>(std::countr_zero(m));
-            const EndReason why = expiryAt(recs[s], now);
-            if (why != kAlive) {
-                retire(r, s, why);
-                ++exported;
+            why[s] = expiryAt(recs[s], now);
+            if (why[s] != kAlive) {
+                expired |= std::uint32_t{1} << s;
             } else {
                 next = std::min(next, recs[s].deadline(m_config.inactive, m_config.active));
             }
         }
+        // The expired flows' plugin data first, their misses together.
+        if (m_proc.hasExt()) loadPluginData(r, expired);
+        for (std::uint32_t m = expired; m != 0; m &= m - 1) {
+            const auto s = static_cast<Slot>(std::countr_zero(m));
+            retire(r, s, why[s]);
+        }
         row.deadline = next;
-        return exported;
+        return static_cast<std::size_t>(std::popcount(expired));
     }
 
     /// Before the flows of `slots` (a mask of row r) are exported: their plugin areas, then

@@ -4,27 +4,29 @@
 //     m_plugins[i]      hooks, state offset, handle offset, wants bit of plugin i (-p order)
 //     m_postCreate / m_preUpdate / m_postUpdate / m_preExport / m_write
 //                       per-hook arrays of plugin indexes: only plugins that have the hook
-//   per flow, in the record (CachedFlow::pluginWants, line 1):
-//     wants: bit i set while plugin i still takes this flow's packets (cleared by kDone)
+//   per flow, in the record (line 1, loaded with it by the table's batch):
+//     CachedFlow::pluginWants  bit i set while plugin i still takes this flow's packets
+//                              (cleared by kDone)
+//     CachedFlow::extHandles   the tier-2 handles of the first three plugins with tier-2
+//                              records, so that a flow's tier-2 records are reached from its
+//                              record alone
 //   per slot (m_area, slot = row * L + s, stride m_stride bytes, a TableArray: zero pages from
 //   the kernel, touched only for slots in use; laid out like the records and never moved):
 //     ┌──────────────────────────────────────┬──────────────────────┐
-//     │ plugin 0: tier-2 handle u32 | state  │ plugin 1: ...        │
+//     │ plugin 0: [tier-2 handle u32] state  │ plugin 1: ...        │
 //     └──────────────────────────────────────┴──────────────────────┘
+//     (a handle here only for the fourth and later plugins with tier-2 records)
 //   per plugin with tier 2: an ExtPool of fixed records (handles, 0 = none) and its free list.
 //
-//   per flow, in the record (CachedFlow::extHandles, line 1): the tier-2 handles of the first
-//     three plugins with tier-2 records (the others keep theirs in the area), so that the
-//     table reaches a flow's records from its record alone; the area is then loaded only when
-//     some plugin has tier-1 state or a handle there (needsArea()).
-//
 // Costs: a packet of a flow whose wants word is 0 costs one test of a word the table has
-// already loaded with the record; the area is touched only when a hook runs, and the table
-// prefetches the candidate slot's area line with its record (FlowTable::loadCandidate), so a
-// batch's area misses overlap. Creating a flow zeroes its area (stride bytes) and runs
-// postCreate; exporting a flow runs preExport (unless flushed) and write, copies the
-// instances into the export ring's ExtRing and returns tier-2 records. With no plugin enabled
-// the table never calls this class (one predictable branch on `enabled()`).
+// already loaded with the record. Stage 2 of the table's batch loads each candidate's area
+// line only when some plugin has tier-1 state or a handle there (needsArea()), then the lines
+// of the tier-2 records the next packet's hooks will touch (touchExt: the plugin's touch hook,
+// or the whole record), all as demand loads issued together, so their misses overlap.
+// Creating a flow zeroes its area (stride bytes, when used) and handles and runs postCreate;
+// exporting a flow runs preExport (unless flushed) and write, copies the instances into the
+// export ring's ExtRing and returns tier-2 records. With no plugin enabled the table never
+// calls this class (one predictable branch on `enabled()`).
 //
 // Threads: the worker calls everything, except under expiry=thread, where the export thread
 // serialises the flows it detaches (serialize(..., sweeper = true)) under the row's lock. It
@@ -42,6 +44,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cache/row.hpp"
@@ -127,8 +130,6 @@ public:
         m_sweepScratch = std::make_unique<std::uint8_t[]>(kMaxPluginData);
     }
 
-    std::size_t stride() const noexcept { return m_stride; }
-
     /// True when some plugin still takes this flow's packets.
     static bool wantsAny(const CachedFlow& f) noexcept { return f.pluginWants != 0; }
 
@@ -153,12 +154,7 @@ public:
         const std::byte* area = m_area.data() + slot * m_stride;
         for (const std::uint8_t i : m_extPlugins) {
             if ((wants & m_plugins[i].bit) == 0) continue;
-            std::uint32_t h;
-            if (m_plugins[i].recordHandle >= 0) {
-                h = f.extHandles[static_cast<std::size_t>(m_plugins[i].recordHandle)];
-            } else {
-                std::memcpy(&h, area + m_plugins[i].handleOffset, sizeof h);
-            }
+            const std::uint32_t h = *handleOf(area, f, m_plugins[i]);
             if (h == 0) continue;
             const ExtPool& pool = m_pools[i];
             const auto* rec = static_cast<const char*>(pool.at(h));
@@ -296,9 +292,13 @@ private:
     };
 
     std::byte* areaOf(std::size_t slot) noexcept { return m_area.data() + slot * m_stride; }
-    static std::uint32_t* handleOf(std::byte* area, CachedFlow& f, const Entry& e) noexcept {
+    /// Where plugin `e`'s tier-2 handle of a flow lives: in its record or in its area.
+    template <class Byte, class Flow,
+              class Handle =
+                  std::conditional_t<std::is_const_v<Flow>, const std::uint32_t, std::uint32_t>>
+    static Handle* handleOf(Byte* area, Flow& f, const Entry& e) noexcept {
         if (e.recordHandle >= 0) return &f.extHandles[static_cast<std::size_t>(e.recordHandle)];
-        return reinterpret_cast<std::uint32_t*>(area + e.handleOffset);
+        return reinterpret_cast<Handle*>(area + e.handleOffset);
     }
 
     static FlowView viewOf(const CachedFlow& f, EndReason why) noexcept {
