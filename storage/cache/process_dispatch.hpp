@@ -10,8 +10,8 @@
 //     CachedFlow::extHandles   the tier-2 handles of the first three plugins with tier-2
 //                              records, so that a flow's tier-2 records are reached from its
 //                              record alone
-//   per slot (m_area, slot = row * L + s, stride m_stride bytes, a TableArray: zero pages from
-//   the kernel, touched only for slots in use; laid out like the records and never moved):
+//   per slot (m_area, slot = s * rows + row as the records (row.hpp), stride m_stride bytes,
+//   a TableArray: zero pages from the kernel, touched only for slots in use; never moved):
 //     ┌──────────────────────────────────────┬──────────────────────┐
 //     │ plugin 0: [tier-2 handle u32] state  │ plugin 1: ...        │
 //     └──────────────────────────────────────┴──────────────────────┘

@@ -4,10 +4,23 @@
 //   ┌──────────────────────────────┬─────────────────┬──────────────┬─────────────────┐
 //   │ tags[L]  (0 = empty)         │ P::RowState     │ deadline     │ P::SlotMeta[L]  │
 //   └──────────────────────────────┴─────────────────┴──────────────┴─────────────────┘
-//   m_records (row r, slot s  →  record r*L + s; 128 bytes = 2 cache lines each)
+//   m_records (row r, slot s  →  record s*rows + r: slot-major; 128 bytes = 2 cache lines each)
 //   ┌ line 0: key(40) last(8) packets[2](8) first(8)  │ line 1: bytes[2] hash flags ttl icmp
 //   └ read and written by every packet of the flow     │        MACs initiatorIsA pluginWants extHandles
 //
+//              row 0    row 1    row 2   ...  row rows-1
+//   plane 0  [ s0     | s0     | s0     | ... ]          rows × 128 B
+//   plane 1  [ s1     | s1     | s1     | ... ]
+//   ...                                                   (L planes)
+//
+// * Slot-major: slot s of every row lies in plane s. Rows fill their holes from the
+//   lowest-ranked one, which is the lowest-numbered until timeouts reorder them, so a table
+//   holding F flows in R rows touches the first few planes (those some row fills that far;
+//   about F / R + 4 for random keys) rather than every page: 100 k flows in a 2^20 table
+//   fault in ~40 MiB instead of 128 (the kernel zero-fills the rest on demand, and never
+//   does for a plane no row reaches). A row's records are L lines apart instead of adjacent,
+//   which costs a lookup nothing (the tags decide which record to read) and the sweep, which
+//   reads a due row's records, one TLB entry per record instead of per row.
 // * A row is aligned to its size rounded up to a power of two (at most 64), so the tag bytes
 //   never straddle a cache line and one SIMD load reads them all.
 // * Records never move: a slot's record is the flow for its whole life in the cache. Policies

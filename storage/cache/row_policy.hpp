@@ -69,8 +69,9 @@ class FlowTable;
 template <class P, unsigned L>
 class ConstRowRef {
 public:
-    ConstRowRef(const Row<P, L>& row, const CachedFlow* records) noexcept
-        : m_row(&row), m_records(records) {}
+    /// `records` is the record of slot 0; slot s's lies `stride` records further (row.hpp).
+    ConstRowRef(const Row<P, L>& row, const CachedFlow* records, std::size_t stride) noexcept
+        : m_row(&row), m_records(records), m_stride(stride) {}
 
     static constexpr unsigned size() noexcept { return L; }
     /// Bit s set when slot s is empty.
@@ -81,23 +82,27 @@ public:
     const typename P::RowState& state() const noexcept { return m_row->state; }
     const typename P::SlotMeta& meta(Slot s) const noexcept { return m_row->meta[s]; }
     /// The record in slot s (meaningful only while occupied(s), and inside onErase for s).
-    const CachedFlow& rec(Slot s) const noexcept { return m_records[s]; }
-    std::uint64_t hash(Slot s) const noexcept { return m_records[s].hash; }
-    TimeNs lastSeen(Slot s) const noexcept { return m_records[s].timeLast; }
+    const CachedFlow& rec(Slot s) const noexcept { return m_records[s * m_stride]; }
+    std::uint64_t hash(Slot s) const noexcept { return rec(s).hash; }
+    TimeNs lastSeen(Slot s) const noexcept { return rec(s).timeLast; }
 
 private:
     const Row<P, L>* m_row;
     const CachedFlow* m_records;
+    std::size_t m_stride;
 };
 
 /// Mutable view of one row, passed to onHit / onInsert / onErase.
 template <class P, unsigned L>
 class RowRef {
 public:
-    RowRef(Row<P, L>& row, CachedFlow* records, FlowTable<P, L>& table, std::size_t index) noexcept
-        : m_row(&row), m_records(records), m_table(&table), m_index(index) {}
+    RowRef(Row<P, L>& row, CachedFlow* records, std::size_t stride, FlowTable<P, L>& table,
+           std::size_t index) noexcept
+        : m_row(&row), m_records(records), m_stride(stride), m_table(&table), m_index(index) {}
 
-    operator ConstRowRef<P, L>() const noexcept { return ConstRowRef<P, L>(*m_row, m_records); }
+    operator ConstRowRef<P, L>() const noexcept {
+        return ConstRowRef<P, L>(*m_row, m_records, m_stride);
+    }
 
     static constexpr unsigned size() noexcept { return L; }
     std::uint32_t freeMask() const noexcept {
@@ -106,9 +111,9 @@ public:
     bool occupied(Slot s) const noexcept { return m_row->tags[s] != kEmptyTag; }
     typename P::RowState& state() const noexcept { return m_row->state; }
     typename P::SlotMeta& meta(Slot s) const noexcept { return m_row->meta[s]; }
-    const CachedFlow& rec(Slot s) const noexcept { return m_records[s]; }
-    std::uint64_t hash(Slot s) const noexcept { return m_records[s].hash; }
-    TimeNs lastSeen(Slot s) const noexcept { return m_records[s].timeLast; }
+    const CachedFlow& rec(Slot s) const noexcept { return m_records[s * m_stride]; }
+    std::uint64_t hash(Slot s) const noexcept { return rec(s).hash; }
+    TimeNs lastSeen(Slot s) const noexcept { return rec(s).timeLast; }
     /// The row's index in the table.
     std::size_t index() const noexcept { return m_index; }
 
@@ -120,6 +125,7 @@ public:
 private:
     Row<P, L>* m_row;
     CachedFlow* m_records;
+    std::size_t m_stride;
     FlowTable<P, L>* m_table;
     std::size_t m_index;
 };

@@ -2,9 +2,11 @@
 // process plugins' per-slot areas).
 //
 //   count < 4 MiB of T   aligned_alloc (64-byte aligned), uninitialised
-//   count >= 4 MiB of T  an anonymous mapping, 2 MiB aligned, MADV_HUGEPAGE: zero until
-//                        written, backed page by page on first touch (huge pages where the
-//                        kernel allows), unmapped on destruction
+//   count >= 4 MiB of T  an anonymous mapping, 2 MiB aligned: zero until written, backed page
+//                        by page on first touch, unmapped on destruction. Its first
+//                        `hugeCount` elements (default: all) are MADV_HUGEPAGE, the rest
+//                        MADV_NOHUGEPAGE until adviseHugeRest() (4 KiB pages: a sparse tail is
+//                        faulted in 4 KiB at a time, not 2 MiB per touched record)
 //
 // zeroed() says which one a caller got, so that it can skip clearing memory the kernel already
 // zeroes. Move-only; never reallocates.
@@ -32,7 +34,8 @@ template <class T>
 class TableArray {
 public:
     TableArray() = default;
-    explicit TableArray(std::size_t count) : m_count(count) {
+    explicit TableArray(std::size_t count, std::size_t hugeCount = ~std::size_t{0})
+        : m_count(count) {
         const std::size_t bytes = count * sizeof(T);
         if (bytes >= kMapBytes) {
             m_mapped = (bytes + kHuge - 1) / kHuge * kHuge;
@@ -46,10 +49,11 @@ public:
             const std::uintptr_t end = start + m_mapped + kHuge;
             if (end > aligned + m_mapped)
                 ::munmap(reinterpret_cast<void*>(aligned + m_mapped), end - aligned - m_mapped);
-#ifdef MADV_HUGEPAGE
-            ::madvise(reinterpret_cast<void*>(aligned), m_mapped, MADV_HUGEPAGE);
-#endif
             m_data.reset(reinterpret_cast<T*>(aligned));
+            m_huge = std::min(m_mapped,
+                              (std::min(hugeCount, count) * sizeof(T) + kHuge - 1) / kHuge * kHuge);
+            advise(0, m_huge, MADV_HUGEPAGE);
+            advise(m_huge, m_mapped, MADV_NOHUGEPAGE);
             return;
         }
         const std::size_t align = std::max<std::size_t>(64, alignof(T));
@@ -60,12 +64,14 @@ public:
     TableArray(TableArray&& other) noexcept
         : m_data(std::move(other.m_data)),
           m_count(std::exchange(other.m_count, 0)),
-          m_mapped(std::exchange(other.m_mapped, 0)) {}
+          m_mapped(std::exchange(other.m_mapped, 0)),
+          m_huge(std::exchange(other.m_huge, 0)) {}
     TableArray& operator=(TableArray&& other) noexcept {
         release();
         m_data = std::move(other.m_data);
         m_count = std::exchange(other.m_count, 0);
         m_mapped = std::exchange(other.m_mapped, 0);
+        m_huge = std::exchange(other.m_huge, 0);
         return *this;
     }
     TableArray(const TableArray&) = delete;
@@ -74,6 +80,12 @@ public:
 
     /// True when the memory is zero before first use (an anonymous mapping).
     bool zeroed() const noexcept { return m_mapped != 0; }
+    /// From now on the part beyond `hugeCount` takes huge pages too (pages already faulted in
+    /// stay 4 KiB until khugepaged collapses them). One madvise; idempotent.
+    void adviseHugeRest() noexcept {
+        advise(m_huge, m_mapped, MADV_HUGEPAGE);
+        m_huge = m_mapped;
+    }
     T& operator[](std::size_t i) noexcept { return m_data.get()[i]; }
     const T& operator[](std::size_t i) const noexcept { return m_data.get()[i]; }
     T* data() noexcept { return m_data.get(); }
@@ -83,6 +95,11 @@ public:
 private:
     static constexpr std::size_t kMapBytes = std::size_t{4} << 20;
     static constexpr std::size_t kHuge = std::size_t{2} << 20;
+    /// madvise of bytes [from, to) of the mapping; a hint: failure (no THP) changes nothing.
+    void advise(std::size_t from, std::size_t to, int advice) noexcept {
+        if (m_mapped == 0 || from >= to) return;
+        ::madvise(reinterpret_cast<char*>(m_data.get()) + from, to - from, advice);
+    }
     void release() noexcept {
         T* p = m_data.release();
         if (p == nullptr) return;
@@ -98,6 +115,7 @@ private:
     std::unique_ptr<T, NoFree> m_data;
     std::size_t m_count = 0;
     std::size_t m_mapped = 0;  ///< bytes mapped, 0 when from aligned_alloc
+    std::size_t m_huge = 0;    ///< bytes from the start advised MADV_HUGEPAGE
 };
 
 }  // namespace rowprobe::storage::detail
