@@ -139,6 +139,10 @@ public:
         return static_cast<unsigned char>(m_area.data()[slot * m_stride]);
     }
 
+    /// Writes the area of a free slot that a new flow is about to take (it is zeroed on
+    /// create): faults a fresh page in writable at once, not as the zero page first.
+    void prepareArea(std::size_t slot) noexcept { m_area.data()[slot * m_stride] = std::byte{0}; }
+
     /// True when some plugin keeps tier-2 records (the table then prefetches them).
     bool hasExt() const noexcept { return !m_extPlugins.empty(); }
 
