@@ -101,27 +101,28 @@ struct FlowView {
 
 /// A worker's bounded pool of tier-2 records for one plugin: fixed-size records, a free list of
 /// 32-bit handles (0 = none). Allocation and release are O(1) and never allocate memory.
-/// Owned by the flow table; records freed by the export thread (expiry=thread) come back
-/// through the table, never directly.
+/// Handles never used before are handed out in order (1, 2, ...) after the free list of
+/// returned ones runs dry, so neither the records nor the free list are touched before they
+/// are needed (a 2^20-slot table's pools cost nothing at start-up) and the records in use stay
+/// packed at the front. Owned by the flow table; records freed by the export thread
+/// (expiry=thread) come back through the table, never directly.
 class ExtPool {
 public:
     ExtPool() = default;
     ExtPool(std::byte* memory, std::uint32_t* freeList, std::uint32_t capacity,
             std::size_t recordSize) noexcept
-        : m_memory(memory),
-          m_free(freeList),
-          m_capacity(capacity),
-          m_recordSize(recordSize),
-          m_freeCount(capacity) {
-        for (std::uint32_t i = 0; i < capacity; ++i) m_free[i] = capacity - i;  // handle 1 first
-    }
+        : m_memory(memory), m_free(freeList), m_capacity(capacity), m_recordSize(recordSize) {}
     /// A zeroed record's handle, or 0 when the pool is exhausted (counted).
     std::uint32_t take() noexcept {
-        if (m_freeCount == 0) {
+        std::uint32_t h = 0;
+        if (m_freeCount != 0) {
+            h = m_free[--m_freeCount];
+        } else if (m_fresh < m_capacity) {
+            h = ++m_fresh;
+        } else {
             ++m_exhausted;
             return 0;
         }
-        const std::uint32_t h = m_free[--m_freeCount];
         std::memset(at(h), 0, m_recordSize);
         return h;
     }
@@ -132,7 +133,7 @@ public:
         return m_memory + static_cast<std::size_t>(handle - 1) * m_recordSize;
     }
     std::uint32_t capacity() const noexcept { return m_capacity; }
-    std::uint32_t available() const noexcept { return m_freeCount; }
+    std::uint32_t available() const noexcept { return m_freeCount + (m_capacity - m_fresh); }
     std::uint64_t exhausted() const noexcept { return m_exhausted; }
     std::size_t recordSize() const noexcept { return m_recordSize; }
 
@@ -141,7 +142,8 @@ private:
     std::uint32_t* m_free = nullptr;
     std::uint32_t m_capacity = 0;
     std::size_t m_recordSize = 0;
-    std::uint32_t m_freeCount = 0;
+    std::uint32_t m_freeCount = 0;  ///< returned handles in m_free
+    std::uint32_t m_fresh = 0;      ///< handles 1..m_fresh have been handed out at least once
     std::uint64_t m_exhausted = 0;
 };
 

@@ -31,7 +31,8 @@ namespace rowprobe {
 
 /// Version of the process-plugin library interface. Bumped on any change to the descriptor,
 /// to the hook contract (process.hpp) or to the types the hooks exchange.
-inline constexpr std::uint32_t kProcessPluginAbiVersion = 2;  // 2: ProcessHooks::touch
+// 2: ProcessHooks::touch; 3: ExtPool hands out fresh handles lazily (its inline take()).
+inline constexpr std::uint32_t kProcessPluginAbiVersion = 3;
 
 /// The exported C symbol every process-plugin library defines.
 inline constexpr const char* kProcessPluginEntryPoint = "rowprobe_process_plugin";
