@@ -450,9 +450,10 @@ public:
                 if (row.tags[s] == kEmptyTag) continue;
                 ++occupied;
                 const CachedFlow& f = recordAt(r, s);
-                if (f.hash != m_config.hash->key(f.key, m_seed)) return where + ": stale hash";
-                if ((f.hash & m_rowMask) != r) return where + ": flow in the wrong row";
-                if (tagOf(f.hash) != row.tags[s]) return where + ": tag does not match the flow";
+                const std::uint64_t h = m_config.hash->key(f.key, m_seed);
+                if (f.hashHi != h >> 32) return where + ": stale hash";
+                if ((h & m_rowMask) != r) return where + ": flow in the wrong row";
+                if (tagOf(h) != row.tags[s]) return where + ": tag does not match the flow";
                 earliest = std::min(earliest, f.deadline(m_config.inactive, m_config.active));
             }
             if (row.deadline > earliest) return where + ": deadline later than a flow's expiry";
@@ -892,7 +893,7 @@ private:
         f.timeLast = pkt.ts;
         f.packets = {1, 0};
         f.bytes = {pkt.ipLen, 0};
-        f.hash = h;
+        f.hashHi = static_cast<std::uint32_t>(h >> 32);
         f.icmpTypeCode = {pkt.icmpTypeCode, 0};
         f.tcpFlags = {pkt.tcpFlags, 0};
         f.ttl = {pkt.ttl, 0};

@@ -7,7 +7,7 @@
 //   per flow, in the record (line 1, loaded with it by the table's batch):
 //     CachedFlow::pluginWants  bit i set while plugin i still takes this flow's packets
 //                              (cleared by kDone)
-//     CachedFlow::extHandles   the tier-2 handles of the first three plugins with tier-2
+//     CachedFlow::extHandles   the tier-2 handles of the first four plugins with tier-2
 //                              records, so that a flow's tier-2 records are reached from its
 //                              record alone
 //   per slot (m_area, slot = s * rows + row as the records (row.hpp), stride m_stride bytes,

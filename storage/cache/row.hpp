@@ -5,7 +5,7 @@
 //   │ tags[L]  (0 = empty)         │ P::RowState     │ deadline     │ P::SlotMeta[L]  │
 //   └──────────────────────────────┴─────────────────┴──────────────┴─────────────────┘
 //   m_records (row r, slot s  →  record s*rows + r: slot-major; 128 bytes = 2 cache lines each)
-//   ┌ line 0: key(40) last(8) packets[2](8) first(8)  │ line 1: bytes[2] hash flags ttl icmp
+//   ┌ line 0: key(40) last(8) packets[2](8) first(8)  │ line 1: bytes[2] hashHi icmp flags ttl
 //   └ read and written by every packet of the flow     │        MACs initiatorIsA pluginWants extHandles
 //
 //              row 0    row 1    row 2   ...  row rows-1
@@ -73,7 +73,10 @@ struct alignas(64) CachedFlow {
     TimeNs timeFirst = 0;                    ///< first packet time
     // Cache line 1.
     std::array<std::uint64_t, 2> bytes{};         ///< IP total length summed, per direction
-    std::uint64_t hash = 0;                       ///< the table's hash of `key`
+    /// The upper half of the table's hash of `key` (the tag and the policies' ghost
+    /// fingerprints come from it; the lower half chose the row, which the slot's place says).
+    /// Half a hash so that a fourth tier-2 handle fits in this line.
+    std::uint32_t hashHi = 0;
     std::array<std::uint16_t, 2> icmpTypeCode{};  ///< of the first packet per direction
     std::array<std::uint8_t, 2> tcpFlags{};       ///< OR of TCP flags per direction
     std::array<std::uint8_t, 2> ttl{};            ///< of the first packet per direction
@@ -88,7 +91,7 @@ struct alignas(64) CachedFlow {
     /// Process plugins: the tier-2 handles of the first kRecordHandles plugins that have tier-2
     /// records (ProcessDispatch), here so that reaching a flow's records needs no plugin-area
     /// access.
-    std::array<std::uint32_t, 3> extHandles{};
+    std::array<std::uint32_t, 4> extHandles{};
 
     /// The earliest time this record expires (inactive or active timeout).
     TimeNs deadline(TimeNs inactive, TimeNs active) const noexcept {

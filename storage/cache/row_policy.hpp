@@ -83,7 +83,8 @@ public:
     const typename P::SlotMeta& meta(Slot s) const noexcept { return m_row->meta[s]; }
     /// The record in slot s (meaningful only while occupied(s), and inside onErase for s).
     const CachedFlow& rec(Slot s) const noexcept { return m_records[s * m_stride]; }
-    std::uint64_t hash(Slot s) const noexcept { return rec(s).hash; }
+    /// The upper 32 bits of the flow's hash, in place (the lower 32 read 0): fingerprints.
+    std::uint64_t hash(Slot s) const noexcept { return std::uint64_t{rec(s).hashHi} << 32; }
     TimeNs lastSeen(Slot s) const noexcept { return rec(s).timeLast; }
 
 private:
@@ -112,7 +113,8 @@ public:
     typename P::RowState& state() const noexcept { return m_row->state; }
     typename P::SlotMeta& meta(Slot s) const noexcept { return m_row->meta[s]; }
     const CachedFlow& rec(Slot s) const noexcept { return m_records[s * m_stride]; }
-    std::uint64_t hash(Slot s) const noexcept { return rec(s).hash; }
+    /// The upper 32 bits of the flow's hash, in place (the lower 32 read 0): fingerprints.
+    std::uint64_t hash(Slot s) const noexcept { return std::uint64_t{rec(s).hashHi} << 32; }
     TimeNs lastSeen(Slot s) const noexcept { return rec(s).timeLast; }
     /// The row's index in the table.
     std::size_t index() const noexcept { return m_index; }
