@@ -536,6 +536,14 @@ private:
         // at a time did not (docs/performance.md, "What limits it"). A repeated hash (one busy
         // flow) needs no second load.
         for (std::size_t i = 0; i < n; ++i) prefetchRow(hashes[i]);
+        if (m_proc.enabled()) {
+            // The hooks read the payload's first bytes (http's method, tls' record header):
+            // a line the parser has not touched when the headers fill the frame's first.
+            for (const ParsedPacket& pkt : part) {
+                const auto payload = pkt.payload();
+                if (!payload.empty()) detail::prefetchRead(payload.data());
+            }
+        }
         std::uint64_t touched = 0;
         if (m_proc.hasExt()) {
             // Plugins with tier-2 records: a second pass reads each candidate's handles (in its

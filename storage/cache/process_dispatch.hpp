@@ -120,7 +120,8 @@ public:
             // Untouched pages cost no memory: only records in use are ever written.
             mem.records.reset(static_cast<std::byte*>(std::aligned_alloc(64, count * record)));
             if (!mem.records) throw std::bad_alloc();
-            mem.freeList = std::make_unique<std::uint32_t[]>(count);
+            mem.freeList =
+                std::make_unique_for_overwrite<std::uint32_t[]>(count);  // lazily, see ExtPool
             m_pools[i] = ExtPool(mem.records.get(), mem.freeList.get(),
                                  static_cast<std::uint32_t>(count), record);
             handles += count;

@@ -27,7 +27,10 @@ public:
     explicit SpscRing(std::size_t capacity)
         : m_capacity(std::bit_ceil(capacity < 2 ? std::size_t{2} : capacity)),
           m_mask(m_capacity - 1),
-          m_slots(std::make_unique<T[]>(m_capacity)) {}
+          // Default-initialised: slots are written before they are read, and a large ring
+          // (the plugins' handle-return ring holds every pool handle) is then backed only as
+          // it is used instead of zeroed at start-up.
+          m_slots(std::make_unique_for_overwrite<T[]>(m_capacity)) {}
 
     SpscRing(const SpscRing&) = delete;
     SpscRing& operator=(const SpscRing&) = delete;
