@@ -101,6 +101,8 @@ public:
             if (e.hooks.preExport) m_preExport.push_back(static_cast<std::uint8_t>(i));
             if (e.hooks.write) m_write.push_back(static_cast<std::uint8_t>(i));
             if (e.hooks.preUpdate || e.hooks.postUpdate) m_wantsInit |= e.bit;
+            if (e.hooks.preUpdate) m_preMask |= e.bit;
+            if (e.hooks.postUpdate) m_postMask |= e.bit;
             m_plugins.push_back(e);
         }
         m_stride = (offset + 7) & ~std::size_t{7};
@@ -164,7 +166,8 @@ public:
             const ExtPool& pool = m_pools[i];
             const auto* rec = static_cast<const char*>(pool.at(h));
             if (!whole && m_plugins[i].hooks.touch != nullptr) {
-                acc ^= m_plugins[i].hooks.touch(m_plugins[i].hooks.self, rec);
+                acc ^= m_plugins[i].hooks.touch(m_plugins[i].hooks.self,
+                                                area + m_plugins[i].stateOffset, rec);
                 continue;
             }
             const std::size_t bytes = std::min(pool.recordSize(), kTouchExtBytes);
@@ -206,7 +209,7 @@ public:
     HookResult update(std::size_t slot, CachedFlow& f, const ParsedPacket& pkt, bool forward,
                       bool before) noexcept {
         std::uint32_t w = f.pluginWants;
-        if (w == 0) return 0;
+        if ((w & (before ? m_preMask : m_postMask)) == 0) return 0;  // nobody has this hook
         std::byte* area = areaOf(slot);
         const FlowView view = viewOf(f, EndReason::ForcedEnd);
         HookResult acc = 0;
@@ -354,7 +357,9 @@ private:
     std::vector<std::uint8_t> m_postCreate, m_preUpdate, m_postUpdate, m_preExport, m_write;
     std::vector<std::uint8_t> m_extPlugins;  ///< plugins with tier-2 records
     std::uint32_t m_wantsInit = 0;
-    bool m_needsArea = false;  ///< some plugin has tier-1 state or a handle in the area
+    std::uint32_t m_preMask = 0;   ///< plugins with a preUpdate hook
+    std::uint32_t m_postMask = 0;  ///< plugins with a postUpdate hook
+    bool m_needsArea = false;      ///< some plugin has tier-1 state or a handle in the area
     std::size_t m_stride = 0;
     detail::TableArray<std::byte> m_area;
     std::vector<ExtPool> m_pools;

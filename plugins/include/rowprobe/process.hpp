@@ -185,8 +185,11 @@ using PacketHookFn = HookResult (*)(const void* self, FlowContext& ctx) noexcept
 using ExportHookFn = void (*)(const void* self, FlowContext& ctx) noexcept;
 using WriteHookFn = void (*)(const void* self, FlowContext& ctx, InstanceWriter& out) noexcept;
 /// Reads the bytes of a tier-2 record that the next packet's hooks will touch and returns a
-/// word made of them (the table folds it into a sink so the loads are kept).
-using TouchHookFn = std::uint64_t (*)(const void* self, const void* ext) noexcept;
+/// word made of them (the table folds it into a sink so the loads are kept). `state` is the
+/// flow's tier-1 state, already loaded by the table when the plugin has one (so a plugin can
+/// keep there what says where in `ext` the next packet goes).
+using TouchHookFn = std::uint64_t (*)(const void* self, const void* state,
+                                      const void* ext) noexcept;
 
 /// A plugin's hooks and sizes as the flow table resolves them at start-up. Null hooks are
 /// left out of the dispatch arrays.
@@ -248,7 +251,8 @@ struct ExtOf<T> {
 ///   HookResult postUpdate(FlowContext&) const noexcept;
 ///   void preExport(FlowContext&) const noexcept;
 ///   void write(FlowContext&, InstanceWriter&) const noexcept;
-///   std::uint64_t touch(const Ext&) const noexcept;   (see ProcessHooks::touch)
+///   std::uint64_t touch(const Ext&) const noexcept;   (see ProcessHooks::touch), or
+///   std::uint64_t touch(const State&, const Ext&) const noexcept;
 /// and its optional nested types State (tier 1) and Ext (tier 2). Derived also implements
 /// name() and fields().
 template <class Derived>
@@ -290,10 +294,18 @@ public:
             h.write = [](const void* s, FlowContext& c, InstanceWriter& w) noexcept {
                 static_cast<const Derived*>(s)->write(c, w);
             };
-        if constexpr (requires(const Derived& d, const Ext& e) { d.touch(e); })
-            h.touch = [](const void* s, const void* e) noexcept -> std::uint64_t {
+        if constexpr (requires(const Derived& d, const State& st, const Ext& e) {
+                          d.touch(st, e);
+                      }) {
+            h.touch = [](const void* s, const void* st, const void* e) noexcept -> std::uint64_t {
+                return static_cast<const Derived*>(s)->touch(*static_cast<const State*>(st),
+                                                             *static_cast<const Ext*>(e));
+            };
+        } else if constexpr (requires(const Derived& d, const Ext& e) { d.touch(e); }) {
+            h.touch = [](const void* s, const void*, const void* e) noexcept -> std::uint64_t {
                 return static_cast<const Derived*>(s)->touch(*static_cast<const Ext*>(e));
             };
+        }
         return h;
     }
 

@@ -31,7 +31,8 @@ namespace rowprobe {
 
 /// Version of the process-plugin library interface. Bumped on any change to the descriptor,
 /// to the hook contract (process.hpp) or to the types the hooks exchange.
-// 2: ProcessHooks::touch; 3: ExtPool hands out fresh handles lazily (its inline take()).
+// 2: ProcessHooks::touch; 3: ExtPool hands out fresh handles lazily (its inline take()),
+// and the touch hook receives the flow's tier-1 state.
 inline constexpr std::uint32_t kProcessPluginAbiVersion = 3;
 
 /// The exported C symbol every process-plugin library defines.

@@ -1,4 +1,4 @@
-// The http, tls, dns, passivedns and idpcontent plugins through the SDK as the flow table uses
+// The http, tls, dns, passivedns, idpcontent and pstats plugins through the SDK as the flow table uses
 // them: hooks called in arrival order with a tier-2 pool, their results (flush, flush-reinsert,
 // done), and the instances their write hook serialises, read back with the outputs' readers.
 #include <gtest/gtest.h>
@@ -154,7 +154,9 @@ private:
                 const ArrayView a = readPluginArray(f, data);
                 std::string s = "[";
                 for (std::size_t i = 0; i < a.size(); ++i) {
-                    s += (i ? "|" : "") + std::to_string(a.unsignedAt(i));
+                    s += (i ? "|" : "") + (a.element() == FieldType::Int8
+                                               ? std::to_string(a.signedAt(i))
+                                               : std::to_string(a.unsignedAt(i)));
                 }
                 return s + "]";
             }
@@ -352,6 +354,46 @@ TEST(IdpContentPlugin, BothDirectionsThenDone) {
     ASSERT_EQ(inst.size(), 1u);
     EXPECT_EQ(inst[0].at("idp_content"), "70696e67");
     EXPECT_EQ(inst[0].at("idp_content_rev"), "706f6e6721");
+}
+
+// pstats keeps its count in tier-1 state and its entries in the tier-2 record: what a packet
+// records, what it skips, and where it stops.
+TEST(PstatsPlugin, PayloadPacketsInOrderZeroesSkippedUnlessAsked) {
+    for (const bool zeroes : {false, true}) {
+        FlowDriver d(zeroes ? "pstats;includezeroes" : "pstats");
+        EXPECT_EQ(d.packet(frame(6, kClient, 40004, kServer, 80, bytesOf("hello"))), kContinue);
+        EXPECT_EQ(d.packet(frame(6, kServer, 80, kClient, 40004, {})), kContinue);
+        EXPECT_EQ(d.packet(frame(6, kServer, 80, kClient, 40004, bytesOf("hi"))), kContinue);
+        const auto inst = d.write();
+        ASSERT_EQ(inst.size(), 1u);
+        EXPECT_EQ(inst[0].at("ppi_pkt_lengths"), zeroes ? "[5|0|2]" : "[5|2]");
+        EXPECT_EQ(inst[0].at("ppi_pkt_directions"), zeroes ? "[1|-1|-1]" : "[1|-1]");
+    }
+}
+
+TEST(PstatsPlugin, SkipdupDropsARetransmissionOnlyWhenAsked) {
+    // frame() gives every TCP segment seq 1, ack 1, PSH|ACK: the second is a retransmission.
+    for (const bool skip : {false, true}) {
+        FlowDriver d(skip ? "pstats;skipdup" : "pstats");
+        d.packet(frame(6, kClient, 40005, kServer, 80, bytesOf("abc")));
+        d.packet(frame(6, kClient, 40005, kServer, 80, bytesOf("abc")));
+        d.packet(frame(6, kClient, 40005, kServer, 80, bytesOf("abcd")));  // new length: kept
+        const auto inst = d.write();
+        ASSERT_EQ(inst.size(), 1u);
+        EXPECT_EQ(inst[0].at("ppi_pkt_lengths"), skip ? "[3|4]" : "[3|3|4]");
+    }
+}
+
+TEST(PstatsPlugin, ThirtyPacketsThenDone) {
+    FlowDriver d("pstats");
+    for (int i = 1; i < 30; ++i)
+        EXPECT_EQ(d.packet(frame(17, kClient, 40006, kServer, 9999, Bytes(i, 0x55))), kContinue);
+    EXPECT_EQ(d.packet(frame(17, kClient, 40006, kServer, 9999, Bytes(30, 0x55))), kDone);
+    const auto inst = d.write();
+    ASSERT_EQ(inst.size(), 1u);
+    std::string lengths = "[";
+    for (int i = 1; i <= 30; ++i) lengths += (i > 1 ? "|" : "") + std::to_string(i);
+    EXPECT_EQ(inst[0].at("ppi_pkt_lengths"), lengths + "]");
 }
 
 TEST(ProcessPlugins, ExhaustedPoolMeansNoInstanceNeverACrash) {
