@@ -116,6 +116,9 @@ public:
         std::array<Entry, kMaxPackets> entries;
     };
     static_assert(sizeof(Entry) == 12 && sizeof(Ext) <= 384, "six cache lines");
+    /// The record is never read before it is written: entries up to the count (state), and
+    /// skipdup's header, which postCreate clears. So a new flow does not zero six lines.
+    static constexpr bool kZeroExt = false;
 
     explicit Pstats(const Options& options)
         : m_zeroes(options.getFlag("includezeroes")), m_skipDup(options.getFlag("skipdup")) {}
@@ -126,6 +129,12 @@ public:
     HookResult postCreate(FlowContext& ctx) const noexcept {
         Ext* e = ctx.attachExt<Ext>();
         if (e == nullptr) return kDone;  // pool exhausted: exported without pstats
+        if (m_skipDup) {  // not zeroed by the pool (kZeroExt): both directions start clear
+            e->seq = {};
+            e->ack = {};
+            e->len = {};
+            e->tcpFlags = {};
+        }
         return add(ctx.stateAs<State>(), *e, ctx);
     }
     HookResult postUpdate(FlowContext& ctx) const noexcept {

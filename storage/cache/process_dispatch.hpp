@@ -125,7 +125,7 @@ public:
             mem.freeList =
                 std::make_unique_for_overwrite<std::uint32_t[]>(count);  // lazily, see ExtPool
             m_pools[i] = ExtPool(mem.records.get(), mem.freeList.get(),
-                                 static_cast<std::uint32_t>(count), record);
+                                 static_cast<std::uint32_t>(count), record, h.zeroExt);
             handles += count;
         }
         m_returned = std::make_unique<SpscRing<std::uint64_t>>(std::max<std::size_t>(handles, 2));

@@ -109,10 +109,16 @@ struct FlowView {
 class ExtPool {
 public:
     ExtPool() = default;
+    /// `zero`: take() zeroes each record (ProcessHooks::zeroExt).
     ExtPool(std::byte* memory, std::uint32_t* freeList, std::uint32_t capacity,
-            std::size_t recordSize) noexcept
-        : m_memory(memory), m_free(freeList), m_capacity(capacity), m_recordSize(recordSize) {}
-    /// A zeroed record's handle, or 0 when the pool is exhausted (counted).
+            std::size_t recordSize, bool zero = true) noexcept
+        : m_memory(memory),
+          m_free(freeList),
+          m_capacity(capacity),
+          m_zero(zero),
+          m_recordSize(recordSize) {}
+    /// A record's handle, zeroed unless the pool was made with zero = false, or 0 when the
+    /// pool is exhausted (counted).
     std::uint32_t take() noexcept {
         std::uint32_t h = 0;
         if (m_freeCount != 0) {
@@ -123,7 +129,7 @@ public:
             ++m_exhausted;
             return 0;
         }
-        std::memset(at(h), 0, m_recordSize);
+        if (m_zero) std::memset(at(h), 0, m_recordSize);
         return h;
     }
     void give(std::uint32_t handle) noexcept {
@@ -141,6 +147,7 @@ private:
     std::byte* m_memory = nullptr;
     std::uint32_t* m_free = nullptr;
     std::uint32_t m_capacity = 0;
+    bool m_zero = true;
     std::size_t m_recordSize = 0;
     std::uint32_t m_freeCount = 0;  ///< returned handles in m_free
     std::uint32_t m_fresh = 0;      ///< handles 1..m_fresh have been handed out at least once
@@ -200,6 +207,10 @@ struct ProcessHooks {
     /// Tier-2 records per worker; 0 = as many as the table has slots (memory is reserved but
     /// only touched when used).
     std::uint32_t extPoolRecords = 0;
+    /// attachExt hands out zeroed records; false (a plugin's `static constexpr bool
+    /// kZeroExt = false`) when the plugin writes every byte before it reads it, which saves
+    /// writing the whole record for every new flow (pstats: six lines).
+    bool zeroExt = true;
     PacketHookFn postCreate = nullptr;
     PacketHookFn preUpdate = nullptr;
     PacketHookFn postUpdate = nullptr;
@@ -272,6 +283,7 @@ public:
         h.stateSize = std::is_empty_v<State> ? 0 : sizeof(State);
         h.extSize = std::is_empty_v<Ext> ? 0 : sizeof(Ext);
         h.extPoolRecords = m_extPoolRecords;
+        if constexpr (requires { Derived::kZeroExt; }) h.zeroExt = Derived::kZeroExt;
         if constexpr (requires(const Derived& d, FlowContext& c) { d.postCreate(c); })
             h.postCreate = [](const void* s, FlowContext& c) noexcept -> HookResult {
                 return static_cast<const Derived*>(s)->postCreate(c);
