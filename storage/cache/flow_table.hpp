@@ -149,6 +149,7 @@
 #include "cache/flood_detector.hpp"
 #include "cache/frag_cache.hpp"
 #include "cache/hash.hpp"
+#include "cache/prefetch.hpp"
 #include "cache/process_dispatch.hpp"
 #include "cache/row.hpp"
 #include "cache/row_policy.hpp"
@@ -191,9 +192,6 @@ public:
 };
 
 namespace detail {
-
-inline void prefetchRead(const void* p) noexcept { __builtin_prefetch(p, 0, 3); }
-inline void prefetchWrite(const void* p) noexcept { __builtin_prefetch(p, 1, 3); }
 
 /// The body of a spin-wait loop (x86 `pause`).
 inline void cpuRelax() noexcept {
@@ -320,6 +318,12 @@ public:
         }
         advanceTime(m_now);  // everything due leaves with its timeout reason first
         for (std::size_t r = 0; r < m_rowCount; ++r) {
+            // Row after row, each exported flow's record and plugin data would be a miss
+            // waited for alone: records are prefetched 2·kFlushAhead rows ahead, plugin data
+            // (found through the records' handles) kFlushAhead rows ahead.
+            if (r + 2 * kFlushAhead < m_rowCount) prefetchRecords(r + 2 * kFlushAhead);
+            if (m_proc.hasExt() && r + kFlushAhead < m_rowCount)
+                prefetchPluginData(r + kFlushAhead);
             RowType& row = m_rows[r];
             if (m_proc.hasExt()) loadPluginData(r, occupiedMask(row));
             for (std::uint32_t m = occupiedMask(row); m != 0; m &= m - 1) {
@@ -474,6 +478,8 @@ private:
     static constexpr std::size_t kRowsPerBlock = 64;
     /// Due rows between the one the sweep expires and the one whose records it prefetches.
     static constexpr std::size_t kSweepAhead = 2;
+    /// Rows between the one flushAll exports and the one whose plugin data it prefetches.
+    static constexpr std::size_t kFlushAhead = 4;
     static constexpr std::size_t kLookAhead = 8;
     /// Planes of m_records on huge pages from the start (row.hpp): L/4 holds every row's first
     /// four flows, which a table at a quarter of its capacity has in most rows.
@@ -1154,6 +1160,7 @@ private:
             for (std::size_t i = 0; i < std::min(n, kSweepAhead); ++i) prefetchRecords(due[i]);
             for (std::size_t i = 0; i < n; ++i) {
                 if (i + kSweepAhead < n) prefetchRecords(due[i + kSweepAhead]);
+                if (m_proc.hasExt() && i + 1 < n) prefetchPluginData(due[i + 1]);
                 m_stats.exportedBySweep += expireRow(due[i], now);
             }
             TimeNs earliest = kNever;
@@ -1169,6 +1176,15 @@ private:
     void promoteHugePages() noexcept {
         m_records.adviseHugeRest();
         m_promoteAt = std::numeric_limits<std::uint64_t>::max();
+    }
+
+    /// The plugin data of every occupied slot of row r, as prefetches (its records must have
+    /// been prefetched earlier: their handles are read).
+    void prefetchPluginData(std::size_t r) const noexcept {
+        for (std::uint32_t m = occupiedMask(m_rows[r]); m != 0; m &= m - 1) {
+            const auto s = static_cast<Slot>(std::countr_zero(m));
+            m_proc.prefetchForExport(slotIndex(r, s), recordAt(r, s));
+        }
     }
 
     /// Both cache lines of every occupied record of row r (expiryAt reads times and flags).

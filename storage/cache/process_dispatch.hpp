@@ -47,6 +47,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cache/prefetch.hpp"
 #include "cache/row.hpp"
 #include "cache/table_array.hpp"
 #include "rowprobe/errors.hpp"
@@ -175,6 +176,25 @@ public:
                 acc ^= static_cast<unsigned char>(rec[off]);
         }
         return acc;
+    }
+
+    /// A few rows ahead of an export: prefetches of the slot's area line and of the tier-2
+    /// records the write hooks will read (as touchForExport loads them), so that the sweep and
+    /// the final flush, which export row after row, find them in cache. `f` must be loaded (its
+    /// handles are read); a handle kept in the area is read from it, a miss only then.
+    void prefetchForExport(std::size_t slot, const CachedFlow& f) const noexcept {
+        const std::byte* area = m_area.data() + slot * m_stride;
+        if (m_needsArea) detail::prefetchWrite(area);
+        for (const std::uint8_t i : m_extPlugins) {
+            const Entry& e = m_plugins[i];
+            if (e.recordHandle < 0 && m_needsArea) continue;  // in the area: not loaded yet
+            const std::uint32_t h = *handleOf(area, f, e);
+            if (h == 0) continue;
+            const ExtPool& pool = m_pools[i];
+            const auto* rec = static_cast<const char*>(pool.at(h));
+            const std::size_t bytes = std::min(pool.recordSize(), kTouchExtBytes);
+            for (std::size_t off = 0; off < bytes; off += 64) detail::prefetchRead(rec + off);
+        }
     }
 
     /// Export: loads every tier-2 record attached to `slot` (its area line loaded first), as

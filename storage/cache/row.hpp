@@ -72,7 +72,7 @@ struct alignas(64) CachedFlow {
     std::array<std::uint32_t, 2> packets{};  ///< [0] initiator → responder, [1] reverse
     TimeNs timeFirst = 0;                    ///< first packet time
     // Cache line 1.
-    std::array<std::uint64_t, 2> bytes{};         ///< IP total length summed, per direction
+    std::array<std::uint64_t, 2> bytes{};  ///< IP total length summed, per direction
     /// The upper half of the table's hash of `key` (the tag and the policies' ghost
     /// fingerprints come from it; the lower half chose the row, which the slot's place says).
     /// Half a hash so that a fourth tier-2 handle fits in this line.
