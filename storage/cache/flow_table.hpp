@@ -543,11 +543,14 @@ private:
         // flow) needs no second load.
         for (std::size_t i = 0; i < n; ++i) prefetchRow(hashes[i]);
         if (m_proc.enabled()) {
-            // The hooks read the payload's first bytes (http's method, tls' record header):
-            // a line the parser has not touched when the headers fill the frame's first.
+            // The hooks read the payload's first bytes (http scans 32 for its method, tls reads
+            // the record header): lines the parser has not touched past the headers.
             for (const ParsedPacket& pkt : part) {
                 const auto payload = pkt.payload();
-                if (!payload.empty()) detail::prefetchRead(payload.data());
+                if (payload.empty()) continue;
+                detail::prefetchRead(payload.data());
+                detail::prefetchRead(payload.data() + std::min<std::size_t>(payload.size(), 32) -
+                                     1);
             }
         }
         std::uint64_t touched = 0;
