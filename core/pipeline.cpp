@@ -4,9 +4,12 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <iostream>
+#include <type_traits>
 
 #include "distributor.hpp"
 #include "failure.hpp"
@@ -87,6 +90,68 @@ constexpr std::chrono::microseconds kIdleExportSleep(2000);
 /// pool instead of spinning for every block (measured: a reader waiting block by block burnt
 /// as much CPU as the worker, which the second worker of a 2-core machine then lacks).
 constexpr std::size_t kResumeFreeBlocks = kBlocksPerQueue / 2;
+
+/// The packets of one block, parsed. The worker parses its blocks itself unless the input
+/// thread has done it: a single-queue input thread whose worker is behind (its ring holds at
+/// least kParseAheadBlocks blocks) would otherwise only wait for free blocks, so it parses the
+/// block before handing it on and the worker is left the table and the plugins. A worker that
+/// keeps up gets raw blocks, so an input thread that is itself the bottleneck (small packets,
+/// no plugins) is not slowed further.
+struct ParsedBlock {
+    std::array<ParsedPacket, kMaxBatch * kMaxLayers> packets;  ///< every layer: --tunnel both
+    std::size_t count = 0;                                     ///< parsed packets
+    std::size_t frames = 0;  ///< frames that gave at least one packet
+    std::uint64_t ipBytes = 0;
+    AnomalyCounters anomalies;
+    bool ready = false;  ///< holds the block it travels with (reset by the worker)
+};
+
+/// A queue's block: the raw packets an input fills and room for their parsed form. The rings
+/// carry PacketBlock*, which is this object's first member, so the worker reaches the rest.
+struct QueueBlock {
+    PacketBlock raw;
+    ParsedBlock parsed;
+};
+static_assert(std::is_standard_layout_v<QueueBlock> && offsetof(QueueBlock, raw) == 0);
+
+ParsedBlock& parsedOf(PacketBlock& block) noexcept {
+    return reinterpret_cast<QueueBlock&>(block).parsed;
+}
+
+constexpr std::size_t kParseAheadBlocks = kBlocksPerQueue / 4;
+
+/// Parses every frame of `block` into `out` (every layer of each with `everyLayer`).
+void parseBlock(const PacketBlock& block, const ParserConfig& config, bool everyLayer,
+                ParsedBlock& out) noexcept {
+    std::size_t n = 0;
+    std::size_t frames = 0;
+    std::uint64_t ipBytes = 0;
+    out.anomalies = {};
+    if (everyLayer) {  // one frame may feed several flows, in arrival order
+        for (std::size_t i = 0; i < block.count; ++i) {
+            const std::size_t k = parsePacketLayers(
+                block.packets[i], block.link, config,
+                std::span<ParsedPacket, kMaxLayers>(out.packets.data() + n, kMaxLayers),
+                out.anomalies);
+            if (k != 0) {
+                ipBytes += out.packets[n].ipLen;  // the outer packet's bytes, once
+                ++frames;
+            }
+            n += k;
+        }
+    } else {
+        for (std::size_t i = 0; i < block.count; ++i) {
+            if (parsePacket(block.packets[i], block.link, config, out.packets[n], out.anomalies)) {
+                ipBytes += out.packets[n].ipLen;
+                ++n;
+            }
+        }
+        frames = n;
+    }
+    out.count = n;
+    out.frames = frames;
+    out.ipBytes = ipBytes;
+}
 
 /// -c: cuts `block` so that at most `limit` packets (0 = no limit) are delivered in all, and
 /// counts them in `delivered`. True when this block reaches the limit: the input is done.
@@ -182,7 +247,7 @@ struct Pipeline::Source {
 struct Pipeline::Queue {
     std::unique_ptr<StoragePlugin> storage;
     Source* source = nullptr;  ///< reports its input statistics (the first queue of a source)
-    std::vector<std::unique_ptr<PacketBlock>> blocks;
+    std::vector<std::unique_ptr<QueueBlock>> blocks;
     SpscRing<PacketBlock*> freeBlocks{kBlocksPerQueue};
     SpscRing<PacketBlock*> fullBlocks{kBlocksPerQueue + 1};
     ExportRing exportRing{kExportRingRecords};
@@ -237,11 +302,11 @@ Pipeline::Pipeline(const Config& config) : m_config(config), m_board(queueCount(
     for (auto& q : m_queues) {
         // A worker that reads its own input needs one block, and no rings.
         const bool own = q->source != nullptr && q->source->inWorker;
-        const AllocationScope scope("the packet blocks (" + std::to_string(sizeof(PacketBlock)) +
+        const AllocationScope scope("the packet blocks (" + std::to_string(sizeof(QueueBlock)) +
                                     " bytes each)");
         for (std::size_t b = 0; b < (own ? 1 : kBlocksPerQueue); ++b) {
-            q->blocks.push_back(std::make_unique<PacketBlock>());
-            q->freeBlocks.tryPush(q->blocks.back().get());
+            q->blocks.push_back(std::make_unique<QueueBlock>());
+            q->freeBlocks.tryPush(&q->blocks.back()->raw);
         }
     }
     for (const auto& p : config.process) {
@@ -337,6 +402,10 @@ void Pipeline::inputLoop(Source& source) {
     Queue& q = *m_queues[source.queues.front()];
     std::uint64_t delivered = 0;
     const std::uint64_t limit = m_config.packetLimit;
+    ParserConfig parserConfig;
+    parserConfig.vlanInKey = m_config.vlanInKey;
+    parserConfig.tunnels = m_config.tunnels;
+    const bool everyLayer = m_config.tunnels == TunnelMode::Both;
     try {
         while (!m_stopInputs.load(std::memory_order_relaxed)) {
             PacketBlock* block = nullptr;
@@ -349,6 +418,11 @@ void Pipeline::inputLoop(Source& source) {
             const bool end = source.input->read(*block) == InputPlugin::Status::End;
             const bool reached = cutAtLimit(*block, limit, delivered);
             if (end && block->count == 0) break;
+            if (block->count != 0 && q.fullBlocks.size() >= kParseAheadBlocks) {
+                ParsedBlock& parsed = parsedOf(*block);  // the worker is behind: see ParsedBlock
+                parseBlock(*block, parserConfig, everyLayer, parsed);
+                parsed.ready = true;
+            }
             // The full ring holds every block of the pool plus the end marker: never full here.
             // An empty block that is not the end tells the worker the live input is idle.
             q.fullBlocks.tryPush(block);
@@ -468,8 +542,6 @@ bool Pipeline::inputOverdue() const {
 }
 
 void Pipeline::workerLoop(Queue& q, std::size_t index) {
-    // Room for every layer of every packet of a block (--tunnel both: kMaxLayers each).
-    std::vector<ParsedPacket> parsed(kMaxBatch * kMaxLayers);
     const bool everyLayer = m_config.tunnels == TunnelMode::Both;
     WorkerStats ws;
     ParserConfig parserConfig;
@@ -489,7 +561,7 @@ void Pipeline::workerLoop(Queue& q, std::size_t index) {
     // when the queue's input never blocks (Source::inWorker).
     const std::atomic<bool> never{false};
     Source* own = q.source != nullptr && q.source->inWorker ? q.source : nullptr;
-    PacketBlock* ownBlock = q.blocks.front().get();
+    PacketBlock* ownBlock = &q.blocks.front()->raw;
     std::uint64_t delivered = 0;
     bool ownEnded = false;
     auto readOwn = [&]() -> PacketBlock* {
@@ -527,33 +599,15 @@ void Pipeline::workerLoop(Queue& q, std::size_t index) {
             publish();
         } else {
             const auto t0 = std::chrono::steady_clock::now();
-            std::size_t n = 0;
-            std::size_t frames = 0;
-            if (everyLayer) {  // one frame may feed several flows, in arrival order
-                for (std::size_t i = 0; i < block->count; ++i) {
-                    const std::size_t k = parsePacketLayers(
-                        block->packets[i], block->link, parserConfig,
-                        std::span<ParsedPacket, kMaxLayers>(parsed.data() + n, kMaxLayers),
-                        ws.anomalies);
-                    if (k != 0) {
-                        ws.ipBytes += parsed[n].ipLen;  // the outer packet's bytes, once
-                        ++frames;
-                    }
-                    n += k;
-                }
-            } else {
-                for (std::size_t i = 0; i < block->count; ++i) {
-                    if (parsePacket(block->packets[i], block->link, parserConfig, parsed[n],
-                                    ws.anomalies)) {
-                        ws.ipBytes += parsed[n].ipLen;
-                        ++n;
-                    }
-                }
-                frames = n;
-            }
+            ParsedBlock& parsed = parsedOf(*block);
+            if (!parsed.ready) parseBlock(*block, parserConfig, everyLayer, parsed);
+            parsed.ready = false;
+            for (std::size_t a = 0; a < kAnomalyCount; ++a)
+                ws.anomalies.count[a] += parsed.anomalies.count[a];
+            ws.ipBytes += parsed.ipBytes;
             ws.packets += block->count;
-            ws.parsed += frames;
-            q.storage->processBatch(std::span<ParsedPacket>(parsed.data(), n));
+            ws.parsed += parsed.frames;
+            q.storage->processBatch(std::span<ParsedPacket>(parsed.packets.data(), parsed.count));
             ws.busyNs +=
                 static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                                std::chrono::steady_clock::now() - t0)
