@@ -10,6 +10,8 @@
 //     CachedFlow::extHandles   the tier-2 handles of the first four plugins with tier-2
 //                              records, so that a flow's tier-2 records are reached from its
 //                              record alone
+//     CachedFlow::inlineState  the tier-1 state of the first plugin whose state is 1-2 bytes
+//                              (pstats' count): the area is then not needed for it
 //   per slot (m_area, slot = s * rows + row as the records (row.hpp), stride m_stride bytes,
 //   a TableArray: zero pages from the kernel, touched only for slots in use; never moved):
 //     ┌──────────────────────────────────────┬──────────────────────┐
@@ -74,6 +76,7 @@ public:
         std::size_t offset = 0;
         std::size_t handles = 0;
         std::size_t recordHandles = 0;
+        bool inlineUsed = false;
         for (std::size_t i = 0; i < plugins.size(); ++i) {
             Entry e;
             e.hooks = plugins[i]->hooks();
@@ -93,9 +96,15 @@ public:
                 offset += sizeof(std::uint32_t);
                 offset = (offset + 7) & ~std::size_t{7};
             }
-            if (e.recordHandle < 0 || e.hooks.stateSize != 0) m_needsArea = true;
+            if (e.hooks.stateSize != 0 && e.hooks.stateSize <= sizeof(CachedFlow::inlineState) &&
+                !inlineUsed) {
+                e.stateInline = true;  // a size of 1 or 2 has an alignment of at most 2
+                inlineUsed = true;
+            }
+            if (e.recordHandle < 0 || (e.hooks.stateSize != 0 && !e.stateInline))
+                m_needsArea = true;
             e.stateOffset = static_cast<std::uint32_t>(offset);
-            offset += (e.hooks.stateSize + 7) & ~std::size_t{7};
+            if (!e.stateInline) offset += (e.hooks.stateSize + 7) & ~std::size_t{7};
             if (e.hooks.postCreate) m_postCreate.push_back(static_cast<std::uint8_t>(i));
             if (e.hooks.preUpdate) m_preUpdate.push_back(static_cast<std::uint8_t>(i));
             if (e.hooks.postUpdate) m_postUpdate.push_back(static_cast<std::uint8_t>(i));
@@ -168,7 +177,7 @@ public:
             const auto* rec = static_cast<const char*>(pool.at(h));
             if (!whole && m_plugins[i].hooks.touch != nullptr) {
                 acc ^= m_plugins[i].hooks.touch(m_plugins[i].hooks.self,
-                                                area + m_plugins[i].stateOffset, rec);
+                                                stateOf(area, f, m_plugins[i]), rec);
                 continue;
             }
             const std::size_t bytes = std::min(pool.recordSize(), kTouchExtBytes);
@@ -214,6 +223,7 @@ public:
         std::byte* area = areaOf(slot);
         if (m_needsArea) std::memset(area, 0, m_stride);
         f.extHandles = {};
+        f.inlineState = {};
         std::uint32_t w = m_wantsInit;
         const FlowView view = viewOf(f, EndReason::ForcedEnd);
         HookResult acc = 0;
@@ -310,6 +320,7 @@ private:
         std::uint32_t handleOffset = 0;
         std::uint32_t stateOffset = 0;
         std::int8_t recordHandle = -1;  ///< index into CachedFlow::extHandles, -1: in the area
+        bool stateInline = false;       ///< tier-1 state in CachedFlow::inlineState, not the area
     };
     struct FreeDelete {
         void operator()(std::byte* p) const noexcept { std::free(p); }
@@ -327,6 +338,14 @@ private:
     static Handle* handleOf(Byte* area, Flow& f, const Entry& e) noexcept {
         if (e.recordHandle >= 0) return &f.extHandles[static_cast<std::size_t>(e.recordHandle)];
         return reinterpret_cast<Handle*>(area + e.handleOffset);
+    }
+
+    /// Where plugin `e`'s tier-1 state of a flow lives: in its record or in its area.
+    template <class Byte, class Flow,
+              class Out = std::conditional_t<std::is_const_v<Flow>, const std::byte, std::byte>>
+    static Out* stateOf(Byte* area, Flow& f, const Entry& e) noexcept {
+        if (e.stateInline) return reinterpret_cast<Out*>(f.inlineState.data());
+        return reinterpret_cast<Out*>(area + e.stateOffset);
     }
 
     static FlowView viewOf(const CachedFlow& f, EndReason why) noexcept {
@@ -348,7 +367,7 @@ private:
         ctx.packet = pkt;
         ctx.flow = &view;
         ctx.forward = forward;
-        ctx.state = area + e.stateOffset;
+        ctx.state = stateOf(area, f, e);
         ctx.extHandle = handleOf(area, f, e);
         ctx.pool = &m_pools[i];
         return ctx;

@@ -6,7 +6,8 @@
 //   └──────────────────────────────┴─────────────────┴──────────────┴─────────────────┘
 //   m_records (row r, slot s  →  record s*rows + r: slot-major; 128 bytes = 2 cache lines each)
 //   ┌ line 0: key(40) last(8) packets[2](8) first(8)  │ line 1: bytes[2] hashHi icmp flags ttl
-//   └ read and written by every packet of the flow     │        MACs initiatorIsA pluginWants extHandles
+//   └ read and written by every packet of the flow     │        MACs initiatorIsA inlineState pluginWants
+//                                                      │        extHandles
 //
 //              row 0    row 1    row 2   ...  row rows-1
 //   plane 0  [ s0     | s0     | s0     | ... ]          rows × 128 B
@@ -84,6 +85,9 @@ struct alignas(64) CachedFlow {
     std::array<std::uint8_t, 6> dstMac{};
     bool initiatorIsA = true;  ///< the first packet was sent by key side A
     bool tunnelled = false;    ///< the first packet came out of a tunnel: see FlowTable::m_tunnels
+    /// Process plugins: the tier-1 state of the first plugin whose state fits in two bytes
+    /// (pstats' count), here so that its packets need no plugin-area access (ProcessDispatch).
+    alignas(2) std::array<std::uint8_t, 2> inlineState{};
     /// Process plugins: bit i set while plugin i still takes this flow's packets (written by
     /// ProcessDispatch; here rather than in the plugin area so that a flow no plugin wants
     /// costs no access beyond the record's two lines).
