@@ -399,11 +399,6 @@ void parseTcpOptions(const std::uint8_t* t, std::uint32_t hdrLen, std::uint32_t 
     return true;
 }
 
-inline bool fail(AnomalyCounters& anomalies, Anomaly a) noexcept {
-    anomalies.add(a);
-    return false;
-}
-
 // Big-endian 64-bit load, so that integer order equals byte order.
 inline std::uint64_t loadBe64(const std::uint8_t* p) noexcept {
     std::uint64_t v;

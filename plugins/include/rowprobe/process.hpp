@@ -238,21 +238,21 @@ namespace detail {
 struct NoState {};
 template <class T>
 struct StateOf {
-    using type = NoState;
+    using Type = NoState;
 };
 template <class T>
 requires requires { typename T::State; }
 struct StateOf<T> {
-    using type = typename T::State;
+    using Type = typename T::State;
 };
 template <class T>
 struct ExtOf {
-    using type = NoState;
+    using Type = NoState;
 };
 template <class T>
 requires requires { typename T::Ext; }
 struct ExtOf<T> {
-    using type = typename T::Ext;
+    using Type = typename T::Ext;
 };
 }  // namespace detail
 
@@ -271,8 +271,8 @@ class ProcessPluginBase : public ProcessPlugin {
 public:
     ProcessHooks hooks() const noexcept override {
         // Looked up here, not as class members: Derived is complete only once hooks() is used.
-        using State = typename detail::StateOf<Derived>::type;
-        using Ext = typename detail::ExtOf<Derived>::type;
+        using State = typename detail::StateOf<Derived>::Type;
+        using Ext = typename detail::ExtOf<Derived>::Type;
         static_assert(std::is_trivially_copyable_v<State>, "State must be trivially copyable");
         static_assert(std::is_trivially_copyable_v<Ext>, "Ext must be trivially copyable");
         static_assert(std::is_empty_v<State> || sizeof(State) <= kMaxProcessState,
