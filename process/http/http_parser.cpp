@@ -4,6 +4,10 @@
 #include <climits>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace rowprobe::http {
 
 namespace {
@@ -23,6 +27,25 @@ std::size_t findByte(std::span<const std::uint8_t> p, std::size_t from, std::siz
     return hit == nullptr
                ? kNpos
                : static_cast<std::size_t>(static_cast<const std::uint8_t*>(hit) - p.data());
+}
+
+// The first space among the first kMaxMethodScan (32) bytes, as findByte(p, 0, 32, ' '): the
+// question every packet of every flow asks (classifyHttp), answered with two 16-byte compares
+// instead of a call to memchr when the payload has 32 bytes.
+std::size_t methodSpace(std::span<const std::uint8_t> p) noexcept {
+    static_assert(kMaxMethodScan == 32);
+#if defined(__SSE2__)
+    if (p.size() >= kMaxMethodScan) {
+        const __m128i space = _mm_set1_epi8(' ');
+        const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.data()));
+        const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.data() + 16));
+        const auto mask =
+            static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(lo, space))) |
+            (static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(hi, space))) << 16);
+        return mask == 0 ? kNpos : static_cast<std::size_t>(__builtin_ctz(mask));
+    }
+#endif
+    return findByte(p, 0, std::min(p.size(), kMaxMethodScan), ' ');
 }
 
 // "\r\n" at or after `from`; like ipfixprobe's strnstr the search gives up at a NUL byte.
@@ -90,7 +113,7 @@ HttpKind classifyHttp(std::span<const std::uint8_t> p) noexcept {
         if (startsWith(p, 0, m)) return HttpKind::Request;
     }
     // "METHOD SP URI SP HTTP" for methods outside the list.
-    const std::size_t sp1 = findByte(p, 0, std::min(p.size(), kMaxMethodScan), ' ');
+    const std::size_t sp1 = methodSpace(p);
     if (sp1 != kNpos) {
         const std::size_t sp2 = findByte(p, sp1 + 1, p.size(), ' ');
         if (sp2 != kNpos && startsWith(p, sp2 + 1, "HTTP")) return HttpKind::Request;

@@ -49,6 +49,13 @@ TEST(HttpParser, ClassifiesRequestsAndResponses) {
     EXPECT_EQ(classifyHttp(bytes("PROPFIND /dav FTP/1.1\r\n")), HttpKind::None);
     // ... but only with its space in the first 32 bytes.
     EXPECT_EQ(classifyHttp(bytes(std::string(40, 'X') + " / HTTP/1.1\r\n")), HttpKind::None);
+    // The boundary, in payloads of 32 bytes and more (one scan) and shorter (another): a space
+    // at byte 31 counts, at byte 32 it does not; a payload of zeros has none.
+    EXPECT_EQ(classifyHttp(bytes(std::string(31, 'X') + " / HTTP/1.1\r\n")), HttpKind::Request);
+    EXPECT_EQ(classifyHttp(bytes(std::string(32, 'X') + " / HTTP/1.1\r\n")), HttpKind::None);
+    EXPECT_EQ(classifyHttp(bytes("XY / HTTP")), HttpKind::Request);
+    EXPECT_EQ(classifyHttp(bytes("XY / HTTX")), HttpKind::None);
+    EXPECT_EQ(classifyHttp(std::vector<std::uint8_t>(686, 0)), HttpKind::None);
     EXPECT_EQ(classifyHttp(bytes("HTTP/1.1 404 Not Found\r\n")), HttpKind::Response);
     EXPECT_EQ(classifyHttp(bytes("\x16\x03\x01\x02\x00")), HttpKind::None);
     EXPECT_EQ(classifyHttp(bytes("GET")), HttpKind::None);  // shorter than 4 bytes
