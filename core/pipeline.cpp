@@ -120,9 +120,17 @@ ParsedBlock& parsedOf(PacketBlock& block) noexcept {
 
 constexpr std::size_t kParseAheadBlocks = kBlocksPerQueue / 4;
 
-/// Parses every frame of `block` into `out` (every layer of each with `everyLayer`).
-void parseBlock(const PacketBlock& block, const ParserConfig& config, bool everyLayer,
-                ParsedBlock& out) noexcept {
+/// The parser options of a run.
+ParserConfig parserConfigOf(const Config& config) noexcept {
+    ParserConfig parser;
+    parser.vlanInKey = config.vlanInKey;
+    parser.tunnels = config.tunnels;
+    return parser;
+}
+
+/// Parses every frame of `block` into `out` (every layer of each with `--tunnel both`).
+void parseBlock(const PacketBlock& block, const ParserConfig& config, ParsedBlock& out) noexcept {
+    const bool everyLayer = config.tunnels == TunnelMode::Both;
     std::size_t n = 0;
     std::size_t frames = 0;
     std::uint64_t ipBytes = 0;
@@ -402,10 +410,7 @@ void Pipeline::inputLoop(Source& source) {
     Queue& q = *m_queues[source.queues.front()];
     std::uint64_t delivered = 0;
     const std::uint64_t limit = m_config.packetLimit;
-    ParserConfig parserConfig;
-    parserConfig.vlanInKey = m_config.vlanInKey;
-    parserConfig.tunnels = m_config.tunnels;
-    const bool everyLayer = m_config.tunnels == TunnelMode::Both;
+    const ParserConfig parserConfig = parserConfigOf(m_config);
     try {
         while (!m_stopInputs.load(std::memory_order_relaxed)) {
             PacketBlock* block = nullptr;
@@ -420,7 +425,7 @@ void Pipeline::inputLoop(Source& source) {
             if (end && block->count == 0) break;
             if (block->count != 0 && q.fullBlocks.size() >= kParseAheadBlocks) {
                 ParsedBlock& parsed = parsedOf(*block);  // the worker is behind: see ParsedBlock
-                parseBlock(*block, parserConfig, everyLayer, parsed);
+                parseBlock(*block, parserConfig, parsed);
                 parsed.ready = true;
             }
             // The full ring holds every block of the pool plus the end marker: never full here.
@@ -437,10 +442,7 @@ void Pipeline::inputLoop(Source& source) {
 
 void Pipeline::distributeLoop(Source& source) {
     const std::size_t n = source.queues.size();
-    ParserConfig parserConfig;
-    parserConfig.vlanInKey = m_config.vlanInKey;
-    parserConfig.tunnels = m_config.tunnels;
-    FlowDistributor distributor(n, parserConfig);
+    FlowDistributor distributor(n, parserConfigOf(m_config));
     auto scratch = std::make_unique<PacketBlock>();
     std::vector<PacketBlock*> open(n, nullptr);
     std::uint64_t delivered = 0;
@@ -542,11 +544,8 @@ bool Pipeline::inputOverdue() const {
 }
 
 void Pipeline::workerLoop(Queue& q, std::size_t index) {
-    const bool everyLayer = m_config.tunnels == TunnelMode::Both;
     WorkerStats ws;
-    ParserConfig parserConfig;
-    parserConfig.vlanInKey = m_config.vlanInKey;
-    parserConfig.tunnels = m_config.tunnels;
+    const ParserConfig parserConfig = parserConfigOf(m_config);
     q.storage->attach(ExportTarget{&q.exportRing, &m_abandon, static_cast<std::uint8_t>(index),
                                    q.exportExt.get(), q.expiryExt.get()});
     auto publish = [&] {
@@ -600,10 +599,9 @@ void Pipeline::workerLoop(Queue& q, std::size_t index) {
         } else {
             const auto t0 = std::chrono::steady_clock::now();
             ParsedBlock& parsed = parsedOf(*block);
-            if (!parsed.ready) parseBlock(*block, parserConfig, everyLayer, parsed);
+            if (!parsed.ready) parseBlock(*block, parserConfig, parsed);
             parsed.ready = false;
-            for (std::size_t a = 0; a < kAnomalyCount; ++a)
-                ws.anomalies.count[a] += parsed.anomalies.count[a];
+            ws.anomalies += parsed.anomalies;
             ws.ipBytes += parsed.ipBytes;
             ws.packets += block->count;
             ws.parsed += parsed.frames;

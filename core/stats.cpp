@@ -95,8 +95,7 @@ WorkerStats StatsSnapshot::total() const {
         t.packets += w.packets;
         t.parsed += w.parsed;
         t.ipBytes += w.ipBytes;
-        for (std::size_t i = 0; i < kAnomalyCount; ++i)
-            t.anomalies.count[i] += w.anomalies.count[i];
+        t.anomalies += w.anomalies;
         t.batches += w.batches;
         t.busyNs += w.busyNs;
         addInto(t.cache, w.cache);

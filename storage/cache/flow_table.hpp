@@ -646,6 +646,7 @@ private:
         const std::size_t r = h & m_rowMask;
         const RowType& row = m_rows[r];
         Slot s = kNoSlot;
+        bool fresh = false;
         const std::uint32_t m = TagMatch::template match<L>(row.tags.data(), tagOf(h));
         if (m != 0) {
             s = static_cast<Slot>(std::countr_zero(m));
@@ -653,23 +654,21 @@ private:
         } else {
             const PacketContext ctx{.hash = h};
             s = m_policy.pickFree(constRef(r), ctx);
-            if (s != kNoSlot) {
-                CachedFlow& f = recordAt(r, s);
-                f.timeLast = 0;
-                f.pluginWants = 0;  // line 1; and stage 2 loads no tier-2 record for it
-                if (m_proc.enabled() && slot != nullptr)
-                    *slot = static_cast<std::uint32_t>(slotIndex(r, s));
-                if (m_proc.needsArea()) m_proc.prepareArea(slotIndex(r, s));
-                return 0;
-            }
-            s = m_policy.victim(constRef(r), ctx);
+            fresh = s != kNoSlot;
+            if (!fresh) s = m_policy.victim(constRef(r), ctx);
         }
-        std::uint64_t area = 0;
-        if (m_proc.enabled()) {  // hooks and postCreate use the slot's plugin area
-            if (m_proc.needsArea()) area = m_proc.touch(slotIndex(r, s));
-            if (slot != nullptr) *slot = static_cast<std::uint32_t>(slotIndex(r, s));
+        const std::size_t index = slotIndex(r, s);
+        if (slot != nullptr) *slot = static_cast<std::uint32_t>(index);
+        CachedFlow& f = m_records[index];
+        if (fresh) {
+            f.timeLast = 0;
+            f.pluginWants = 0;  // line 1; and stage 2 loads no tier-2 record for it
+            if (m_proc.needsArea()) m_proc.prepareArea(index);
+            return 0;
         }
-        const CachedFlow& f = recordAt(r, s);
+        // The hooks and postCreate use the slot's plugin area (needsArea: some plugin keeps
+        // state or a handle there; never without plugins).
+        const std::uint64_t area = m_proc.needsArea() ? m_proc.touch(index) : 0;
         return f.timeLast ^ f.bytes[0] ^ area;  // line 0 and line 1
     }
 

@@ -110,11 +110,11 @@ public:
             if (e.hooks.postUpdate) m_postUpdate.push_back(static_cast<std::uint8_t>(i));
             if (e.hooks.preExport) m_preExport.push_back(static_cast<std::uint8_t>(i));
             if (e.hooks.write) m_write.push_back(static_cast<std::uint8_t>(i));
-            if (e.hooks.preUpdate || e.hooks.postUpdate) m_wantsInit |= e.bit;
             if (e.hooks.preUpdate) m_preMask |= e.bit;
             if (e.hooks.postUpdate) m_postMask |= e.bit;
             m_plugins.push_back(e);
         }
+        m_wantsInit = m_preMask | m_postMask;  // a new flow is wanted by every plugin with one
         m_stride = (offset + 7) & ~std::size_t{7};
         m_stride = std::max<std::size_t>(m_stride, 8);
         m_area = detail::TableArray<std::byte>(slots * m_stride);
@@ -171,17 +171,14 @@ public:
         const std::byte* area = m_area.data() + slot * m_stride;
         for (const std::uint8_t i : m_extPlugins) {
             if ((wants & m_plugins[i].bit) == 0) continue;
-            const std::uint32_t h = *handleOf(area, f, m_plugins[i]);
-            if (h == 0) continue;
-            const ExtPool& pool = m_pools[i];
-            const auto* rec = static_cast<const char*>(pool.at(h));
+            const char* rec = extRecord(i, area, f);
+            if (rec == nullptr) continue;
             if (!whole && m_plugins[i].hooks.touch != nullptr) {
                 acc ^= m_plugins[i].hooks.touch(m_plugins[i].hooks.self,
                                                 stateOf(area, f, m_plugins[i]), rec);
                 continue;
             }
-            const std::size_t bytes = std::min(pool.recordSize(), kTouchExtBytes);
-            for (std::size_t off = 0; off < bytes; off += 64)
+            for (std::size_t off = 0; off < exportBytes(i); off += 64)
                 acc ^= static_cast<unsigned char>(rec[off]);
         }
         return acc;
@@ -195,14 +192,11 @@ public:
         const std::byte* area = m_area.data() + slot * m_stride;
         if (m_needsArea) detail::prefetchWrite(area);
         for (const std::uint8_t i : m_extPlugins) {
-            const Entry& e = m_plugins[i];
-            if (e.recordHandle < 0 && m_needsArea) continue;  // in the area: not loaded yet
-            const std::uint32_t h = *handleOf(area, f, e);
-            if (h == 0) continue;
-            const ExtPool& pool = m_pools[i];
-            const auto* rec = static_cast<const char*>(pool.at(h));
-            const std::size_t bytes = std::min(pool.recordSize(), kTouchExtBytes);
-            for (std::size_t off = 0; off < bytes; off += 64) detail::prefetchRead(rec + off);
+            if (m_plugins[i].recordHandle < 0) continue;  // in the area: not loaded yet
+            const char* rec = extRecord(i, area, f);
+            if (rec == nullptr) continue;
+            for (std::size_t off = 0; off < exportBytes(i); off += 64)
+                detail::prefetchRead(rec + off);
         }
     }
 
@@ -338,6 +332,17 @@ private:
     static Handle* handleOf(Byte* area, Flow& f, const Entry& e) noexcept {
         if (e.recordHandle >= 0) return &f.extHandles[static_cast<std::size_t>(e.recordHandle)];
         return reinterpret_cast<Handle*>(area + e.handleOffset);
+    }
+
+    /// Plugin i's tier-2 record of the flow `f` (whose plugin area is `area`), or null.
+    const char* extRecord(std::size_t i, const std::byte* area,
+                          const CachedFlow& f) const noexcept {
+        const std::uint32_t h = *handleOf(area, f, m_plugins[i]);
+        return h == 0 ? nullptr : static_cast<const char*>(m_pools[i].at(h));
+    }
+    /// The bytes of plugin i's records an export reads: the whole record, up to kTouchExtBytes.
+    std::size_t exportBytes(std::size_t i) const noexcept {
+        return std::min(m_pools[i].recordSize(), kTouchExtBytes);
     }
 
     /// Where plugin `e`'s tier-1 state of a flow lives: in its record or in its area.

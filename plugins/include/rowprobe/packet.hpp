@@ -229,6 +229,10 @@ const char* anomalyName(Anomaly a) noexcept;
 struct AnomalyCounters {
     std::array<std::uint64_t, kAnomalyCount> count{};
     void add(Anomaly a) noexcept { ++count[static_cast<std::size_t>(a)]; }
+    AnomalyCounters& operator+=(const AnomalyCounters& other) noexcept {
+        for (std::size_t i = 0; i < kAnomalyCount; ++i) count[i] += other.count[i];
+        return *this;
+    }
     std::uint64_t operator[](Anomaly a) const noexcept {
         return count[static_cast<std::size_t>(a)];
     }
