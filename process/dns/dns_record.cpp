@@ -1,6 +1,6 @@
 #include "process/dns/dns_record.hpp"
 
-#include "process/dns/dns_parser.hpp"
+#include "process/common/dns/dns_parser.hpp"
 
 namespace rowprobe::dns {
 

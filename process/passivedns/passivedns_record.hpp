@@ -1,6 +1,6 @@
 // The passivedns plugin's records — one per A, AAAA or PTR answer of a DNS response — and how a
 // response payload yields them (ipfixprobe 5.7's semantics, with the IPv6 PTR address decoded
-// correctly, see README). Uses the dns plugin's message parser (process/dns/dns_parser.hpp).
+// correctly, see README). Uses the dns plugin's message parser (process/common/dns/dns_parser.hpp).
 //
 //   A / AAAA answer ─▶ { id, type, owner name, TTL, address from RDATA }
 //   PTR answer      ─▶ { id, type, target name, TTL, address from the in-addr/ip6.arpa owner }
@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <span>
 
-#include "process/dns/dns_parser.hpp"
+#include "process/common/dns/dns_parser.hpp"
 
 namespace rowprobe::dns {
 

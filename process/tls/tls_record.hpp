@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <span>
 
-#include "process/tls/tls_parser.hpp"
+#include "process/common/tls/tls_parser.hpp"
 
 namespace rowprobe::tls {
 

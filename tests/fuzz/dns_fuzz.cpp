@@ -11,7 +11,7 @@
 #include <span>
 #include <string_view>
 
-#include "process/dns/dns_parser.hpp"
+#include "process/common/dns/dns_parser.hpp"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <memory>
 #include <span>
 
-#include "process/tls/tls_parser.hpp"
+#include "process/common/tls/tls_parser.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // DNS message parser on hand-made messages: names with compression, RDATA text, loops,
 // absurd lengths and truncation.
-#include "process/dns/dns_parser.hpp"
+#include "process/common/dns/dns_parser.hpp"
 
 #include <gtest/gtest.h>
 

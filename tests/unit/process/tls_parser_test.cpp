@@ -1,5 +1,5 @@
 // TLS hello parser, fingerprints and digests on hand-made and truncated input.
-#include "process/tls/tls_parser.hpp"
+#include "process/common/tls/tls_parser.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "process/tls/digest.hpp"
+#include "process/common/tls/digest.hpp"
 
 namespace {
 

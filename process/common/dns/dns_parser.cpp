@@ -1,4 +1,4 @@
-#include "process/dns/dns_parser.hpp"
+#include "process/common/dns/dns_parser.hpp"
 
 #include <arpa/inet.h>
 

@@ -2,7 +2,7 @@
 // floor(|sin(i + 1)| * 2^32); SHA-256: the first 32 bits of the fractional parts of the cube
 // roots of the first 64 primes); tests/unit/process/tls_digest_test.cpp checks the published
 // test vectors.
-#include "process/tls/digest.hpp"
+#include "process/common/tls/digest.hpp"
 
 #include <bit>
 #include <cstring>

@@ -1,9 +1,9 @@
-#include "process/tls/tls_parser.hpp"
+#include "process/common/tls/tls_parser.hpp"
 
 #include <algorithm>
 #include <cstring>
 
-#include "process/tls/digest.hpp"
+#include "process/common/tls/digest.hpp"
 
 namespace rowprobe::tls {
 
