@@ -109,6 +109,20 @@ constexpr OptionSpec kOptions[] = {
      .shortName = "v",
      .type = OptionType::Flag,
      .help = "log every connect attempt and disconnect"},
+    {.name = "pace",
+     .type = OptionType::Int,
+     .defaultValue = "0",
+     .help = "UDP: send at most this many messages per second (the final flush too: N messages "
+             "take N/pace s at exit), so a collector with a default socket buffer keeps up; "
+             "0: unpaced",
+     .min = 0,
+     .max = 10000000},
+    {.name = "uniflow",
+     .shortName = "U",
+     .type = OptionType::Flag,
+     .help = "send each biflow as two uniflow records (forward, then reverse when it has reverse "
+             "packets) with IANA elements only, flowDirection 0/1: for collectors that ignore "
+             "RFC 5103 reverse elements (GoFlow2, Akvorado, nfdump)"},
     {.name = "tunnel-pen",
      .type = OptionType::Int,
      .defaultValue = "0",
@@ -137,6 +151,10 @@ IpfixOutput::IpfixOutput(const Options& o) {
         }
         if (o.getString("file").empty()) o.fail("file", "needs a path, or '-' for stdout");
     }
+    if (!udp && o.explicitlySet("pace")) {
+        o.fail("pace", std::string("applies to UDP only (this output uses ") +
+                           (toFile ? "a file)" : "TCP, which the collector paces itself)"));
+    }
     if (toFile || udp) {
         for (const char* tcp : {"buffer", "reconnect", "linger"}) {
             if (o.explicitlySet(tcp)) {
@@ -146,13 +164,21 @@ IpfixOutput::IpfixOutput(const Options& o) {
         }
     }
 
+    const bool uniflow = o.getFlag("uniflow");
+    if (uniflow && o.explicitlySet("dir")) {
+        o.fail("dir",
+               "does not apply with 'uniflow' (flowDirection is then 0 for a flow's "
+               "forward record and 1 for its reverse record)");
+    }
     EncoderConfig config;
+    config.uniflow = uniflow;
     config.observationDomain = static_cast<std::uint32_t>(o.getInt("id"));
     config.constants.dirBitField = static_cast<std::uint32_t>(o.getInt("dir"));
     config.timePrecision = precisionFrom(o.getString("timestamps"));
     config.maxMessageSize = static_cast<std::size_t>(o.getInt("mtu"));
     if (toFile && !o.explicitlySet("mtu")) config.maxMessageSize = 65535;
-    const auto fields = ipfixBasicFields();
+    m_fields = uniflow ? ipfixUniflowFields() : ipfixBasicFields();
+    const auto fields = m_fields;
     const bool tunnel = o.getInt("tunnel-pen") != 0;
     const std::size_t minimum =
         IpfixEncoder::minMessageSize(fields) + (tunnel ? kIpfixTunnelBytes : 0);
@@ -196,7 +222,9 @@ IpfixOutput::IpfixOutput(const Options& o) {
     if (addresses.empty()) o.fail("host", "cannot resolve '" + host + "': " + error);
 
     if (udp) {
-        m_transport = std::make_unique<UdpTransport>(std::move(addresses));
+        UdpPacing pacing;
+        pacing.messagesPerSecond = static_cast<std::uint32_t>(o.getInt("pace"));
+        m_transport = std::make_unique<UdpTransport>(std::move(addresses), pacing);
         m_encoder = std::make_unique<IpfixEncoder>(config, fields, *m_transport);
         return;
     }
@@ -231,191 +259,14 @@ void IpfixOutput::setInputInterfaces(std::span<const std::uint32_t> byQueue) {
     if (std::none_of(byQueue.begin(), byQueue.end(), [](std::uint32_t i) { return i != 0; }))
         return;
     m_config.interfaceByQueue.assign(byQueue.begin(), byQueue.end());
-    m_encoder = std::make_unique<IpfixEncoder>(m_config, ipfixBasicFields(), *m_transport);
-}
-
-namespace {
-
-/// The encoding of one plugin field, or a message saying why it cannot be sent.
-IpfixFieldCodec codecFor(const FieldSpec& f, std::string& problem) {
-    using K = IpfixFieldCodec::Kind;
-    IpfixFieldCodec c;
-    c.element = f.ipfix;
-    switch (f.type) {
-        case FieldType::Array:
-            if (!f.ipfixItem.exported() || f.ipfixItem.length == 0 || f.ipfixItem.length > 8 ||
-                isVariable(f.element)) {
-                problem = "is an array without a fixed-size basicList element";
-                return c;
-            }
-            c.kind = K::List;
-            c.element = {kPenIana, kIpfixBasicList, kIpfixVarLen};
-            c.inner = f.ipfixItem;
-            c.sourceWidth = static_cast<std::uint8_t>(fieldTypeSize(f.element));
-            c.timeNsToMs = f.element == FieldType::Timestamp;
-            return c;
-        case FieldType::String:
-        case FieldType::Binary:
-        case FieldType::IpAddress:
-        case FieldType::MacAddress:
-            c.kind = K::Bytes;
-            return c;
-        default:
-            if (f.ipfix.length == kIpfixVarLen || f.ipfix.length == 0 || f.ipfix.length > 8) {
-                problem = "is a number with IPFIX length " + std::to_string(f.ipfix.length);
-                return c;
-            }
-            c.kind = K::Scalar;
-            c.sourceWidth = static_cast<std::uint8_t>(fieldTypeSize(f.type));
-            c.timeNsToMs = f.type == FieldType::Timestamp;
-            return c;
-    }
-}
-
-/// The value of plugin field `f` in one instance, as the encoder takes it.
-FieldValue valueOf(const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
-    switch (f.type) {
-        case FieldType::String:
-        case FieldType::Binary:
-        case FieldType::Array: {
-            const auto b = readPluginBytes(f, data);
-            const std::size_t unit = f.type == FieldType::Array ? fieldTypeSize(f.element) : 1;
-            return {b.data(), static_cast<std::uint32_t>(b.size() / unit)};
-        }
-        case FieldType::IpAddress: {
-            const auto b = readPluginBytes(f, data);
-            if (b.size() != 16) return {};
-            // IPv4-mapped -> the 4 IPv4 bytes (variable-length element, as ipfixprobe sends
-            // DNS_RDATA of passivedns); a fixed 16-byte element gets the whole address.
-            if (isIpv4Mapped(b) && f.ipfix.length != 16) return {b.data() + 12, 4};
-            return {b.data(), 16};
-        }
-        case FieldType::MacAddress: {
-            const auto b = readPluginBytes(f, data);
-            return {b.data(), static_cast<std::uint32_t>(b.size())};
-        }
-        default:
-            if (f.offset + fieldTypeSize(f.type) > data.size()) return {};
-            return {data.data() + f.offset, 1};
-    }
-}
-
-}  // namespace
-
-IpfixPluginFields::IpfixPluginFields(std::span<const ProcessPlugin* const> plugins,
-                                     std::string_view output, std::uint32_t tunnelPen)
-    : m_tunnelPen(tunnelPen) {
-    const std::string component = "output '" + std::string(output) + "'";
-    const std::size_t limit = tunnelPen != 0 ? 62 : 64;
-    if (plugins.size() > limit) {
-        throw ConfigError(
-            {.component = component,
-             .option = "-p",
-             .value = std::to_string(plugins.size()),
-             .problem = "at most " + std::to_string(limit) +
-                        " process plugins can be exported over IPFIX" +
-                        (tunnelPen != 0 ? " with tunnel-pen (the tunnel fields take 2 sets)" : ""),
-             .help = "rowprobe -h " + std::string(output)});
-    }
-    m_fields.assign(plugins.size(), {});
-    for (std::size_t i = 0; i < plugins.size(); ++i) {
-        IpfixExtension ext;
-        ext.name = std::string(plugins[i]->name());
-        for (const FieldSpec& f : plugins[i]->fields()) {
-            if (!f.ipfix.exported()) continue;  // a field without an IPFIX element
-            std::string problem;
-            IpfixFieldCodec c = codecFor(f, problem);
-            if (!problem.empty()) {
-                throw ConfigError({.component = component,
-                                   .option = "-p",
-                                   .value = ext.name,
-                                   .problem = "field '" + std::string(f.name) + "' " + problem,
-                                   .help = "rowprobe -h " + ext.name});
-            }
-            ext.fields.push_back(c);
-            m_fields[i].push_back(&f);
-        }
-        m_extensions.push_back(std::move(ext));
-    }
-    if (tunnelPen != 0) {
-        for (auto& ext : ipfixTunnelExtensions(tunnelPen)) m_extensions.push_back(std::move(ext));
-    }
-    m_records = PluginRecords(plugins.size());
-}
-
-std::vector<IpfixExtension> ipfixTunnelExtensions(std::uint32_t pen) {
-    using K = IpfixFieldCodec::Kind;
-    auto scalar = [pen](std::uint16_t id, std::uint16_t length) {
-        IpfixFieldCodec c;
-        c.kind = K::Scalar;
-        c.element = {pen, id, length};
-        c.sourceWidth = static_cast<std::uint8_t>(length);
-        return c;
-    };
-    auto address = [pen](std::uint16_t id, std::uint16_t length) {
-        IpfixFieldCodec c;
-        c.kind = K::Bytes;
-        c.element = {pen, id, length};
-        return c;
-    };
-    return {
-        {.name = "tunnel4",
-         .fields = {scalar(kTunnelTypeId, 1), scalar(kTunnelIdId, 4), address(kTunnelSrc4Id, 4),
-                    address(kTunnelDst4Id, 4)}},
-        {.name = "tunnel6",
-         .fields = {scalar(kTunnelTypeId, 1), scalar(kTunnelIdId, 4), address(kTunnelSrc6Id, 16),
-                    address(kTunnelDst6Id, 16)}},
-    };
-}
-
-void IpfixPluginFields::addTunnel(const FlowRecord& r, std::uint64_t& mask) {
-    if (m_tunnelPen == 0 || r.tunnel.type == 0) return;
-    // The outer header's family picks the extension: both addresses come from one IP header.
-    const bool v4 = isIpv4Mapped(r.tunnel.src);
-    mask |= std::uint64_t{1} << (m_fields.size() + (v4 ? 0 : 1));
-    m_values.push_back({&r.tunnel.type, 1});
-    m_values.push_back({&r.tunnel.id, 1});
-    const std::size_t skip = v4 ? 12 : 0;
-    m_values.push_back({r.tunnel.src.data() + skip, static_cast<std::uint32_t>(16 - skip)});
-    m_values.push_back({r.tunnel.dst.data() + skip, static_cast<std::uint32_t>(16 - skip)});
-}
-
-void IpfixPluginFields::add(IpfixEncoder& encoder, const FlowRecord& r) {
-    std::size_t n = 0;
-    if (r.extLen != 0) {
-        m_records.load(r);
-        n = m_records.records();
-    }
-    if (n == 0) {
-        std::uint64_t mask = 0;
-        m_values.clear();
-        addTunnel(r, mask);
-        if (mask == 0) {
-            encoder.add(r);
-        } else {
-            encoder.add(r, mask, m_values);
-        }
-        return;
-    }
-    for (std::size_t k = 0; k < n; ++k) {
-        std::uint64_t mask = 0;
-        m_values.clear();
-        for (std::size_t p = 0; p < m_fields.size(); ++p) {
-            if (!m_records.present(p, k) || m_fields[p].empty()) continue;
-            mask |= std::uint64_t{1} << p;
-            const auto data = m_records.instance(p, k);
-            for (const FieldSpec* f : m_fields[p]) m_values.push_back(valueOf(*f, data));
-        }
-        addTunnel(r, mask);
-        encoder.add(r, mask, m_values);
-    }
+    m_encoder = std::make_unique<IpfixEncoder>(m_config, m_fields, *m_transport);
 }
 
 void IpfixOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugins) {
     if (plugins.empty()) return;
     m_plugins = IpfixPluginFields(plugins, "ipfix", m_tunnelPen);
     m_config.extensions = m_plugins.extensions();
-    m_encoder = std::make_unique<IpfixEncoder>(m_config, ipfixBasicFields(), *m_transport);
+    m_encoder = std::make_unique<IpfixEncoder>(m_config, m_fields, *m_transport);
 }
 
 void IpfixOutput::write(std::span<const FlowRecord> records) {

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <thread>
 
-#include "ipfix_encoder.hpp"
-#include "ipfix_output.hpp"
-#include "output/json/json_output.hpp"
+#include "output/common/ipfix_encoder.hpp"
+#include "output/common/ipfix_plugin_fields.hpp"
+#include "output/common/json_layout.hpp"
 #include "rowprobe/community_id.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/fields.hpp"
@@ -387,9 +387,9 @@ KafkaOutput::KafkaOutput(const Options& o) {
                 m_layout = std::make_unique<JsonLayout>(std::span<const FieldId>());
                 for (const FieldSpec* spec : parseRecordFieldList(o, "fields"))
                     m_layout->add(*spec);
-                if (m_layout->maxLine() > JsonOutput::kLineLimit)
+                if (m_layout->maxLine() > kJsonLineLimit)
                     o.fail("fields", "too many fields: a message could exceed " +
-                                         std::to_string(JsonOutput::kLineLimit) + " bytes");
+                                         std::to_string(kJsonLineLimit) + " bytes");
             } else {
                 m_layout = std::make_unique<JsonLayout>(JsonLayout::defaults());
             }
@@ -543,10 +543,12 @@ void KafkaOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugin
         return;
     }
     m_pluginColumns = std::make_unique<JsonPluginColumns>(plugins);
+    m_groups = InstanceGroups(plugins.size());
 }
 
 void KafkaOutput::writeJsonWithPlugins(const FlowRecord& r) {
-    const InstanceGroups groups(r, m_pluginColumns->plugins());
+    InstanceGroups& groups = m_groups;
+    groups.load(r);
     if (groups.lines() == 0) {
         char* end = m_layout->format(m_buffer.data(), r);
         produceMessage(m_buffer.data(), static_cast<std::size_t>(end - m_buffer.data()) - 1, 1);

@@ -45,6 +45,7 @@
 
 #include "rowprobe/options.hpp"
 #include "rowprobe/plugin.hpp"
+#include "rowprobe/plugin_data.hpp"
 
 struct rd_kafka_s;
 struct rd_kafka_topic_s;
@@ -116,6 +117,7 @@ private:
 
     std::unique_ptr<JsonLayout> m_layout;
     std::unique_ptr<JsonPluginColumns> m_pluginColumns;  ///< json with -p; null otherwise
+    InstanceGroups m_groups;                             ///< json with -p: instance lines
     std::vector<char> m_buffer;
     std::unique_ptr<KafkaIpfixSink> m_sink;
     std::unique_ptr<IpfixEncoder> m_encoder;

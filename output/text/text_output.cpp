@@ -319,10 +319,12 @@ void TextOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugins
         for (const FieldSpec& f : plugin->fields()) m_pluginKeyBytes += f.name.size() + 3;
         m_pluginFieldCount += plugin->fields().size();
     }
+    m_groups = InstanceGroups(plugins.size());
 }
 
 void TextOutput::writeWithPlugins(const FlowRecord& r) {
-    const InstanceGroups groups(r, m_pluginFields.size());
+    InstanceGroups& groups = m_groups;
+    groups.load(r);
     const std::size_t bound = m_layout.maxLine() + m_pluginKeyBytes + 6 * groups.bytes() +
                               pluginValueMaxChars(0) * m_pluginFieldCount;
     for (std::size_t k = 0; k < std::max<std::size_t>(groups.lines(), 1); ++k) {

@@ -41,6 +41,7 @@
 #include "rowprobe/format.hpp"
 #include "rowprobe/options.hpp"
 #include "rowprobe/plugin.hpp"
+#include "rowprobe/plugin_data.hpp"
 
 namespace rowprobe::output {
 
@@ -120,6 +121,7 @@ private:
     void writeWithPlugins(const FlowRecord& r);
 
     std::vector<std::span<const FieldSpec>> m_pluginFields;
+    InstanceGroups m_groups;  ///< the instance-to-line rule, reused for every record
     std::size_t m_pluginKeyBytes = 0;
     std::size_t m_pluginFieldCount = 0;
     TextLayout m_layout;  ///< built first: a bad `fields` must not truncate the file

@@ -213,7 +213,7 @@ void UnirecOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugi
         if (plugins.empty()) return;
         if (plugins.size() == 1 && m_interfaces.size() == 1) {
             open(0, {fieldsOf(0)});
-            m_pluginRecords = PluginRecords(plugins.size());
+            m_pluginRecords = InstanceGroups(plugins.size());
             return;
         }
         std::string example;
@@ -248,7 +248,7 @@ void UnirecOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugi
         }
         open(i, std::move(group), tunnel);
     }
-    m_pluginRecords = PluginRecords(plugins.size());
+    m_pluginRecords = InstanceGroups(plugins.size());
 }
 
 UnirecOutput::~UnirecOutput() {
@@ -274,14 +274,14 @@ void UnirecOutput::write(std::span<const FlowRecord> records) {
                     ifc.trap->send({m_record.data(), ifc.encoder->recordSize()});
                     continue;
                 }
-                // One record per instance (plugin_records.hpp).
+                // One record per instance line (InstanceGroups, rowprobe/plugin_data.hpp).
                 std::size_t n = 0;
                 if (r.extLen != 0) {
                     if (!loaded) {
                         m_pluginRecords.load(r);
                         loaded = true;
                     }
-                    n = m_pluginRecords.records(ifc.mask);
+                    n = m_pluginRecords.lines(ifc.mask);
                 }
                 const bool withPlugins = n != 0;
                 if (!withPlugins) {
@@ -291,9 +291,10 @@ void UnirecOutput::write(std::span<const FlowRecord> records) {
                 for (std::size_t k = 0; k < n; ++k) {
                     m_instances.clear();
                     for (const std::size_t p : ifc.plugins) {
-                        m_instances.push_back(withPlugins && m_pluginRecords.present(p, k)
-                                                  ? m_pluginRecords.instance(p, k)
-                                                  : std::span<const std::uint8_t>{});
+                        const PluginInstance* inst =
+                            withPlugins ? m_pluginRecords.at(p, k) : nullptr;
+                        m_instances.push_back(inst != nullptr ? inst->data
+                                                              : std::span<const std::uint8_t>{});
                     }
                     const std::size_t size = ifc.encoder->encode(r, m_instances, m_record.data());
                     if (size == 0) {

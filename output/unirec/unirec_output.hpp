@@ -7,9 +7,9 @@
 #include <span>
 #include <vector>
 
-#include "../plugin_records.hpp"
 #include "rowprobe/options.hpp"
 #include "rowprobe/plugin.hpp"
+#include "rowprobe/plugin_data.hpp"
 #include "trap_output.hpp"
 #include "unirec_record.hpp"
 
@@ -58,7 +58,7 @@ private:
     bool m_legacy = false;
     std::vector<Interface> m_interfaces;
     std::vector<std::uint8_t> m_record;
-    PluginRecords m_pluginRecords;
+    InstanceGroups m_pluginRecords;
     std::vector<std::span<const std::uint8_t>> m_instances;
     bool m_eof = false;
     bool m_finished = false;

@@ -154,6 +154,30 @@ inline void expectSameFlows(const std::vector<Flow>& expected, const std::vector
     EXPECT_EQ(wrong, 0U) << decoder << ": flows with a wrong field";
 }
 
+/// The uniflow records a biflow becomes with `ipfix;uniflow` (and NetFlow v9): the forward
+/// one, then, when the flow has reverse packets, the reverse one with addresses and ports
+/// swapped and the reverse counters and flags in the forward fields. Both carry the biflow's
+/// times.
+inline std::vector<Flow> uniflowsOf(const std::vector<Flow>& biflows) {
+    std::vector<Flow> out;
+    for (const Flow& b : biflows) {
+        Flow f = b;
+        f.packetsRev = f.bytesRev = f.tcpFlagsRev = 0;
+        out.push_back(f);
+        if (b.packetsRev == 0) continue;
+        Flow r = f;
+        r.srcIp = b.dstIp;
+        r.dstIp = b.srcIp;
+        r.srcPort = b.dstPort;
+        r.dstPort = b.srcPort;
+        r.packets = b.packetsRev;
+        r.bytes = b.bytesRev;
+        r.tcpFlags = b.tcpFlagsRev;
+        out.push_back(r);
+    }
+    return out;
+}
+
 /// Full path of `tool` on PATH, or empty.
 inline std::string findTool(const std::string& tool) {
     const char* path = std::getenv("PATH");

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "../unit/output/ipfix_test_decoder.hpp"
+#include "collector_tools.hpp"
 #include "interop_support.hpp"
 
 namespace rowprobe::test::interop {
@@ -113,149 +114,6 @@ TEST_P(IpfixDumpInterop, DecodesEveryFlowOfAnIpfixFile) {
 
 // ---- tshark ---------------------------------------------------------------------------------
 
-/// Writes received datagrams into a pcap as UDP/IPv4 frames to `port` (what a capture on the
-/// loopback interface would contain), for tshark.
-void writeUdpPcap(const fs::path& path, const std::vector<std::vector<std::uint8_t>>& datagrams,
-                  std::uint16_t port) {
-    PcapWriter w(path, true);
-    std::uint64_t ts = 1700000000ULL * 1'000'000'000ULL;
-    for (const auto& d : datagrams) {
-        std::vector<std::uint8_t> f(14 + 20 + 8 + d.size(), 0);
-        f[12] = 0x08;  // IPv4
-        std::uint8_t* ip = f.data() + 14;
-        const std::size_t ipLen = 20 + 8 + d.size();
-        ip[0] = 0x45;
-        ip[2] = static_cast<std::uint8_t>(ipLen >> 8);
-        ip[3] = static_cast<std::uint8_t>(ipLen);
-        ip[8] = 64;
-        ip[9] = 17;
-        ip[12] = 127;
-        ip[15] = 1;
-        ip[16] = 127;
-        ip[19] = 1;
-        std::uint8_t* udp = ip + 20;
-        udp[0] = 0x9c;  // source port 40000
-        udp[1] = 0x40;
-        udp[2] = static_cast<std::uint8_t>(port >> 8);
-        udp[3] = static_cast<std::uint8_t>(port);
-        udp[4] = static_cast<std::uint8_t>((8 + d.size()) >> 8);
-        udp[5] = static_cast<std::uint8_t>(8 + d.size());
-        std::copy(d.begin(), d.end(), udp + 8);
-        w.write(ts, f);
-        ts += 1000;
-    }
-}
-
-std::vector<std::string> splitOn(const std::string& s, char sep) {
-    std::vector<std::string> out;
-    if (s.empty()) return out;
-    std::size_t pos = 0;
-    for (;;) {
-        const std::size_t e = s.find(sep, pos);
-        out.push_back(s.substr(pos, e == std::string::npos ? std::string::npos : e - pos));
-        if (e == std::string::npos) return out;
-        pos = e + 1;
-    }
-}
-
-/// "Nov 14, 2023 22:13:20.007300000 UTC" -> ns since the epoch.
-std::uint64_t tsharkTime(const std::string& text) {
-    static const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                    "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-    std::tm tm{};
-    int month = 0;
-    for (; month < 12 && text.compare(0, 3, kMonths[month]) != 0; ++month) {
-    }
-    tm.tm_mon = month;
-    unsigned long frac = 0;
-    char fracText[16] = {};
-    std::sscanf(text.c_str() + 4, "%d, %d %d:%d:%d.%15[0-9]", &tm.tm_mday, &tm.tm_year, &tm.tm_hour,
-                &tm.tm_min, &tm.tm_sec, fracText);
-    tm.tm_year -= 1900;
-    std::string digits(fracText);
-    digits.resize(9, '0');
-    frac = std::stoul(digits);
-    return static_cast<std::uint64_t>(timegm(&tm)) * 1'000'000'000ULL + frac;
-}
-
-/// Decodes the capture with `tshark -T fields`: per packet, every occurrence of each field in
-/// order. Flows are rebuilt by walking ip_version (addresses come from the v4 or v6 list) and
-/// taking counters in (forward, reverse) pairs.
-std::vector<Flow> tsharkFlows(const fs::path& pcap, std::uint16_t port) {
-    const std::vector<std::string> fields = {
-        "cflow.ip_version", "cflow.srcaddr", "cflow.dstaddr",  "cflow.srcaddrv6",
-        "cflow.dstaddrv6",  "cflow.srcport", "cflow.dstport",  "cflow.protocol",
-        "cflow.packets",    "cflow.octets",  "cflow.tcpflags", "cflow.abstimestart",
-        "cflow.abstimeend"};
-    std::vector<std::string> argv = {"tshark",
-                                     "-r",
-                                     pcap.string(),
-                                     "-d",
-                                     "udp.port==" + std::to_string(port) + ",cflow",
-                                     "-o",
-                                     "cflow.max_template_fields:0",
-                                     "-T",
-                                     "fields",
-                                     "-E",
-                                     "occurrence=a",
-                                     "-E",
-                                     "aggregator=|",
-                                     "-E",
-                                     "separator=/t"};
-    for (const auto& f : fields) {
-        argv.push_back("-e");
-        argv.push_back(f);
-    }
-    ::setenv("TZ", "UTC", 1);
-    const auto r = runCommand(argv, 300);
-    EXPECT_EQ(r.exitCode, 0) << r.err;
-    std::vector<Flow> out;
-    std::istringstream in(r.out);
-    std::string line;
-    while (std::getline(in, line)) {
-        const auto cols = splitOn(line, '\t');
-        if (cols.size() < fields.size()) continue;
-        std::vector<std::vector<std::string>> v;
-        for (const auto& c : cols) v.push_back(splitOn(c, '|'));
-        std::size_t i4 = 0;
-        std::size_t i6 = 0;
-        for (std::size_t i = 0; i < v[0].size(); ++i) {
-            Flow f;
-            if (v[0][i] == "6") {
-                f.srcIp = canonicalIp(v[3].at(i6));
-                f.dstIp = canonicalIp(v[4].at(i6++));
-            } else {
-                f.srcIp = canonicalIp(v[1].at(i4));
-                f.dstIp = canonicalIp(v[2].at(i4++));
-            }
-            f.srcPort = toU64(v[5].at(i));
-            f.dstPort = toU64(v[6].at(i));
-            f.proto = toU64(v[7].at(i));
-            f.packets = toU64(v[8].at(2 * i));
-            f.packetsRev = toU64(v[8].at(2 * i + 1));
-            f.bytes = toU64(v[9].at(2 * i));
-            f.bytesRev = toU64(v[9].at(2 * i + 1));
-            f.tcpFlags = toU64(v[10].at(2 * i));
-            f.tcpFlagsRev = toU64(v[10].at(2 * i + 1));
-            f.timeFirstNs = tsharkTime(v[11].at(i));
-            f.timeLastNs = tsharkTime(v[12].at(i));
-            out.push_back(f);
-        }
-    }
-    return out;
-}
-
-/// Datagrams received until none arrived for 300 ms.
-std::vector<std::vector<std::uint8_t>> settledDatagrams(const dec::UdpCollector& collector) {
-    std::size_t last = 0;
-    for (;;) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
-        const std::size_t now = collector.datagrams().size();
-        if (now == last) return collector.datagrams();
-        last = now;
-    }
-}
-
 class TsharkInterop : public ::testing::TestWithParam<Capture> {};
 
 TEST_P(TsharkInterop, DecodesEveryFlowSentOverUdp) {
@@ -311,15 +169,6 @@ TEST_P(TsharkInterop, UdpTemplateRefreshIsVisibleInTheCapture) {
 
 // ---- nfdump ---------------------------------------------------------------------------------
 
-/// nfdump's "...A.R.." (CWR ECE URG ACK PSH RST SYN FIN) as bits.
-std::uint64_t nfdumpFlags(const std::string& s) {
-    std::uint64_t bits = 0;
-    for (std::size_t i = 0; i < s.size() && i < 8; ++i) {
-        if (s[i] != '.') bits |= 1U << (7 - i);
-    }
-    return bits;
-}
-
 class NfdumpInterop : public ::testing::TestWithParam<Capture> {};
 
 // nfcapd (nfdump 1.7) collects IPFIX over UDP only and reads flowStart/EndMilliseconds but not
@@ -356,43 +205,85 @@ TEST_P(NfdumpInterop, NfcapdReceivesEveryFlowOverUdp) {
     EXPECT_NE(log.find("Sequence Errors: 0"), std::string::npos) << log;
     EXPECT_NE(log.find("Bad Packets: 0"), std::string::npos) << log;
 
-    const auto dump = runCommand({"nfdump", "-R", dir.string(), "-o", "json"}, 300);
-    ASSERT_EQ(dump.exitCode, 0) << dump.err;
-    const JsonObject all = parseJsonFlat(dump.out);
-    std::vector<Flow> decoded;
-    for (std::size_t i = 0;; ++i) {
-        const std::string p = std::to_string(i) + ".";
-        auto get = [&](const std::string& k) -> std::string {
-            auto it = all.find(p + k);
-            return it == all.end() ? std::string() : it->second;
-        };
-        if (get("type").empty()) break;
-        Flow f;
-        f.srcIp = canonicalIp(get("src4_addr").empty() ? get("src6_addr") : get("src4_addr"));
-        f.dstIp = canonicalIp(get("dst4_addr").empty() ? get("dst6_addr") : get("dst4_addr"));
-        f.proto = toU64(get("proto"));
-        if (f.proto == 1 || f.proto == 58) {  // nfdump shows ICMP's destination port as type/code
-            f.dstPort = toU64(get("icmp_type")) << 8 | toU64(get("icmp_code"));
-        } else {
-            f.srcPort = toU64(get("src_port"));
-            f.dstPort = toU64(get("dst_port"));
-        }
-        f.packets = toU64(get("in_packets"));
-        f.bytes = toU64(get("in_bytes"));
-        f.packetsRev = toU64(get("out_packets").empty() ? "0" : get("out_packets"));
-        f.bytesRev = toU64(get("out_bytes").empty() ? "0" : get("out_bytes"));
-        // nfdump 1.7 has one TCP flags field and stores reverseTcpControlBits (29305/6), which
-        // follows tcpControlBits in ipfixprobe's template, over it: its "flg" shows the
-        // reverse direction's flags (the same happens with ipfixprobe's own output).
-        f.tcpFlagsRev = nfdumpFlags(get("tcp_flags"));
-        f.timeFirstNs = parseTimeNs(get("first")).value_or(0);
-        f.timeLastNs = parseTimeNs(get("last")).value_or(0);
-        decoded.push_back(f);
-    }
+    const std::vector<Flow> decoded = nfdumpFlows(dir, false);
     Coverage c;
     c.timeUnitNs = 1'000'000;
     c.flags = false;  // see above: nfdump's flags are the reverse ones
     expectSameFlows(expected, decoded, c, "nfdump");
+}
+
+// ---- Uniflow export (`ipfix;uniflow`) ---------------------------------------------------------
+//
+// Collectors that ignore RFC 5103 reverse elements (GoFlow2, Akvorado) or fold them wrongly
+// (nfdump's flags) get each biflow as two uniflow records with IANA elements only: every
+// direction's packets, bytes, flags and times must arrive as records of their own.
+
+class UniflowInterop : public ::testing::TestWithParam<Capture> {};
+
+TEST_P(UniflowInterop, NfcapdReceivesBothDirectionsOfEveryFlow) {
+    ROWPROBE_REQUIRE_BINARY();
+    ROWPROBE_REQUIRE_TOOL("nfcapd", "nfdump");
+    ROWPROBE_REQUIRE_TOOL("nfdump", "nfdump");
+    ROWPROBE_REQUIRE_CAPTURE(GetParam());
+    std::uint64_t rmemMax = 0;
+    std::ifstream("/proc/sys/net/core/rmem_max") >> rmemMax;
+    if (rmemMax < 4'000'000) {
+        GTEST_SKIP() << "net.core.rmem_max is " << rmemMax
+                     << ": too small for a UDP burst (sysctl -w net.core.rmem_max=4194304)";
+    }
+    const auto expected = uniflowsOf(referenceFlows(GetParam().path()));
+    const fs::path dir = tempDir() / ("nfcapd-uniflow-" + GetParam().name);
+    fs::create_directories(dir);
+    const std::uint16_t port = freeLoopbackPort(SOCK_DGRAM);
+    ChildProcess nfcapd({findTool("nfcapd"), "-b", "127.0.0.1", "-p", std::to_string(port), "-w",
+                         dir.string(), "-t", "3600", "-B", "4194304"});
+    ASSERT_TRUE(dec::waitUntil([&] { return udpPortBusy(port); })) << "nfcapd did not start";
+    runRowprobe("pcap;file=" + GetParam().path().string(),
+                "ipfix;udp;uniflow;port=" + std::to_string(port) + ";timestamps=ms");
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    nfcapd.signal(SIGTERM);
+    const auto collected = nfcapd.wait(20);
+    ASSERT_EQ(collected.exitCode, 0) << collected.err << collected.out;
+    const std::string log = collected.out + collected.err;
+    EXPECT_NE(log.find("Sequence Errors: 0"), std::string::npos) << log;
+    EXPECT_NE(log.find("Bad Packets: 0"), std::string::npos) << log;
+    Coverage c;
+    c.timeUnitNs = 1'000'000;
+    expectSameFlows(expected, nfdumpFlows(dir, true), c, "nfdump (uniflow)");
+}
+
+TEST_P(UniflowInterop, TsharkDecodesBothDirectionsOfEveryFlow) {
+    ROWPROBE_REQUIRE_BINARY();
+    ROWPROBE_REQUIRE_TOOL("tshark", "tshark");
+    ROWPROBE_REQUIRE_CAPTURE(GetParam());
+    const auto expected = uniflowsOf(referenceFlows(GetParam().path()));
+    dec::UdpCollector collector;
+    runRowprobe("pcap;file=" + GetParam().path().string(),
+                "ipfix;udp;uniflow;port=" + std::to_string(collector.port()));
+    const auto datagrams = settledDatagrams(collector);
+    const fs::path pcap = tempDir() / (GetParam().name + "-uniflow.pcap");
+    writeUdpPcap(pcap, datagrams, collector.port());
+    Coverage c;
+    c.timeUnitNs = 1000;
+    expectSameFlows(expected, tsharkFlows(pcap, collector.port(), true), c, "tshark (uniflow)");
+    // Only IANA elements: no RFC 5103 reverse element nor any enterprise element.
+    const auto pen =
+        runCommand({"tshark", "-r", pcap.string(), "-d",
+                    "udp.port==" + std::to_string(collector.port()) + ",cflow", "-Y",
+                    "cflow.template_ipfix_field_pen", "-T", "fields", "-e", "frame.number"});
+    EXPECT_EQ(pen.exitCode, 0) << pen.err;
+    EXPECT_EQ(pen.out, "") << "template fields with an enterprise number";
+}
+
+// flowDirection tells the two halves apart in uniflow export, so a `dir` constant is refused.
+TEST(UniflowOptions, DirWithUniflowIsRefusedWithExitCode2) {
+    ROWPROBE_REQUIRE_BINARY();
+    const auto r = runCommand({rowprobeBinary().string(), "-i",
+                               "gen;pattern=random;flows=10;packets=100;packets-per-flow=2", "-o",
+                               "ipfix;udp;uniflow;dir=1", "--quiet"});
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_NE(r.err.find("dir"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("uniflow"), std::string::npos) << r.err;
 }
 
 // ---- TCP stream -----------------------------------------------------------------------------
@@ -471,6 +362,7 @@ const Capture kCaptures[] = {{"synth10k"}, {"demo"}};
 INSTANTIATE_TEST_SUITE_P(Captures, IpfixDumpInterop, ::testing::ValuesIn(kCaptures), captureName);
 INSTANTIATE_TEST_SUITE_P(Captures, TsharkInterop, ::testing::ValuesIn(kCaptures), captureName);
 INSTANTIATE_TEST_SUITE_P(Captures, NfdumpInterop, ::testing::ValuesIn(kCaptures), captureName);
+INSTANTIATE_TEST_SUITE_P(Captures, UniflowInterop, ::testing::ValuesIn(kCaptures), captureName);
 INSTANTIATE_TEST_SUITE_P(Captures, TcpStreamInterop, ::testing::ValuesIn(kCaptures), captureName);
 
 }  // namespace

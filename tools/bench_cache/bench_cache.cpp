@@ -40,7 +40,7 @@
 
 #include "cache/hash.hpp"
 #include "cache/policy_registry.hpp"
-#include "gen/traffic_model.hpp"
+#include "input/gen/traffic_model.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/plugin.hpp"
 #include "rowprobe/registry.hpp"

@@ -23,7 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "gen/traffic_model.hpp"
+#include "input/gen/traffic_model.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/options.hpp"
 

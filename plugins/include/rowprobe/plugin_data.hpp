@@ -37,6 +37,7 @@
 #include <string_view>
 #include <thread>
 #include <type_traits>
+#include <vector>
 
 #include "rowprobe/fields.hpp"
 #include "rowprobe/flow_record.hpp"
@@ -223,37 +224,86 @@ inline PluginInstances pluginInstances(const FlowRecord& record) noexcept {
     return {record.ext, record.ext != nullptr ? record.extLen : 0};
 }
 
-/// A record's instances grouped by plugin, for outputs that write one line per instance
-/// (process-plugins.md A6): `lines()` lines; line k carries instance k of every plugin with
-/// more than k instances and the only instance of every plugin that has exactly one.
+/// A record's instances grouped by plugin: the one rule by which every output (ipfix, unirec,
+/// json, text, kafka, netflow9) splits a flow's process-plugin instances over output records
+/// (process-plugins.md A6):
+///
+///   instances of the flow          output lines (k = 0 .. N-1, N = most instances of a plugin)
+///   pstats  x1                     k=0: pstats[0] dns[0]
+///   passivedns x3                  k=1: pstats[0] dns[1]     a plugin with one instance is on
+///                                  k=2: pstats[0] dns[2]     every line; one with several has
+///                                                            its instance k on line k only
+///
+/// So a flow whose plugins each have one instance is one line with all of them; passivedns'
+/// one-instance-per-answer and netbios' one-per-packet give one line per instance, the flow's
+/// other fields repeated (what NEMEA consumers of ipfixprobe's references expect). An output
+/// may ask within a subset of the plugins (a UniRec `p=` group, a bit mask): N is then the
+/// most instances among the subset, and 0 when none of its plugins is present.
+///
+/// Layout: m_inst holds the loaded record's instances ordered by plugin (a counting sort, so
+/// the rule does not depend on the writer keeping a plugin's instances adjacent); plugin p's
+/// are m_inst[m_first[p] .. m_first[p] + m_count[p]).
+/// Thread ownership: one per output, export thread only. load() allocates only when a record
+/// has more instances than any before it.
 class InstanceGroups {
 public:
     /// `plugins`: the length of the -p list; instances naming another index are ignored.
-    InstanceGroups(const FlowRecord& record, std::size_t plugins) noexcept {
+    explicit InstanceGroups(std::size_t plugins = 0) noexcept
+        : m_plugins(std::min(plugins, kMaxProcessPlugins)) {}
+    std::size_t plugins() const noexcept { return m_plugins; }
+
+    /// Reads `record`'s instances (the bytes must outlive the lookups).
+    void load(const FlowRecord& record) {
+        m_count.fill(0);
+        m_lines = 0;
+        m_bytes = 0;
+        std::size_t n = 0;
         for (const PluginInstance i : pluginInstances(record)) {
-            if (i.plugin >= plugins || i.plugin >= kMaxProcessPlugins || m_n == m_inst.size())
-                continue;
-            if (m_count[i.plugin] == 0) m_first[i.plugin] = static_cast<std::uint16_t>(m_n);
+            if (i.plugin >= m_plugins) continue;
             ++m_count[i.plugin];
             m_lines = std::max<std::size_t>(m_lines, m_count[i.plugin]);
             m_bytes += i.data.size();
-            m_inst[m_n++] = i;
+            ++n;
+        }
+        if (n == 0) return;
+        if (n > m_inst.size()) m_inst.resize(n);
+        std::array<std::uint32_t, kMaxProcessPlugins> next{};
+        std::uint32_t at = 0;
+        for (std::size_t p = 0; p < m_plugins; ++p) {
+            m_first[p] = at;
+            next[p] = at;
+            at += m_count[p];
+        }
+        for (const PluginInstance i : pluginInstances(record)) {
+            if (i.plugin < m_plugins) m_inst[next[i.plugin]++] = i;
         }
     }
+
+    /// Output lines of the loaded record: 0 when it has no instance of a listed plugin.
     std::size_t lines() const noexcept { return m_lines; }
+    /// Output lines for the plugins in `mask` (bit p = plugin p) only.
+    std::size_t lines(std::uint64_t mask) const noexcept {
+        std::size_t n = 0;
+        for (std::size_t p = 0; p < m_plugins && p < 64; ++p) {
+            if ((mask >> p & 1U) != 0) n = std::max<std::size_t>(n, m_count[p]);
+        }
+        return n;
+    }
+    /// Bytes of all loaded instances' data.
     std::size_t bytes() const noexcept { return m_bytes; }
-    /// Plugin `plugin`'s instance on line `line`, or null.
+    /// Plugin `plugin`'s instance on line `line`, or null when it has none there.
     const PluginInstance* at(std::size_t plugin, std::size_t line) const noexcept {
+        if (plugin >= m_plugins) return nullptr;
         const std::size_t n = m_count[plugin];
         if (n == 0 || (n > 1 && line >= n)) return nullptr;
         return &m_inst[m_first[plugin] + std::min(line, n - 1)];
     }
 
 private:
-    std::array<PluginInstance, 256> m_inst{};
-    std::array<std::uint16_t, kMaxProcessPlugins> m_first{};
-    std::array<std::uint16_t, kMaxProcessPlugins> m_count{};
-    std::size_t m_n = 0;
+    std::vector<PluginInstance> m_inst;
+    std::array<std::uint32_t, kMaxProcessPlugins> m_first{};
+    std::array<std::uint32_t, kMaxProcessPlugins> m_count{};
+    std::size_t m_plugins = 0;
     std::size_t m_lines = 0;
     std::size_t m_bytes = 0;
 };

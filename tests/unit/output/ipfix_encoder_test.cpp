@@ -1,6 +1,6 @@
 // The IPFIX encoder against RFC 7011 / RFC 5103 and ipfixprobe's basic template
 // (wire-formats.md §4.2-4.3), checked with the independent test decoder.
-#include "ipfix_encoder.hpp"
+#include "output/common/ipfix_encoder.hpp"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -640,6 +640,92 @@ TEST(IpfixEncoder, ARecordLargerThanAMessageIsDroppedAndCounted) {
     }
     EXPECT_EQ(records, 2U);
     EXPECT_EQ(enc.sequence(), 2U);
+}
+
+// ---- Uniflow export ----------------------------------------------------------------------------
+
+EncoderConfig uniflowConfig() {
+    EncoderConfig c = testConfig();
+    c.uniflow = true;
+    return c;
+}
+
+TEST(IpfixEncoderUniflow, TemplateHoldsIanaElementsOnly) {
+    CapturingSink sink;
+    IpfixEncoder enc(uniflowConfig(), ipfixUniflowFields(), sink);
+    for (const IpfixTemplate& t : enc.templates()) {
+        EXPECT_EQ(t.elements.size(), 15U);
+        for (const IpfixElement& e : t.elements) EXPECT_EQ(e.pen, kPenIana) << e.id;
+        EXPECT_EQ(t.steps.size(), t.reverseSteps.size());
+    }
+    EXPECT_EQ(enc.templateFor(4).recordLength, 78U - 8 - 8 - 1);  // no reverse counters, flags
+}
+
+TEST(IpfixEncoderUniflow, ABiflowBecomesForwardThenReverseRecord) {
+    CapturingSink sink;
+    IpfixEncoder enc(uniflowConfig(), ipfixUniflowFields(), sink);
+    FlowRecord r = sampleV4();
+    r.packets = {3, 123456789};
+    r.bytes = {1ULL << 40, 77};
+    r.tcpFlags = {0x02, 0x14};
+    enc.add(r);
+    enc.flush();
+    EXPECT_EQ(enc.sequence(), 2U);
+    const auto msgs = sink.decoded();
+    ASSERT_EQ(msgs.at(1).records.size(), 2U);
+    const auto& fwd = msgs.at(1).records.at(0);
+    const auto& rev = msgs.at(1).records.at(1);
+    EXPECT_EQ(fwd.number(0, 2), 3U);
+    EXPECT_EQ(fwd.number(0, 1), 1ULL << 40);
+    EXPECT_EQ(fwd.number(0, 6), 0x02U);
+    EXPECT_EQ(fwd.number(0, 7), 12345U);
+    EXPECT_EQ(fwd.number(0, 11), 443U);
+    EXPECT_EQ(fwd.number(0, 61), 0U);
+    EXPECT_EQ(*fwd.find(0, 8), (std::vector<std::uint8_t>{192, 0, 2, 1}));
+    EXPECT_EQ(*fwd.find(0, 56), (std::vector<std::uint8_t>{0x00, 0x11, 0x22, 0x33, 0x44, 0x55}));
+    EXPECT_EQ(rev.number(0, 2), 123456789U);
+    EXPECT_EQ(rev.number(0, 1), 77U);
+    EXPECT_EQ(rev.number(0, 6), 0x14U);
+    EXPECT_EQ(rev.number(0, 7), 443U);
+    EXPECT_EQ(rev.number(0, 11), 12345U);
+    EXPECT_EQ(rev.number(0, 61), 1U);
+    EXPECT_EQ(*rev.find(0, 8), (std::vector<std::uint8_t>{198, 51, 100, 7}));
+    EXPECT_EQ(*rev.find(0, 12), (std::vector<std::uint8_t>{192, 0, 2, 1}));
+    EXPECT_EQ(*rev.find(0, 56), (std::vector<std::uint8_t>{0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb}));
+    // The same times and end reason in both halves.
+    for (int id : {136, 154, 155, 4, 60}) {
+        EXPECT_EQ(fwd.number(0, static_cast<std::uint16_t>(id)),
+                  rev.number(0, static_cast<std::uint16_t>(id)))
+            << id;
+    }
+}
+
+TEST(IpfixEncoderUniflow, NoReverseRecordWithoutReversePackets) {
+    CapturingSink sink;
+    IpfixEncoder enc(uniflowConfig(), ipfixUniflowFields(), sink);
+    FlowRecord r = sampleV6();
+    r.packets = {5, 0};
+    r.bytes = {500, 0};
+    enc.add(r);
+    enc.flush();
+    EXPECT_EQ(enc.sequence(), 1U);
+}
+
+TEST(IpfixEncoderUniflow, OffKeepsTheBiflowBytes) {
+    CapturingSink a;
+    CapturingSink b;
+    EncoderConfig off = testConfig();
+    off.uniflow = false;
+    IpfixEncoder biflow(testConfig(), ipfixBasicFields(), a);
+    IpfixEncoder same(off, ipfixBasicFields(), b);
+    for (const FlowRecord& r : {sampleV4(), sampleV6()}) {
+        biflow.add(r);
+        same.add(r);
+    }
+    biflow.flush();
+    same.flush();
+    EXPECT_EQ(a.stream(), b.stream());
+    EXPECT_EQ(biflow.sequence(), 2U);
 }
 
 }  // namespace

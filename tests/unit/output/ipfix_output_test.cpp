@@ -1,6 +1,6 @@
 // The `ipfix` plugin end to end through its transports: file, UDP and TCP on 127.0.0.1,
 // including collector restarts and outages longer than the buffer.
-#include "ipfix_output.hpp"
+#include "output/ipfix/ipfix_output.hpp"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

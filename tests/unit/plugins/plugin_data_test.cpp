@@ -324,5 +324,56 @@ TEST(PluginData, JsonArraysOfEveryElementTypeEdges) {
     EXPECT_EQ(json(v.spec, v.data), "[1]");
 }
 
+// The one instance-to-line rule every output uses (InstanceGroups): a plugin with one instance
+// is on every line, one with several has its instance k on line k only; a mask restricts the
+// line count to some plugins; instances of unlisted plugins are ignored.
+TEST(InstanceGroups, OneLinePerInstanceOfTheBusiestPlugin) {
+    std::vector<std::uint8_t> scratch(kMaxPluginData);
+    InstanceWriter w(scratch.data(), scratch.size());
+    w.setPlugin(0);
+    ASSERT_NE(w.begin<Fixed>(), nullptr);
+    w.commit();
+    w.setPlugin(1);
+    for (int i = 0; i < 3; ++i) {
+        Fixed* f = w.begin<Fixed>();
+        ASSERT_NE(f, nullptr);
+        f->port = static_cast<std::uint16_t>(100 + i);
+        w.commit();
+    }
+    w.setPlugin(7);  // beyond the -p list below
+    for (int i = 0; i < 5; ++i) {
+        ASSERT_NE(w.begin<Fixed>(), nullptr);
+        w.commit();
+    }
+    FlowRecord r;
+    r.ext = scratch.data();
+    r.extLen = static_cast<std::uint32_t>(w.size());
+
+    InstanceGroups g(3);
+    g.load(r);
+    EXPECT_EQ(g.lines(), 3U);
+    EXPECT_EQ(g.lines(0b001), 1U);
+    EXPECT_EQ(g.lines(0b010), 3U);
+    EXPECT_EQ(g.lines(0b100), 0U);
+    for (std::size_t k = 0; k < 3; ++k) {
+        const PluginInstance* p0 = g.at(0, k);
+        ASSERT_NE(p0, nullptr) << k;
+        EXPECT_EQ(p0->plugin, 0U);
+        const PluginInstance* p1 = g.at(1, k);
+        ASSERT_NE(p1, nullptr) << k;
+        EXPECT_EQ(readPluginUnsigned(kFields[0], p1->data), 100 + k);
+        EXPECT_EQ(g.at(2, k), nullptr);
+    }
+    EXPECT_EQ(g.at(1, 3), nullptr);
+    EXPECT_EQ(g.at(7, 0), nullptr);
+    EXPECT_EQ(g.bytes(), 4 * sizeof(Fixed));
+
+    FlowRecord none;
+    g.load(none);  // reused: nothing of the previous record is left
+    EXPECT_EQ(g.lines(), 0U);
+    EXPECT_EQ(g.at(0, 0), nullptr);
+    EXPECT_EQ(g.bytes(), 0U);
+}
+
 }  // namespace
 }  // namespace rowprobe

@@ -23,6 +23,15 @@
 // transport re-sends them itself on every new connection), and, when configured (UDP),
 // periodically by time and/or by number of data messages (RFC 7011 §8.4).
 //
+// Uniflow export (EncoderConfig::uniflow, for collectors that ignore RFC 5103 reverse
+// elements): each biflow leaves as two records of the same template, the forward one and,
+// when the flow saw packets from the responder, the reverse one (addresses, ports and MACs
+// swapped, the reverse counters and flags in the forward elements, flowDirection 0 and 1).
+// The template holds IANA elements only (ipfixUniflowFields()); every template carries both
+// step lists (IpfixTemplate::steps, reverseSteps) so a reverse record costs the same steps as
+// a forward one, with no copy of the FlowRecord. Process-plugin and tunnel fields go with the
+// forward record only.
+//
 // Sequence numbers (RFC 7011 §3.1): the number of data records sent before the message in
 // this transport session, modulo 2^32; a template message carries the current value. The
 // counter advances only when the sink accepts the message.
@@ -120,7 +129,19 @@ struct EncoderConfig {
     /// extensions[i]. A template holds the basic fields, then the fields of every extension
     /// present, in this order.
     std::vector<IpfixExtension> extensions;
+    /// Two uniflow records per biflow (forward, then reverse when packets[1] != 0); build the
+    /// encoder with ipfixUniflowFields() (or another list without reverse elements).
+    bool uniflow = false;
 };
+
+/// The uniflow template: ipfixBasicFields() without its reverse elements (IANA elements only):
+/// flowEndReason, octetDeltaCount, packetDeltaCount, flowStart/End, ipVersion,
+/// protocolIdentifier, tcpControlBits, ports, flowDirection, addresses, MACs.
+std::span<const FieldId> ipfixUniflowFields() noexcept;
+
+/// The field a reverse uniflow record reads for `id`'s element (BytesRev for Bytes, DstIp for
+/// SrcIp, ...); `id` itself for fields without a direction.
+FieldId reverseFieldOf(FieldId id) noexcept;
 
 /// One template (a field list for one IP version) compiled for encoding.
 struct IpfixTemplate {
@@ -153,6 +174,7 @@ struct IpfixTemplate {
     std::uint8_t ipVersion = 4;
     std::uint64_t extensions = 0;  ///< the extension set (bit i = EncoderConfig::extensions[i])
     std::vector<Step> steps;
+    std::vector<Step> reverseSteps;  ///< uniflow: the reverse record's (same ops, other sources)
     std::vector<const FieldSpec*> fields;
     std::vector<IpfixElement> elements;                   ///< as announced in the template record
     std::vector<const IpfixFieldCodec*> extensionFields;  ///< after the steps, in order
@@ -176,13 +198,10 @@ public:
     static std::size_t minMessageSize(std::span<const FieldId> fields);
 
     /// Encodes one record into its template's set; sends a message when the set is full.
+    /// Uniflow: the forward record, then the reverse one when the flow has reverse packets.
     void add(const FlowRecord& record) {
-        IpfixTemplate& t = m_templates[record.ipVersion == 6 ? 1 : 0];
-        SetBuffer& s = m_sets[record.ipVersion == 6 ? 1 : 0];
-        if (s.used + t.recordLength > m_config.maxMessageSize) sendFullSet(t, s);
-        encode(t, record, s.data.data() + s.used);
-        s.used += t.recordLength;
-        ++s.records;
+        addBasic(record, false);
+        if (m_config.uniflow && record.packets[1] != 0) addBasic(record, true);
     }
     void add(std::span<const FlowRecord> records) {
         for (const auto& r : records) add(r);
@@ -214,8 +233,10 @@ public:
     std::vector<std::vector<std::uint8_t>> templateMessages();
 
     /// Encodes one data record of the template for `record.ipVersion` into `out` (which must
-    /// hold `recordLength(...)` bytes). For tests and the benchmark.
-    std::size_t encodeRecord(const FlowRecord& record, std::uint8_t* out) const;
+    /// hold `recordLength(...)` bytes). For tests and the benchmark. `reverse`: the reverse
+    /// uniflow record (uniflow encoders only).
+    std::size_t encodeRecord(const FlowRecord& record, std::uint8_t* out,
+                             bool reverse = false) const;
 
     const IpfixTemplate& templateFor(std::uint8_t ipVersion) const {
         return m_templates[ipVersion == 6 ? 1 : 0];
@@ -233,7 +254,16 @@ private:
     };
     static constexpr std::size_t kSetStart = kIpfixHeaderSize;  // set header offset in data
 
-    void encode(const IpfixTemplate& t, const FlowRecord& r, std::uint8_t* out) const noexcept;
+    void addBasic(const FlowRecord& record, bool reverse) {
+        IpfixTemplate& t = m_templates[record.ipVersion == 6 ? 1 : 0];
+        SetBuffer& s = m_sets[record.ipVersion == 6 ? 1 : 0];
+        if (s.used + t.recordLength > m_config.maxMessageSize) sendFullSet(t, s);
+        encode(t, reverse ? t.reverseSteps : t.steps, record, s.data.data() + s.used);
+        s.used += t.recordLength;
+        ++s.records;
+    }
+    void encode(const IpfixTemplate& t, std::span<const IpfixTemplate::Step> steps,
+                const FlowRecord& r, std::uint8_t* out) const noexcept;
     static std::size_t extensionSize(const IpfixTemplate& t,
                                      std::span<const FieldValue> values) noexcept;
     static void encodeExtensions(const IpfixTemplate& t, std::span<const FieldValue> values,

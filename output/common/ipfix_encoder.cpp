@@ -1,4 +1,4 @@
-#include "ipfix_encoder.hpp"
+#include "output/common/ipfix_encoder.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -98,7 +98,10 @@ IpfixTemplate compile(std::span<const FieldId> ids, std::uint8_t ipVersion,
         if (f.type == FieldType::Timestamp) e = timeElement(e, config.timePrecision);
         step.length = static_cast<std::uint8_t>(e.length);
         if (f.origin == FieldOrigin::Exporter) {
-            const std::uint64_t v = readUnsigned(f, FlowRecord{}, config.constants);
+            // Uniflow: flowDirection says which half of the biflow a record is (0 forward).
+            const std::uint64_t v = config.uniflow && id == FieldId::DirBitField
+                                        ? 0
+                                        : readUnsigned(f, FlowRecord{}, config.constants);
             std::uint8_t bytes[8] = {};
             putAny(bytes, v, e.length);
             t.constants.push_back(load<std::uint64_t>(bytes));
@@ -143,6 +146,18 @@ IpfixTemplate compile(std::span<const FieldId> ids, std::uint8_t ipVersion,
             }
         }
         t.steps.push_back(step);
+        if (config.uniflow) {
+            IpfixTemplate::Step reverse = step;
+            if (id == FieldId::DirBitField) {
+                std::uint8_t bytes[8] = {};
+                putAny(bytes, 1, e.length);
+                t.constants.push_back(load<std::uint64_t>(bytes));
+                reverse.constantIndex = static_cast<std::uint8_t>(t.constants.size() - 1);
+            } else {
+                reverse.offset = fieldSpec(reverseFieldOf(id)).offset;
+            }
+            t.reverseSteps.push_back(reverse);
+        }
         t.fields.push_back(&f);
         t.elements.push_back(e);
         t.recordLength += e.length;
@@ -153,6 +168,7 @@ IpfixTemplate compile(std::span<const FieldId> ids, std::uint8_t ipVersion,
             s.length = 4;
             s.offset = static_cast<std::uint16_t>(offsetof(FlowRecord, queue));
             t.steps.push_back(s);
+            if (config.uniflow) t.reverseSteps.push_back(s);
             t.fields.push_back(&fieldSpec(FieldId::Queue));
             t.elements.push_back(kIngressInterface);
             t.recordLength += 4;
@@ -210,7 +226,53 @@ inline std::size_t listCount(const IpfixFieldCodec& c, const FieldValue& v) noex
     return std::min<std::size_t>(v.count, room);
 }
 
+constexpr FieldId kUniflowFields[] = {
+    FieldId::EndReason,   FieldId::Bytes, FieldId::Packets,  FieldId::TimeFirst, FieldId::TimeLast,
+    FieldId::IpVersion,   FieldId::Proto, FieldId::TcpFlags, FieldId::SrcPort,   FieldId::DstPort,
+    FieldId::DirBitField, FieldId::SrcIp, FieldId::DstIp,    FieldId::SrcMac,    FieldId::DstMac};
+
 }  // namespace
+
+std::span<const FieldId> ipfixUniflowFields() noexcept { return kUniflowFields; }
+
+FieldId reverseFieldOf(FieldId id) noexcept {
+    switch (id) {
+        case FieldId::Bytes:
+            return FieldId::BytesRev;
+        case FieldId::BytesRev:
+            return FieldId::Bytes;
+        case FieldId::Packets:
+            return FieldId::PacketsRev;
+        case FieldId::PacketsRev:
+            return FieldId::Packets;
+        case FieldId::TcpFlags:
+            return FieldId::TcpFlagsRev;
+        case FieldId::TcpFlagsRev:
+            return FieldId::TcpFlags;
+        case FieldId::SrcPort:
+            return FieldId::DstPort;
+        case FieldId::DstPort:
+            return FieldId::SrcPort;
+        case FieldId::SrcIp:
+            return FieldId::DstIp;
+        case FieldId::DstIp:
+            return FieldId::SrcIp;
+        case FieldId::SrcMac:
+            return FieldId::DstMac;
+        case FieldId::DstMac:
+            return FieldId::SrcMac;
+        case FieldId::Ttl:
+            return FieldId::TtlRev;
+        case FieldId::TtlRev:
+            return FieldId::Ttl;
+        case FieldId::IcmpTypeCode:
+            return FieldId::IcmpTypeCodeRev;
+        case FieldId::IcmpTypeCodeRev:
+            return FieldId::IcmpTypeCode;
+        default:
+            return id;
+    }
+}
 
 std::size_t IpfixEncoder::minMessageSize(std::span<const FieldId> fields) {
     EncoderConfig config;
@@ -357,10 +419,11 @@ bool IpfixEncoder::add(const FlowRecord& record, std::uint64_t extensions,
     }
     if (s.used + length > m_config.maxMessageSize) sendFullSet(t, s);
     std::uint8_t* out = s.data.data() + s.used;
-    encode(t, record, out);
+    encode(t, t.steps, record, out);
     encodeExtensions(t, values, out + t.basicLength);
     s.used += length;
     ++s.records;
+    if (m_config.uniflow && record.packets[1] != 0) addBasic(record, true);
     return true;
 }
 
@@ -370,11 +433,11 @@ void IpfixEncoder::resetSet(const IpfixTemplate& t, SetBuffer& s) noexcept {
     s.records = 0;
 }
 
-void IpfixEncoder::encode(const IpfixTemplate& t, const FlowRecord& r,
-                          std::uint8_t* out) const noexcept {
+void IpfixEncoder::encode(const IpfixTemplate& t, std::span<const IpfixTemplate::Step> steps,
+                          const FlowRecord& r, std::uint8_t* out) const noexcept {
     using Op = IpfixTemplate::Op;
     const auto* base = reinterpret_cast<const std::uint8_t*>(&r);
-    for (const IpfixTemplate::Step& s : t.steps) {
+    for (const IpfixTemplate::Step& s : steps) {
         const std::uint8_t* src = base + s.offset;
         switch (s.op) {
             case Op::Int1:
@@ -431,9 +494,10 @@ void IpfixEncoder::encode(const IpfixTemplate& t, const FlowRecord& r,
     }
 }
 
-std::size_t IpfixEncoder::encodeRecord(const FlowRecord& record, std::uint8_t* out) const {
+std::size_t IpfixEncoder::encodeRecord(const FlowRecord& record, std::uint8_t* out,
+                                       bool reverse) const {
     const IpfixTemplate& t = templateFor(record.ipVersion);
-    encode(t, record, out);
+    encode(t, reverse && m_config.uniflow ? t.reverseSteps : t.steps, record, out);
     return t.recordLength;
 }
 

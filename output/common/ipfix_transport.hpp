@@ -1,4 +1,5 @@
-// Where IPFIX messages go: a UDP collector, a TCP collector, or an IPFIX file (RFC 5655).
+// Where export messages go: a UDP collector, a TCP collector, or an IPFIX file (RFC 5655).
+// Shared by the outputs that send messages (ipfix, netflow9: UDP carries any message).
 //
 // UDP and file sinks run on the export thread: one sendto() per message; a file collects
 // messages in a 1 MiB buffer written with write(2), and counts their records as written only
@@ -53,7 +54,7 @@
 #include <thread>
 #include <vector>
 
-#include "ipfix_encoder.hpp"
+#include "output/common/ipfix_encoder.hpp"
 #include "rowprobe/stats.hpp"
 
 namespace rowprobe::output {
@@ -85,18 +86,38 @@ public:
     virtual void requestStop() {}
 };
 
+/// UDP pacing (the `pace` option): at most `messagesPerSecond` datagrams a second, the export
+/// thread sleeping between them (never per record), the final flush included. A collector
+/// with a default receive buffer (about 208 KiB on Linux) keeps up with a burst of expiries
+/// that would otherwise overflow it unseen. 0: as fast as the kernel takes them.
+struct UdpPacing {
+    std::uint32_t messagesPerSecond = 0;
+    std::uint64_t (*monotonicNs)() = nullptr;       ///< null: CLOCK_MONOTONIC
+    void (*sleepUntilNs)(std::uint64_t) = nullptr;  ///< null: clock_nanosleep (tests fake it)
+};
+
 class UdpTransport final : public IpfixTransport {
 public:
-    /// Throws RuntimeError if no socket can be created.
-    explicit UdpTransport(std::vector<SocketAddress> addresses);
+    /// Throws RuntimeError if no socket can be created. `owner` names the output in errors.
+    explicit UdpTransport(std::vector<SocketAddress> addresses, UdpPacing pacing = {},
+                          std::string owner = "output 'ipfix'");
+    /// Datagrams the kernel refused (ENOBUFS, ECONNREFUSED, ...): their records are in
+    /// stats().dropped.
+    std::uint64_t refused() const noexcept { return m_refused.load(std::memory_order_relaxed); }
     ~UdpTransport() override;
     bool sendMessage(std::span<const std::uint8_t> message, std::uint32_t dataRecords,
                      bool templates) override;
     OutputStats stats() const override;
 
 private:
+    void pace();
+
     int m_fd = -1;
     SocketAddress m_address;
+    UdpPacing m_pacing;
+    std::uint64_t m_intervalNs = 0;  ///< 1 s / messagesPerSecond; 0 = unpaced
+    std::uint64_t m_nextNs = 0;      ///< earliest time of the next datagram
+    std::atomic<std::uint64_t> m_refused{0};
     std::atomic<std::uint64_t> m_records{0};
     std::atomic<std::uint64_t> m_dropped{0};
     std::atomic<std::uint64_t> m_bytes{0};

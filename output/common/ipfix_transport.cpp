@@ -1,4 +1,4 @@
-#include "ipfix_transport.hpp"
+#include "output/common/ipfix_transport.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -87,7 +87,29 @@ std::vector<SocketAddress> resolveAddress(const std::string& host, std::uint16_t
 // ---------------------------------------------------------------------------------------------
 // UDP
 
-UdpTransport::UdpTransport(std::vector<SocketAddress> addresses) {
+namespace {
+std::uint64_t monotonicNow() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ULL +
+           static_cast<std::uint64_t>(ts.tv_nsec);
+}
+void sleepUntil(std::uint64_t ns) {
+    timespec ts{};
+    ts.tv_sec = static_cast<time_t>(ns / 1'000'000'000ULL);
+    ts.tv_nsec = static_cast<long>(ns % 1'000'000'000ULL);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+    }
+}
+}  // namespace
+
+UdpTransport::UdpTransport(std::vector<SocketAddress> addresses, UdpPacing pacing,
+                           std::string owner)
+    : m_pacing(pacing) {
+    if (m_pacing.monotonicNs == nullptr) m_pacing.monotonicNs = &monotonicNow;
+    if (m_pacing.sleepUntilNs == nullptr) m_pacing.sleepUntilNs = &sleepUntil;
+    if (m_pacing.messagesPerSecond != 0)
+        m_intervalNs = 1'000'000'000ULL / m_pacing.messagesPerSecond;
     int lastErrno = 0;
     for (auto& a : addresses) {
         const int fd = ::socket(a.family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -98,8 +120,7 @@ UdpTransport::UdpTransport(std::vector<SocketAddress> addresses) {
         }
         lastErrno = errno;
     }
-    if (m_fd < 0)
-        throw RuntimeError("output 'ipfix'", "cannot create a UDP socket: " + errnoText(lastErrno));
+    if (m_fd < 0) throw RuntimeError(owner, "cannot create a UDP socket: " + errnoText(lastErrno));
     // Let a burst of messages queue locally rather than fail with ENOBUFS.
     const int sndbuf = 4 << 20;
     ::setsockopt(m_fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
@@ -109,8 +130,19 @@ UdpTransport::~UdpTransport() {
     if (m_fd >= 0) ::close(m_fd);
 }
 
+void UdpTransport::pace() {
+    const std::uint64_t now = m_pacing.monotonicNs();
+    if (m_nextNs > now) {
+        m_pacing.sleepUntilNs(m_nextNs);
+    } else {
+        m_nextNs = now;  // idle since: no credit for the time nothing was sent
+    }
+    m_nextNs += m_intervalNs;
+}
+
 bool UdpTransport::sendMessage(std::span<const std::uint8_t> message, std::uint32_t dataRecords,
                                bool /*templates*/) {
+    if (m_intervalNs != 0) pace();
     for (;;) {
         const ssize_t n =
             ::sendto(m_fd, message.data(), message.size(), 0,
@@ -123,6 +155,7 @@ bool UdpTransport::sendMessage(std::span<const std::uint8_t> message, std::uint3
         if (n < 0 && errno == EINTR) continue;
         // ECONNREFUSED (ICMP from an earlier datagram), ENOBUFS, EHOSTUNREACH, ...: the
         // datagram is lost; UDP has no retransmission.
+        m_refused.fetch_add(1, std::memory_order_relaxed);
         m_dropped.fetch_add(dataRecords, std::memory_order_relaxed);
         return false;
     }

@@ -1,0 +1,189 @@
+#include "output/common/ipfix_plugin_fields.hpp"
+
+#include <string>
+
+#include "rowprobe/errors.hpp"
+#include "rowprobe/plugin_data.hpp"
+#include "rowprobe/process.hpp"
+
+namespace rowprobe::output {
+
+namespace {
+
+/// The encoding of one plugin field, or a message saying why it cannot be sent.
+IpfixFieldCodec codecFor(const FieldSpec& f, std::string& problem) {
+    using K = IpfixFieldCodec::Kind;
+    IpfixFieldCodec c;
+    c.element = f.ipfix;
+    switch (f.type) {
+        case FieldType::Array:
+            if (!f.ipfixItem.exported() || f.ipfixItem.length == 0 || f.ipfixItem.length > 8 ||
+                isVariable(f.element)) {
+                problem = "is an array without a fixed-size basicList element";
+                return c;
+            }
+            c.kind = K::List;
+            c.element = {kPenIana, kIpfixBasicList, kIpfixVarLen};
+            c.inner = f.ipfixItem;
+            c.sourceWidth = static_cast<std::uint8_t>(fieldTypeSize(f.element));
+            c.timeNsToMs = f.element == FieldType::Timestamp;
+            return c;
+        case FieldType::String:
+        case FieldType::Binary:
+        case FieldType::IpAddress:
+        case FieldType::MacAddress:
+            c.kind = K::Bytes;
+            return c;
+        default:
+            if (f.ipfix.length == kIpfixVarLen || f.ipfix.length == 0 || f.ipfix.length > 8) {
+                problem = "is a number with IPFIX length " + std::to_string(f.ipfix.length);
+                return c;
+            }
+            c.kind = K::Scalar;
+            c.sourceWidth = static_cast<std::uint8_t>(fieldTypeSize(f.type));
+            c.timeNsToMs = f.type == FieldType::Timestamp;
+            return c;
+    }
+}
+
+/// The value of plugin field `f` in one instance, as the encoder takes it.
+FieldValue valueOf(const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
+    switch (f.type) {
+        case FieldType::String:
+        case FieldType::Binary:
+        case FieldType::Array: {
+            const auto b = readPluginBytes(f, data);
+            const std::size_t unit = f.type == FieldType::Array ? fieldTypeSize(f.element) : 1;
+            return {b.data(), static_cast<std::uint32_t>(b.size() / unit)};
+        }
+        case FieldType::IpAddress: {
+            const auto b = readPluginBytes(f, data);
+            if (b.size() != 16) return {};
+            // IPv4-mapped -> the 4 IPv4 bytes (variable-length element, as ipfixprobe sends
+            // DNS_RDATA of passivedns); a fixed 16-byte element gets the whole address.
+            if (isIpv4Mapped(b) && f.ipfix.length != 16) return {b.data() + 12, 4};
+            return {b.data(), 16};
+        }
+        case FieldType::MacAddress: {
+            const auto b = readPluginBytes(f, data);
+            return {b.data(), static_cast<std::uint32_t>(b.size())};
+        }
+        default:
+            if (f.offset + fieldTypeSize(f.type) > data.size()) return {};
+            return {data.data() + f.offset, 1};
+    }
+}
+
+}  // namespace
+
+IpfixPluginFields::IpfixPluginFields(std::span<const ProcessPlugin* const> plugins,
+                                     std::string_view output, std::uint32_t tunnelPen)
+    : m_tunnelPen(tunnelPen) {
+    const std::string component = "output '" + std::string(output) + "'";
+    const std::size_t limit = tunnelPen != 0 ? 62 : 64;
+    if (plugins.size() > limit) {
+        throw ConfigError(
+            {.component = component,
+             .option = "-p",
+             .value = std::to_string(plugins.size()),
+             .problem = "at most " + std::to_string(limit) +
+                        " process plugins can be exported over IPFIX" +
+                        (tunnelPen != 0 ? " with tunnel-pen (the tunnel fields take 2 sets)" : ""),
+             .help = "rowprobe -h " + std::string(output)});
+    }
+    m_fields.assign(plugins.size(), {});
+    for (std::size_t i = 0; i < plugins.size(); ++i) {
+        IpfixExtension ext;
+        ext.name = std::string(plugins[i]->name());
+        for (const FieldSpec& f : plugins[i]->fields()) {
+            if (!f.ipfix.exported()) continue;  // a field without an IPFIX element
+            std::string problem;
+            IpfixFieldCodec c = codecFor(f, problem);
+            if (!problem.empty()) {
+                throw ConfigError({.component = component,
+                                   .option = "-p",
+                                   .value = ext.name,
+                                   .problem = "field '" + std::string(f.name) + "' " + problem,
+                                   .help = "rowprobe -h " + ext.name});
+            }
+            ext.fields.push_back(c);
+            m_fields[i].push_back(&f);
+        }
+        m_extensions.push_back(std::move(ext));
+    }
+    if (tunnelPen != 0) {
+        for (auto& ext : ipfixTunnelExtensions(tunnelPen)) m_extensions.push_back(std::move(ext));
+    }
+    m_records = InstanceGroups(plugins.size());
+}
+
+std::vector<IpfixExtension> ipfixTunnelExtensions(std::uint32_t pen) {
+    using K = IpfixFieldCodec::Kind;
+    auto scalar = [pen](std::uint16_t id, std::uint16_t length) {
+        IpfixFieldCodec c;
+        c.kind = K::Scalar;
+        c.element = {pen, id, length};
+        c.sourceWidth = static_cast<std::uint8_t>(length);
+        return c;
+    };
+    auto address = [pen](std::uint16_t id, std::uint16_t length) {
+        IpfixFieldCodec c;
+        c.kind = K::Bytes;
+        c.element = {pen, id, length};
+        return c;
+    };
+    return {
+        {.name = "tunnel4",
+         .fields = {scalar(kTunnelTypeId, 1), scalar(kTunnelIdId, 4), address(kTunnelSrc4Id, 4),
+                    address(kTunnelDst4Id, 4)}},
+        {.name = "tunnel6",
+         .fields = {scalar(kTunnelTypeId, 1), scalar(kTunnelIdId, 4), address(kTunnelSrc6Id, 16),
+                    address(kTunnelDst6Id, 16)}},
+    };
+}
+
+void IpfixPluginFields::addTunnel(const FlowRecord& r, std::uint64_t& mask) {
+    if (m_tunnelPen == 0 || r.tunnel.type == 0) return;
+    // The outer header's family picks the extension: both addresses come from one IP header.
+    const bool v4 = isIpv4Mapped(r.tunnel.src);
+    mask |= std::uint64_t{1} << (m_fields.size() + (v4 ? 0 : 1));
+    m_values.push_back({&r.tunnel.type, 1});
+    m_values.push_back({&r.tunnel.id, 1});
+    const std::size_t skip = v4 ? 12 : 0;
+    m_values.push_back({r.tunnel.src.data() + skip, static_cast<std::uint32_t>(16 - skip)});
+    m_values.push_back({r.tunnel.dst.data() + skip, static_cast<std::uint32_t>(16 - skip)});
+}
+
+void IpfixPluginFields::add(IpfixEncoder& encoder, const FlowRecord& r) {
+    std::size_t n = 0;
+    if (r.extLen != 0) {
+        m_records.load(r);
+        n = m_records.lines();
+    }
+    if (n == 0) {
+        std::uint64_t mask = 0;
+        m_values.clear();
+        addTunnel(r, mask);
+        if (mask == 0) {
+            encoder.add(r);
+        } else {
+            encoder.add(r, mask, m_values);
+        }
+        return;
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+        std::uint64_t mask = 0;
+        m_values.clear();
+        for (std::size_t p = 0; p < m_fields.size(); ++p) {
+            const PluginInstance* inst = m_records.at(p, k);
+            if (inst == nullptr || m_fields[p].empty()) continue;
+            mask |= std::uint64_t{1} << p;
+            const auto data = inst->data;
+            for (const FieldSpec* f : m_fields[p]) m_values.push_back(valueOf(*f, data));
+        }
+        addTunnel(r, mask);
+        encoder.add(r, mask, m_values);
+    }
+}
+
+}  // namespace rowprobe::output

@@ -1,0 +1,103 @@
+// The JSON object layout of a flow record: the core fields as precomputed columns
+// (JsonLayout) and the process-plugin fields that follow them (JsonPluginColumns). Shared by
+// every output that writes rowprobe's JSON objects (json, kafka format=json) so they write the
+// same bytes; field names are a stable interface (output/json/README.md).
+//
+// Costs: hand-formatted into the caller's buffer (no snprintf, libc call or allocation per
+// record): one switch per column on a kind resolved at start-up, keys copied with fixed-size
+// moves. Plugin values: strings escaped (control characters and bytes >= 0x80 as \u00XX),
+// binary data as lowercase hex, arrays as JSON arrays (timestamps as ISO strings), floats in
+// their shortest exact form.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rowprobe/fields.hpp"
+#include "rowprobe/format.hpp"
+#include "rowprobe/plugin.hpp"
+#include "rowprobe/plugin_data.hpp"
+
+namespace rowprobe::output {
+
+/// Field lists whose objects could be longer than this are refused at start-up.
+inline constexpr std::size_t kJsonLineLimit = std::size_t{64} << 10;
+
+/// The columns of a JSON object, built once from the field schema (fields.hpp): each column is
+/// a precomputed `,"name":` literal and the field to read, so formatting a record is one pass
+/// over the columns with no lookup.
+class JsonLayout {
+public:
+    explicit JsonLayout(std::span<const FieldId> ids);
+    void add(const FieldSpec& spec);
+    /// Writes one record as a JSON object followed by '\n'; returns the end.
+    char* format(char* out, const FlowRecord& record) const noexcept;
+    /// The same without the closing "}\n", so plugin fields can follow.
+    char* formatOpen(char* out, const FlowRecord& record) const noexcept;
+    /// Every core field of the record, in the documented order.
+    static const JsonLayout& defaults();
+    /// Upper bound of one formatted record including its newline (each value at most
+    /// kMaxValue characters), so a caller can reserve room for any field list.
+    std::size_t maxLine() const noexcept { return m_maxLine; }
+
+    /// Longest value text: an IPv6 address with an embedded IPv4 one is 45, an ISO time 30,
+    /// a 64-bit number 20, a MAC 17.
+    static constexpr std::size_t kMaxValue = 48;
+
+private:
+    /// How a column's value is read and written, resolved once in add(): formatting a record
+    /// is one switch per column on this, with no look at the FieldSpec.
+    enum class Kind : std::uint8_t {
+        U8,         ///< the FlowRecord's byte at `offset`, in decimal
+        U16,        ///< likewise 16 bits
+        U32,        ///< likewise 32 bits
+        U64,        ///< likewise 64 bits
+        Time,       ///< TimeNs at `offset`, ISO 8601 with 9 decimals
+        Address,    ///< 16 bytes at `offset`, dotted quad or IPv6 (addressIsIpv4)
+        Mac,        ///< 6 bytes at `offset`
+        EndReason,  ///< written as its name ("inactive", ...)
+        Other,      ///< any other field (not of the record): readUnsigned, as a number
+    };
+    struct Column {
+        std::string key;  ///< `,"name":` (`{"name":` first), with the opening quote if quoted
+        const FieldSpec* spec = nullptr;
+        Kind kind = Kind::Other;
+        std::uint16_t offset = 0;
+        bool quoted = false;
+    };
+    std::vector<Column> m_columns;
+    std::size_t m_maxLine = 3;  ///< "{}\n" of an empty object
+};
+
+/// The process-plugin fields of a JSON object, built once from the -p list: per plugin its
+/// FieldSpecs and precomputed `,"name":` keys. A record with plugin data is written as one
+/// object per instance line of its InstanceGroups (process-plugins.md A6): object k holds the
+/// record's fields (JsonLayout::formatOpen), then writeFields(k), then "}". Shared by the json
+/// and kafka outputs so both write the same bytes.
+class JsonPluginColumns {
+public:
+    JsonPluginColumns() = default;
+    explicit JsonPluginColumns(std::span<const ProcessPlugin* const> plugins);
+
+    bool empty() const noexcept { return m_plugins.empty(); }
+    /// The length of the -p list (the plugin count InstanceGroups takes).
+    std::size_t plugins() const noexcept { return m_plugins.size(); }
+    /// Upper bound of one object of a record with these groups, including a trailing '\n'.
+    std::size_t maxObject(const JsonLayout& layout, const InstanceGroups& groups) const noexcept;
+    /// Appends the plugin fields of object `line` (0 <= line < groups.lines()).
+    char* writeFields(char* out, const InstanceGroups& groups, std::size_t line) const noexcept;
+
+private:
+    struct Plugin {
+        std::vector<std::string> keys;
+        std::span<const FieldSpec> fields;
+    };
+    std::vector<Plugin> m_plugins;
+    std::size_t m_keyBytes = 0;
+    std::size_t m_fieldCount = 0;
+};
+
+}  // namespace rowprobe::output
