@@ -185,6 +185,28 @@ struct FieldSpec {
     }
 };
 
+/// IANA basicList (element 291, variable length, RFC 6313): the element of every Array field;
+/// the element of the values inside the list is the field's `ipfixItem`.
+inline constexpr IpfixElement kBasicList{kPenIana, 291, kIpfixVarLen};
+
+/// A process-plugin Array field (per-packet sequences, histograms): exported to IPFIX as a
+/// basicList of `item` (as ipfixprobe encodes them), to UniRec as `unirec` (an array type such as
+/// "uint32*"), to JSON as an array of `element` values. `offset` locates its VarRef in the
+/// plugin's field struct.
+constexpr FieldSpec arrayField(std::string_view name, std::string_view description,
+                               std::uint16_t offset, UnirecField unirec, FieldType element,
+                               IpfixElement item) noexcept {
+    return {.name = name,
+            .description = description,
+            .type = FieldType::Array,
+            .origin = FieldOrigin::Plugin,
+            .offset = offset,
+            .ipfix = kBasicList,
+            .unirec = unirec,
+            .element = element,
+            .ipfixItem = item};
+}
+
 /// Values the output plugin supplies for FieldOrigin::Exporter fields (ipfixprobe's `d` and
 /// `I` options). Standard layout so fields can address it by offset.
 struct ExportConstants {
