@@ -321,7 +321,7 @@ inline std::uint32_t minL4Header(std::uint8_t proto) noexcept {
     }
 }
 
-// --- Process-plugin facts (process-plugins.md A3) ------------------------------------------
+// --- Process-plugin facts (docs/design/process-runtime.md) ---------------------------------
 
 // TCP options of the header at `t` (hdrLen bytes, of which `cap` are captured) as ipfixprobe
 // reads them: the IANA bitmap, the MSS, and ipfixprobe's 4-byte reading of the MSS value.

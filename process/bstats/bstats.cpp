@@ -1,6 +1,6 @@
 // `bstats`: per direction up to 15 bursts — runs of >= 3 packets with payload whose gaps are
 // under 1 s — with packets, payload bytes on the wire, start and stop time; ipfixprobe's
-// BSTATS (process-plugins.md B §3.8). Per flow: a tier-2 record (720 bytes) taken at the
+// BSTATS (fields: README.md). Per flow: a tier-2 record (720 bytes) taken at the
 // flow's first packet; packets are taken before they are counted (preUpdate), as ipfixprobe.
 #include <array>
 #include <cstddef>

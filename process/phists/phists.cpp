@@ -1,6 +1,6 @@
 // `phists`: per direction, log2 histograms of payload sizes and inter-packet times (ms), 8 bins
-// each (0-15, 16-31, ..., 512-1023, >= 1024) — ipfixprobe's PHISTS (process-plugins.md B
-// §3.7). Tier-1 state only (136 bytes per flow); saturating u32 counters.
+// each (0-15, 16-31, ..., 512-1023, >= 1024) — ipfixprobe's PHISTS (fields:
+// README.md). Tier-1 state only (136 bytes per flow); saturating u32 counters.
 #include <array>
 #include <bit>
 #include <cstddef>

@@ -1,5 +1,5 @@
 // `pstats`: the first 30 packets of a biflow in arrival order — payload length on the wire,
-// time, TCP flags, direction — ipfixprobe's PSTATS (process-plugins.md B §3.6), for traffic
+// time, TCP flags, direction — ipfixprobe's PSTATS (fields: README.md), for traffic
 // classifiers. Per flow: the count of recorded packets in tier 1 (2 bytes) and a tier-2 record
 // (skipdup's last-packet header and 30 entries of 12 bytes, 384 bytes) taken at the flow's first
 // packet; the plugin stops taking packets once 30 are recorded (kDone).

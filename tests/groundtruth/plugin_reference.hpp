@@ -1,4 +1,4 @@
-// The ipfixprobe reference harness for process plugins (process-plugins.md B §5): runs rowprobe
+// The ipfixprobe reference harness for process plugins (tests/groundtruth/README.md): runs rowprobe
 // on ../shared/testdata/ipfixprobe/inputs/<pcap> with one plugin and the json output, and
 // compares every record and every field with outputs/<plugin> (ipfixprobe 5.7's UniRec logger
 // output: CSV, last line = the UniRec header "type NAME,...").

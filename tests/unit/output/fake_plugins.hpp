@@ -1,5 +1,5 @@
 // Process plugins for the output tests: field schemas shaped like http, pstats and passivedns
-// (process-plugins.md part B: their UniRec names, types and IPFIX elements), no hooks, and
+// (their UniRec names, types and IPFIX elements as in the plugins' READMEs), no hooks, and
 // records carrying their instances as the flow table exports them (rowprobe/plugin_data.hpp).
 #pragma once
 
