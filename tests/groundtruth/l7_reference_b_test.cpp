@@ -16,6 +16,10 @@ TEST(PluginReference, NtpOfNtpPcap) {
                            .processArg = "ntp;format=ipfixprobe"});
 }
 
+TEST(PluginReference, RtspOfRtspPcap) {
+    expectPluginReference({.plugin = "rtsp", .pcap = "rtsp.pcap", .records = 3});
+}
+
 TEST(PluginReference, VlanOfVlanPcap) {
     expectPluginReference({.plugin = "vlan", .pcap = "vlan.pcap", .records = 3});
 }
