@@ -7,6 +7,13 @@
 namespace rowprobe::test {
 namespace {
 
+// Floats within 1e-4 relative: ipfixprobe's logger prints them "%f", our JSON the shortest
+// round-trip form; the arithmetic is the same (process/nettisa/nettisa_stats.hpp).
+TEST(PluginReference, NettisaOfMixedPcap) {
+    expectPluginReference(
+        {.plugin = "nettisa", .pcap = "mixed.pcap", .records = 20, .floatRelTol = 1e-4});
+}
+
 // ipfixprobe leaves the root delay and dispersion at 9 and misreads timestamps whose bytes are
 // below 0x10 (process/ntp/README.md); `format=ipfixprobe` reproduces that byte for byte.
 TEST(PluginReference, NtpOfNtpPcap) {
