@@ -27,6 +27,10 @@ TEST(PluginReference, RtspOfRtspPcap) {
     expectPluginReference({.plugin = "rtsp", .pcap = "rtsp.pcap", .records = 3});
 }
 
+TEST(PluginReference, SsaDetectorOfOvpnPcap) {
+    expectPluginReference({.plugin = "ssadetector", .pcap = "ovpn.pcap", .records = 1});
+}
+
 TEST(PluginReference, VlanOfVlanPcap) {
     expectPluginReference({.plugin = "vlan", .pcap = "vlan.pcap", .records = 3});
 }
