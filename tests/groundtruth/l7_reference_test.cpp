@@ -33,5 +33,17 @@ TEST(PluginReference, IdpContentOfIdpcontentPcap) {
     expectPluginReference({.plugin = "idpcontent", .pcap = "idpcontent.pcap", .records = 1});
 }
 
+TEST(PluginReference, OvpnOfOvpnPcap) {
+    expectPluginReference({.plugin = "ovpn", .pcap = "ovpn.pcap", .records = 2});
+}
+
+TEST(PluginReference, SsdpOfSsdpPcap) {
+    expectPluginReference({.plugin = "ssdp", .pcap = "ssdp.pcap", .records = 19});
+}
+
+TEST(PluginReference, WgOfWgPcap) {
+    expectPluginReference({.plugin = "wg", .pcap = "wg.pcap", .records = 13});
+}
+
 }  // namespace
 }  // namespace rowprobe::test
