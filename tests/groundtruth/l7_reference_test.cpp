@@ -33,6 +33,14 @@ TEST(PluginReference, IdpContentOfIdpcontentPcap) {
     expectPluginReference({.plugin = "idpcontent", .pcap = "idpcontent.pcap", .records = 1});
 }
 
+TEST(PluginReference, DnssdOfDnssdPcap) {
+    // Three instance names hold U+2019 ("Peter\u2019s MacBook Pro"); ipfixprobe's plugin copies
+    // label bytes as they are, but the reference file has those three bytes removed (its text
+    // output dropped them). rowprobe exports the name as sent (process/dnssd/README.md).
+    expectPluginReference(
+        {.plugin = "dnssd", .pcap = "dnssd.pcap", .records = 8, .asciiStrings = true});
+}
+
 TEST(PluginReference, OvpnOfOvpnPcap) {
     expectPluginReference({.plugin = "ovpn", .pcap = "ovpn.pcap", .records = 2});
 }
