@@ -38,7 +38,17 @@ TEST(PluginReference, DnssdOfDnssdPcap) {
     // label bytes as they are, but the reference file has those three bytes removed (its text
     // output dropped them). rowprobe exports the name as sent (process/dnssd/README.md).
     expectPluginReference(
-        {.plugin = "dnssd", .pcap = "dnssd.pcap", .records = 8, .asciiStrings = true});
+        {.plugin = "dnssd", .pcap = "dnssd.pcap", .records = 8, .printableStrings = true});
+}
+
+TEST(PluginReference, NetbiosOfNetbiosPcap) {
+    // "\x01\x02__MSBROWSE__\x02" (the master-browser name): the reference file shows
+    // "__MSBROWSE__", its text output having dropped the control bytes ipfixprobe's plugin
+    // decodes; rowprobe exports the decoded bytes (process/netbios/README.md).
+    expectPluginReference({.plugin = "netbios",
+                           .pcap = "netbios.pcap",
+                           .records = 20,
+                           .printableStrings = true});
 }
 
 TEST(PluginReference, OvpnOfOvpnPcap) {
