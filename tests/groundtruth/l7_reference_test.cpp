@@ -55,6 +55,10 @@ TEST(PluginReference, OvpnOfOvpnPcap) {
     expectPluginReference({.plugin = "ovpn", .pcap = "ovpn.pcap", .records = 2});
 }
 
+TEST(PluginReference, SmtpOfSmtpPcap) {
+    expectPluginReference({.plugin = "smtp", .pcap = "smtp.pcap", .records = 1});
+}
+
 TEST(PluginReference, SsdpOfSsdpPcap) {
     expectPluginReference({.plugin = "ssdp", .pcap = "ssdp.pcap", .records = 19});
 }
