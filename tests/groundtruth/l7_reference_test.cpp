@@ -64,6 +64,10 @@ TEST(PluginReference, OvpnOfOvpnPcap) {
     expectPluginReference({.plugin = "ovpn", .pcap = "ovpn.pcap", .records = 2});
 }
 
+TEST(PluginReference, SipOfSipPcap) {
+    expectPluginReference({.plugin = "sip", .pcap = "sip.pcap", .records = 40});
+}
+
 TEST(PluginReference, SmtpOfSmtpPcap) {
     expectPluginReference({.plugin = "smtp", .pcap = "smtp.pcap", .records = 1});
 }
