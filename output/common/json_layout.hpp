@@ -74,7 +74,7 @@ private:
 
 /// The process-plugin fields of a JSON object, built once from the -p list: per plugin its
 /// FieldSpecs and precomputed `,"name":` keys. A record with plugin data is written as one
-/// object per instance line of its InstanceGroups (process-plugins.md A6): object k holds the
+/// object per instance line of its InstanceGroups (docs/design/process-runtime.md): object k holds the
 /// record's fields (JsonLayout::formatOpen), then writeFields(k), then "}". Shared by the json
 /// and kafka outputs so both write the same bytes.
 class JsonPluginColumns {

@@ -49,9 +49,9 @@ public:
     static char* formatRecord(char* out, const FlowRecord& record) noexcept;
 
 private:
-    /// Writes a record that carries plugin data: one object per instance (process-plugins.md
-    /// A6), each with the record's fields and that instance's fields plus, for every other
-    /// plugin with exactly one instance, its fields.
+    /// Writes a record that carries plugin data: one object per instance
+    /// (docs/design/process-runtime.md), each with the record's fields and that instance's fields
+    /// plus, for every other plugin with exactly one instance, its fields.
     void writeWithPlugins(const FlowRecord& r);
 
     OutputFile m_file;

@@ -6,22 +6,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "rowprobe/byte_order.hpp"
+
 namespace rowprobe::output {
 
 namespace {
-
-inline void put16(std::uint8_t* p, std::uint16_t v) noexcept {
-    const std::uint16_t be = __builtin_bswap16(v);
-    std::memcpy(p, &be, 2);
-}
-inline void put32(std::uint8_t* p, std::uint32_t v) noexcept {
-    const std::uint32_t be = __builtin_bswap32(v);
-    std::memcpy(p, &be, 4);
-}
-inline void put64(std::uint8_t* p, std::uint64_t v) noexcept {
-    const std::uint64_t be = __builtin_bswap64(v);
-    std::memcpy(p, &be, 8);
-}
 
 std::uint64_t defaultMonotonicNs() {
     timespec ts{};
@@ -54,12 +43,12 @@ static_assert(recordLength(kFieldsV6) == kNetflow9RecordV6);
 
 std::size_t writeTemplate(std::uint8_t* out, std::uint16_t id,
                           const V9Field (&fields)[kFieldCount]) noexcept {
-    put16(out, id);
-    put16(out + 2, static_cast<std::uint16_t>(kFieldCount));
+    storeBe16(out, id);
+    storeBe16(out + 2, static_cast<std::uint16_t>(kFieldCount));
     std::size_t at = 4;
     for (const V9Field& f : fields) {
-        put16(out + at, f.type);
-        put16(out + at + 2, f.length);
+        storeBe16(out + at, f.type);
+        storeBe16(out + at + 2, f.length);
         at += 4;
     }
     return at;
@@ -87,16 +76,16 @@ Netflow9Encoder::Netflow9Encoder(const Netflow9Config& config, MessageSink& sink
 std::size_t Netflow9Encoder::encodeRecord(const FlowRecord& r, bool reverse, std::uint64_t bootMs,
                                           std::uint8_t* out) noexcept {
     const int d = reverse ? 1 : 0;
-    put64(out, r.bytes[d]);
-    put64(out + 8, r.packets[d]);
-    put32(out + 16, static_cast<std::uint32_t>(r.timeFirst / 1'000'000 - bootMs));
-    put32(out + 20,
-          static_cast<std::uint32_t>(std::max(r.timeLast, r.timeFirst) / 1'000'000 - bootMs));
+    storeBe64(out, r.bytes[d]);
+    storeBe64(out + 8, r.packets[d]);
+    storeBe32(out + 16, static_cast<std::uint32_t>(r.timeFirst / 1'000'000 - bootMs));
+    storeBe32(out + 20,
+              static_cast<std::uint32_t>(std::max(r.timeLast, r.timeFirst) / 1'000'000 - bootMs));
     out[24] = r.ipVersion;
     out[25] = r.proto;
     out[26] = r.tcpFlags[d];
-    put16(out + 27, reverse ? r.dstPort : r.srcPort);
-    put16(out + 29, reverse ? r.srcPort : r.dstPort);
+    storeBe16(out + 27, reverse ? r.dstPort : r.srcPort);
+    storeBe16(out + 29, reverse ? r.srcPort : r.dstPort);
     out[31] = static_cast<std::uint8_t>(d);
     const auto& src = reverse ? r.dstAddr : r.srcAddr;
     const auto& dst = reverse ? r.srcAddr : r.dstAddr;
@@ -133,8 +122,8 @@ void Netflow9Encoder::startPacket() {
     m_templatesInPacket = false;
     if (m_templatesOwed || refreshDue()) {
         std::uint8_t* p = m_packet.data() + m_used;
-        put16(p, 0);
-        put16(p + 2, static_cast<std::uint16_t>(kTemplateFlowsetSize));
+        storeBe16(p, 0);
+        storeBe16(p + 2, static_cast<std::uint16_t>(kTemplateFlowsetSize));
         std::size_t at = 4;
         at += writeTemplate(p + at, kNetflow9TemplateV4, kFieldsV4);
         at += writeTemplate(p + at, kNetflow9TemplateV6, kFieldsV6);
@@ -152,8 +141,8 @@ void Netflow9Encoder::closeFlowset() {
     const std::size_t end = padded(m_used);
     std::memset(m_packet.data() + m_used, 0, end - m_used);
     m_used = end;
-    put16(m_packet.data() + m_flowsetStart + 2,
-          static_cast<std::uint16_t>(m_used - m_flowsetStart));
+    storeBe16(m_packet.data() + m_flowsetStart + 2,
+              static_cast<std::uint16_t>(m_used - m_flowsetStart));
     m_flowsetStart = 0;
 }
 
@@ -163,12 +152,12 @@ void Netflow9Encoder::send() {
     // unix_secs * 1000 - sysUptime is exactly the boot time.
     const std::uint64_t seconds = (m_maxLastMs + 999) / 1000;
     std::uint8_t* h = m_packet.data();
-    put16(h, kNetflow9Version);
-    put16(h + 2, static_cast<std::uint16_t>(m_count));
-    put32(h + 4, static_cast<std::uint32_t>(seconds * 1000 - m_bootMs));
-    put32(h + 8, static_cast<std::uint32_t>(seconds));
-    put32(h + 12, m_sequence);
-    put32(h + 16, m_config.sourceId);
+    storeBe16(h, kNetflow9Version);
+    storeBe16(h + 2, static_cast<std::uint16_t>(m_count));
+    storeBe32(h + 4, static_cast<std::uint32_t>(seconds * 1000 - m_bootMs));
+    storeBe32(h + 8, static_cast<std::uint32_t>(seconds));
+    storeBe32(h + 12, m_sequence);
+    storeBe32(h + 16, m_config.sourceId);
     m_sink.sendMessage({m_packet.data(), m_used}, m_dataRecords, m_dataRecords == 0);
     ++m_sequence;  // packets sent, delivered or not: a lost one shows as a gap
     ++m_packets;
@@ -200,7 +189,7 @@ void Netflow9Encoder::addOne(const FlowRecord& r, bool reverse) {
         closeFlowset();
         m_flowsetStart = m_used;
         m_flowsetId = id;
-        put16(m_packet.data() + m_used, id);
+        storeBe16(m_packet.data() + m_used, id);
         m_used += 4;
     }
     m_used += encodeRecord(r, reverse, m_bootMs, m_packet.data() + m_used);

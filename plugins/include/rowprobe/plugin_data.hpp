@@ -1,5 +1,5 @@
 // Process-plugin data of an exported flow: how a plugin writes it, how it travels to the
-// export thread, and how an output reads it (process-plugins.md A5, A6).
+// export thread, and how an output reads it (docs/design/process-runtime.md).
 //
 //   worker: write hooks ──InstanceWriter──▶ scratch ──ExtRing::waitPush──▶ FlowRecord.ext/extLen
 //   export thread: output.write(records) reads each record's instances through
@@ -226,7 +226,7 @@ inline PluginInstances pluginInstances(const FlowRecord& record) noexcept {
 
 /// A record's instances grouped by plugin: the one rule by which every output (ipfix, unirec,
 /// json, text, kafka, netflow9) splits a flow's process-plugin instances over output records
-/// (process-plugins.md A6):
+/// (docs/design/process-runtime.md):
 ///
 ///   instances of the flow          output lines (k = 0 .. N-1, N = most instances of a plugin)
 ///   pstats  x1                     k=0: pstats[0] dns[0]
