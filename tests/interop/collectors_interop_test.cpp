@@ -314,7 +314,16 @@ std::vector<Flow> goflow2Flows(const Capture& capture, const std::string& output
                          "json", "-transport", "file", "-transport.file", out.string()});
     EXPECT_TRUE(dec::waitUntil([&] { return udpPortBusy(port); })) << "goflow2 did not start";
     runRowprobe("pcap;file=" + capture.path().string(), output + ";port=" + std::to_string(port));
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    // GoFlow2 decodes and writes asynchronously: wait until its file stops growing (a loaded
+    // machine can take seconds), at most 30 s.
+    std::uintmax_t last = 0;
+    for (int stable = 0, i = 0; stable < 3 && i < 100; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        std::error_code ec;
+        const std::uintmax_t now = fs::file_size(out, ec);
+        stable = !ec && now != 0 && now == last ? stable + 1 : 0;
+        last = ec ? 0 : now;
+    }
     goflow.signal(SIGTERM);
     goflow.wait(20);
     std::vector<Flow> flows;
