@@ -178,7 +178,9 @@ constexpr FieldSpec kFields[] = {
 class QuicPlugin final : public ProcessPluginBase<QuicPlugin> {
 public:
     using Ext = QuicRecord;
-    static constexpr bool kZeroExt = true;
+    /// initRecord() sets every field it reads; the 4 KiB reassembly buffer and the 1.5 KiB
+    /// extension bytes are not zeroed per flow.
+    static constexpr bool kZeroExt = false;
 
     explicit QuicPlugin(const Options&) {}
     std::string_view name() const noexcept override { return "quic"; }
