@@ -34,9 +34,10 @@ bool store(DnssdRecord& r, std::string_view a, std::string_view b, std::string_v
         return false;
     }
     char* p = r.arena + r.arenaUsed;
-    std::memcpy(p, a.data(), a.size());
-    std::memcpy(p + a.size(), b.data(), b.size());
-    std::memcpy(p + a.size() + b.size(), c.data(), c.size());
+    for (const std::string_view s : {a, b, c}) {
+        if (!s.empty()) std::memcpy(p, s.data(), s.size());  // an empty view may have no data
+        p += s.size();
+    }
     to = {r.arenaUsed, static_cast<std::uint16_t>(n)};
     r.arenaUsed = static_cast<std::uint16_t>(r.arenaUsed + n);
     return true;
