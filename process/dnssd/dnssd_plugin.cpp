@@ -63,9 +63,8 @@ public:
         if (value == "all") return;
         std::ifstream in(value);
         if (!in) {
-            options.fail("txt", "cannot read the TXT whitelist '" + value +
-                                    "': " + std::strerror(errno) +
-                                    " (give 'all' or a readable file)");
+            options.fail("txt", "cannot read the TXT whitelist '" + value + "': " +
+                                    std::strerror(errno) + " (give 'all' or a readable file)");
         }
         std::ostringstream content;
         content << in.rdbuf();

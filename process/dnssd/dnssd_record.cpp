@@ -109,14 +109,14 @@ void addResponse(DnssdRecord& r, std::string_view name, std::uint16_t type,
 
 bool txtKeyListed(const DnssdTxtService& s, std::string_view txt) noexcept {
     const std::string_view key = txt.substr(0, txt.find('='));
-    return std::any_of(s.keys.begin(), s.keys.end(), [&](const std::string& k) { return k == key; });
+    return std::any_of(s.keys.begin(), s.keys.end(),
+                       [&](const std::string& k) { return k == key; });
 }
 
 /// Reads the RDATA of an SRV, HINFO or TXT record; false when the SRV target cannot be decoded
 /// (ipfixprobe drops the message then).
 bool readRdata(std::span<const std::uint8_t> msg, const DnsRr& rr, std::string_view owner,
-               const DnssdOptions& opt, char (&target)[kNameBuf], Builder& txt,
-               Rdata& d) noexcept {
+               const DnssdOptions& opt, char (&target)[kNameBuf], Builder& txt, Rdata& d) noexcept {
     const std::size_t at = rr.rdataOffset;
     const std::span<const std::uint8_t> rd = msg.subspan(at, rr.rdLength);
     const auto chars = [](std::span<const std::uint8_t> s) {

@@ -34,9 +34,9 @@ public:
     bool next(const std::uint8_t*& tok, std::size_t& len) noexcept {
         if (!m_more) return false;
         tok = m_p;
-        const auto* hit = m_left == 0 ? nullptr
-                                       : static_cast<const std::uint8_t*>(
-                                             std::memchr(m_p, m_sep, m_left));
+        const auto* hit = m_left == 0
+                              ? nullptr
+                              : static_cast<const std::uint8_t*>(std::memchr(m_p, m_sep, m_left));
         if (hit == nullptr) {
             len = m_left;
             m_more = false;

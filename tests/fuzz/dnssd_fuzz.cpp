@@ -29,7 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         start = end + 2;
     }
     rowprobe::fuzz::check(r.arenaUsed <= kDnssdArenaBytes);
-    rowprobe::fuzz::check(r.queryCount <= kDnssdMaxQueries && r.responseCount <= kDnssdMaxResponses);
+    rowprobe::fuzz::check(r.queryCount <= kDnssdMaxQueries &&
+                          r.responseCount <= kDnssdMaxResponses);
     char small[33];
     rowprobe::fuzz::check(dnssdQueriesText(r, small) <= sizeof small);
     rowprobe::fuzz::check(dnssdResponsesText(r, small) <= sizeof small);

@@ -7,8 +7,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace rowprobe::ovpn;
-    static const std::array<std::uint8_t, 16> kA = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 1, 2, 3, 4};
-    static const std::array<std::uint8_t, 16> kB = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 5, 6, 7, 8};
+    static const std::array<std::uint8_t, 16> kA = {0, 0, 0,    0,    0, 0, 0, 0,
+                                                    0, 0, 0xff, 0xff, 1, 2, 3, 4};
+    static const std::array<std::uint8_t, 16> kB = {0, 0, 0,    0,    0, 0, 0, 0,
+                                                    0, 0, 0xff, 0xff, 5, 6, 7, 8};
     OvpnState s;
     std::uint64_t packets = 0;
     std::size_t pos = 0;

@@ -17,15 +17,25 @@ using namespace rowprobe::dns;
 struct Msg {
     std::vector<std::uint8_t> b;
     explicit Msg(bool response, int qd, int an, int ns, int ar) {
-        b = {0, 0, static_cast<std::uint8_t>(response ? 0x84 : 0), 0, 0, static_cast<std::uint8_t>(qd),
-             0, static_cast<std::uint8_t>(an), 0, static_cast<std::uint8_t>(ns), 0,
+        b = {0,
+             0,
+             static_cast<std::uint8_t>(response ? 0x84 : 0),
+             0,
+             0,
+             static_cast<std::uint8_t>(qd),
+             0,
+             static_cast<std::uint8_t>(an),
+             0,
+             static_cast<std::uint8_t>(ns),
+             0,
              static_cast<std::uint8_t>(ar)};
     }
     void name(const std::string& n) {
         std::size_t start = 0;
         while (start <= n.size()) {
             const std::size_t dot = n.find('.', start);
-            const std::string label = n.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+            const std::string label =
+                n.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
             b.push_back(static_cast<std::uint8_t>(label.size()));
             b.insert(b.end(), label.begin(), label.end());
             if (dot == std::string::npos) break;
@@ -120,9 +130,9 @@ TEST(DnssdRecord, ResponsesMergedPerName) {
 TEST(DnssdRecord, KnownAnswersOfAQueryAreNotTheHostsButItsProbesAre) {
     Msg m(false, 1, 1, 1, 1);
     m.question("_ipp._tcp.local");
-    m.rr("Other._ipp._tcp.local", 33, srv(1, "other.local"));   // answer in a query: skipped
-    m.rr("Mine._ipp._tcp.local", 33, srv(2, "mine.local"));     // authority (probe): kept
-    m.rr("Extra._ipp._tcp.local", 33, srv(3, "extra.local"));   // additional in a query: skipped
+    m.rr("Other._ipp._tcp.local", 33, srv(1, "other.local"));  // answer in a query: skipped
+    m.rr("Mine._ipp._tcp.local", 33, srv(2, "mine.local"));    // authority (probe): kept
+    m.rr("Extra._ipp._tcp.local", 33, srv(3, "extra.local"));  // additional in a query: skipped
     DnssdRecord r{};
     ASSERT_TRUE(applyDnssdMessage(m.b, false, {}, r));
     EXPECT_EQ(responses(r), "Mine._ipp._tcp.local;2;mine.local;;;");
@@ -133,8 +143,9 @@ TEST(DnssdRecord, TxtAllAndWhitelist) {
     // record's own "k=v:" strings, hence the double colon.
     DnssdRecord all{};
     ASSERT_TRUE(applyDnssdMessage(announcement(), false, {.txt = true}, all));
-    EXPECT_EQ(responses(all),
-              kInstance + ";631;printer.local;;txtvers=1:ty=Laser:note=2nd floor::;printer.local;-1;;ARM:LINUX;;");
+    EXPECT_EQ(responses(all), kInstance +
+                                  ";631;printer.local;;txtvers=1:ty=Laser:note=2nd "
+                                  "floor::;printer.local;-1;;ARM:LINUX;;");
 
     const auto list = parseDnssdTxtConfig("_ipp._tcp.local,ty,note\r\n\n_other._tcp.local\n");
     ASSERT_EQ(list.size(), 2U);
@@ -145,8 +156,9 @@ TEST(DnssdRecord, TxtAllAndWhitelist) {
     DnssdRecord some{};
     ASSERT_TRUE(applyDnssdMessage(announcement(), false,
                                   {.txt = true, .filtered = true, .whitelist = list}, some));
-    EXPECT_EQ(responses(some),
-              kInstance + ";631;printer.local;;ty=Laser:note=2nd floor::;printer.local;-1;;ARM:LINUX;;");
+    EXPECT_EQ(
+        responses(some),
+        kInstance + ";631;printer.local;;ty=Laser:note=2nd floor::;printer.local;-1;;ARM:LINUX;;");
     // A service not listed: no text.
     const auto other = parseDnssdTxtConfig("_http._tcp.local,path\n");
     DnssdRecord none{};
@@ -207,7 +219,8 @@ TEST(DnssdRecord, TruncatedAndHostileInput) {
     using rowprobe::test::forEachMutation;
     using rowprobe::test::forEachPrefix;
     const auto list = parseDnssdTxtConfig("_ipp._tcp.local,ty\n");
-    const DnssdOptions opts[] = {{}, {.txt = true}, {.txt = true, .filtered = true, .whitelist = list}};
+    const DnssdOptions opts[] = {
+        {}, {.txt = true}, {.txt = true, .filtered = true, .whitelist = list}};
     for (const auto& o : opts) {
         DnssdRecord r{};
         forEachPrefix(announcement(), [&](std::span<const std::uint8_t> p) {

@@ -14,9 +14,7 @@ inline std::span<const std::uint8_t> bytesOf(std::string_view s) {
     return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
 
-inline std::vector<std::uint8_t> vecOf(std::string_view s) {
-    return {s.begin(), s.end()};
-}
+inline std::vector<std::uint8_t> vecOf(std::string_view s) { return {s.begin(), s.end()}; }
 
 /// Calls f(span) with every prefix of `msg` (0 .. size bytes), each in its own exact-size buffer.
 template <class F>
@@ -34,7 +32,8 @@ void forEachMutation(const std::vector<std::uint8_t>& msg, int rounds, F&& f) {
     for (int i = 0; i < rounds; ++i) {
         std::vector<std::uint8_t> m = msg;
         const int edits = 1 + static_cast<int>(rng() % 8);
-        for (int e = 0; e < edits && !m.empty(); ++e) m[rng() % m.size()] = static_cast<std::uint8_t>(rng());
+        for (int e = 0; e < edits && !m.empty(); ++e)
+            m[rng() % m.size()] = static_cast<std::uint8_t>(rng());
         if (rng() % 3 == 0 && !m.empty()) m.resize(rng() % m.size());
         if (rng() % 5 == 0) m.resize(m.size() + rng() % 16, static_cast<std::uint8_t>(rng()));
         f(std::span<const std::uint8_t>(m.data(), m.size()));

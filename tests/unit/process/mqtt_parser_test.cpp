@@ -85,7 +85,8 @@ TEST(MqttParser, TopicsWithoutStorageAreOnlyCounted) {
     EXPECT_TRUE(applyMqttPayload(publish("x") + publish("y"), s, nullptr, 5).ok);
     EXPECT_EQ(s.topicCount, 2U);
     MqttTopics t;
-    for (int i = 0; i < 200; ++i) (void)applyMqttPayload(publish("topic/number/" + std::to_string(i)), s, &t, 1000);
+    for (int i = 0; i < 200; ++i)
+        (void)applyMqttPayload(publish("topic/number/" + std::to_string(i)), s, &t, 1000);
     EXPECT_LE(t.len, kTopicsCap);
     EXPECT_EQ(t.view().back(), '#');
 }
@@ -93,7 +94,8 @@ TEST(MqttParser, TopicsWithoutStorageAreOnlyCounted) {
 TEST(MqttParser, TruncatedAndHostileInput) {
     using rowprobe::test::forEachMutation;
     using rowprobe::test::forEachPrefix;
-    const auto session = connect() + connack(0) + publish("a/b/c", 3) + std::vector<std::uint8_t>{0xE0, 0};
+    const auto session =
+        connect() + connack(0) + publish("a/b/c", 3) + std::vector<std::uint8_t>{0xE0, 0};
     MqttState s;
     MqttTopics t;
     forEachPrefix(session, [&](std::span<const std::uint8_t> p) {

@@ -16,9 +16,8 @@ using rowprobe::netbios::parseNbnsName;
 
 /// An NBNS query for the 16-byte NetBIOS name `name16` (RFC 1001 first-level encoding).
 std::vector<std::uint8_t> query(const std::string& name16, std::uint16_t questions = 1) {
-    std::vector<std::uint8_t> p = {0x12, 0x34, 0x01, 0x10, 0, static_cast<std::uint8_t>(questions),
-                                   0,    0,    0,    0,    0, 0,
-                                   32};
+    std::vector<std::uint8_t> p = {
+        0x12, 0x34, 0x01, 0x10, 0, static_cast<std::uint8_t>(questions), 0, 0, 0, 0, 0, 0, 32};
     for (const char c : name16) {
         const auto u = static_cast<std::uint8_t>(c);
         p.push_back(static_cast<std::uint8_t>('A' + (u >> 4)));

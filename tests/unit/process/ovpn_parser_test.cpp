@@ -12,8 +12,10 @@ namespace {
 
 using namespace rowprobe::ovpn;
 
-const std::array<std::uint8_t, 16> kClient = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1};
-const std::array<std::uint8_t, 16> kServer = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 2};
+const std::array<std::uint8_t, 16> kClient = {0, 0, 0,    0,    0,  0, 0, 0,
+                                              0, 0, 0xff, 0xff, 10, 0, 0, 1};
+const std::array<std::uint8_t, 16> kServer = {0, 0, 0,    0,    0,  0, 0, 0,
+                                              0, 0, 0xff, 0xff, 10, 0, 0, 2};
 
 /// A packet with `opcode` at `at` (0 for UDP, 2 for TCP) and `size` bytes.
 std::vector<std::uint8_t> packet(std::uint8_t opcode, std::size_t size, std::size_t at = 0) {
@@ -127,12 +129,20 @@ TEST(OvpnParser, TruncatedAndHostileInput) {
             OvpnState s;
             handshake(s, proto == 1 ? 17 : proto);
             forEachPrefix(m, [&](std::span<const std::uint8_t> p) {
-                applyOvpnPacket({.payload = p, .payloadWireLen = 1500, .proto = proto,
-                                 .src = &kClient, .dst = &kServer}, s);
+                applyOvpnPacket({.payload = p,
+                                 .payloadWireLen = 1500,
+                                 .proto = proto,
+                                 .src = &kClient,
+                                 .dst = &kServer},
+                                s);
             });
             forEachMutation(m, 2000, [&](std::span<const std::uint8_t> p) {
-                applyOvpnPacket({.payload = p, .payloadWireLen = 0, .proto = proto,
-                                 .src = &kServer, .dst = &kClient}, s);
+                applyOvpnPacket({.payload = p,
+                                 .payloadWireLen = 0,
+                                 .proto = proto,
+                                 .src = &kServer,
+                                 .dst = &kClient},
+                                s);
             });
             EXPECT_LE(s.status, kData);
         }

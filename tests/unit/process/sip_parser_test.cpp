@@ -65,7 +65,8 @@ TEST(SipParser, MessageTypes) {
     EXPECT_EQ(type("SIP/2.0 200 OK"), kTypeStatus);
     EXPECT_EQ(type("GET / HTTP/1.1"), kTypeInvalid);
     EXPECT_EQ(type("invite sip:a"), kTypeInvalid);  // methods are case-sensitive
-    EXPECT_EQ(sipMessageType(bytesOf("INVITE sip:100@1.1.1.1 SIP/2.0\r\n")), kTypeInvalid);  // < 64 B
+    EXPECT_EQ(sipMessageType(bytesOf("INVITE sip:100@1.1.1.1 SIP/2.0\r\n")),
+              kTypeInvalid);  // < 64 B
 }
 
 TEST(SipParser, RequestFields) {

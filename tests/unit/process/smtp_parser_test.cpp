@@ -32,8 +32,8 @@ TEST(SmtpParser, ASessionFromBothSides) {
     EXPECT_EQ(r.commandFlags, kCmdEhlo | kCmdMail | kCmdRcpt | kCmdData | kCmdQuit);
     EXPECT_EQ(r.mailCount, 1U);
     EXPECT_EQ(r.rcptCount, 2U);
-    EXPECT_EQ(r.codeFlags, smtpCodeBit(220) | smtpCodeBit(250) | smtpCodeBit(354) |
-                               smtpCodeBit(221));
+    EXPECT_EQ(r.codeFlags,
+              smtpCodeBit(220) | smtpCodeBit(250) | smtpCodeBit(354) | smtpCodeBit(221));
     EXPECT_EQ(r.codes[0], 3U);  // 220, 250 (one packet), 221
     EXPECT_EQ(r.codes[1], 1U);
     EXPECT_EQ(r.domainText(), "client.example");

@@ -53,7 +53,8 @@ TEST(SsdpParser, SearchFieldsAndDeduplication) {
     EXPECT_EQ(r.userAgentList.view(r.userAgent), "Google Chrome/83.0.4103.61 Linux;");
     EXPECT_EQ(r.locationPort, 0);
     // A value that is a substring of the list is not added either (ipfixprobe's rule).
-    applySsdpPacket(bytesOf("M-SEARCH * HTTP/1.1\r\nST: urn:dial-multiscreen-org\r\n\r\n"), false, r);
+    applySsdpPacket(bytesOf("M-SEARCH * HTTP/1.1\r\nST: urn:dial-multiscreen-org\r\n\r\n"), false,
+                    r);
     EXPECT_EQ(r.stList.view(r.st), "dial-multiscreen-org:service:dial:1;");
     applySsdpPacket(bytesOf("M-SEARCH * HTTP/1.1\r\nst:URN:other:1\r\n\r\n"), false, r);
     EXPECT_EQ(r.stList.view(r.st), "dial-multiscreen-org:service:dial:1;other:1;");
@@ -82,11 +83,11 @@ TEST(SsdpParser, LocationPortLikeStrtol) {
         return r.locationPort;
     };
     EXPECT_EQ(port("http://10.0.0.1:80/desc.xml", false), 80);
-    EXPECT_EQ(port("http://10.0.0.1:0x50/", false), 80);   // base 0: hexadecimal
-    EXPECT_EQ(port("http://10.0.0.1:0120/", false), 80);   // base 0: octal
+    EXPECT_EQ(port("http://10.0.0.1:0x50/", false), 80);    // base 0: hexadecimal
+    EXPECT_EQ(port("http://10.0.0.1:0120/", false), 80);    // base 0: octal
     EXPECT_EQ(port("http://10.0.0.1/desc.xml", false), 0);  // no port
     EXPECT_EQ(port("http://[fe80::1]:2869/x", true), 2869);
-    EXPECT_EQ(port("http://[fe80::1]:2869/x", false), 0);  // IPv4 rule: ':' after the first '.'
+    EXPECT_EQ(port("http://[fe80::1]:2869/x", false), 0);     // IPv4 rule: ':' after the first '.'
     EXPECT_EQ(port("http://host.example:65536/", false), 0);  // strtol's value cut to 16 bits
     EXPECT_EQ(port("http://host.example:65537/", false), 1);
     // A later NOTIFY without a port keeps the previous one.
@@ -99,7 +100,8 @@ TEST(SsdpParser, LocationPortLikeStrtol) {
 TEST(SsdpParser, ListsStopAtTheirBuffer) {
     SsdpRecord r;
     for (int i = 0; i < 100; ++i) {
-        const std::string msg = "NOTIFY *\r\nSERVER: server-number-" + std::to_string(i) + "\r\n\r\n";
+        const std::string msg =
+            "NOTIFY *\r\nSERVER: server-number-" + std::to_string(i) + "\r\n\r\n";
         applySsdpPacket(bytesOf(msg), false, r);
     }
     EXPECT_LT(r.serverList.len, kServerCap - 1);  // the list, and ipfixprobe's NUL, fit

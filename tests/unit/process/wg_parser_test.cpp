@@ -90,8 +90,8 @@ TEST(WgParser, InitiationWithAnotherIndexIsANewSession) {
 TEST(WgParser, TruncatedAndHostileInput) {
     using rowprobe::test::forEachMutation;
     using rowprobe::test::forEachPrefix;
-    for (const auto& m : {message(1, 148, 1), message(2, 92, 1, 2), message(3, 64, 3),
-                          message(4, 100, 4)}) {
+    for (const auto& m :
+         {message(1, 148, 1), message(2, 92, 1, 2), message(3, 64, 3), message(4, 100, 4)}) {
         forEachPrefix(m, [](std::span<const std::uint8_t> p) {
             WgState s;
             const WgVerdict v = applyWgPacket(p, true, s);
