@@ -19,6 +19,10 @@ TEST(PluginReference, PassiveDnsOfDnsPcap) {
     expectPluginReference({.plugin = "passivedns", .pcap = "dns.pcap", .records = 6});
 }
 
+TEST(PluginReference, QuicOfQuicInitialSamplePcap) {
+    expectPluginReference({.plugin = "quic", .pcap = "quic_initial-sample.pcap", .records = 1});
+}
+
 TEST(PluginReference, TlsOfTlsPcap) {
     // ja4=ipfixprobe: ipfixprobe counts GREASE extensions in JA4 (process/tls/README.md).
     // Counters compared too: tls.pcap interleaves a 2015 capture with 2020 sessions, so packet
