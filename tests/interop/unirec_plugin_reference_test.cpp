@@ -140,6 +140,11 @@ const Reference kReferences[] = {
     {"dns", "dns", "dns", "dns.pcap"},
     {"passivedns", "passivedns", "passivedns", "dns.pcap"},
     {"tls", "tls;ja4=ipfixprobe", "tls", "tls.pcap"},
+    {"nettisa", "nettisa", "nettisa", "mixed.pcap"},
+    {"ntp", "ntp;format=ipfixprobe", "ntp", "ntp.pcap"},
+    {"rtsp", "rtsp", "rtsp", "rtsp.pcap"},
+    {"ssadetector", "ssadetector", "ssadetector", "ovpn.pcap"},
+    {"vlan", "vlan", "vlan", "vlan.pcap"},
 };
 
 std::string referenceName(const ::testing::TestParamInfo<Reference>& p) { return p.param.name; }
