@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <string_view>
 
 namespace rowprobe {
 
@@ -32,12 +33,25 @@ std::string ConfigError::render() const {
     std::ostringstream out;
     out << headline(d) << '\n';
     if (!d.source.empty()) {
-        const std::string prefix = "    " + (d.flag.empty() ? std::string() : d.flag + " ") + "\"";
-        out << prefix << d.source << "\"\n";
-        if (d.column != std::string::npos && d.column <= d.source.size()) {
-            const std::size_t width = std::max<std::size_t>(1, d.value.size());
-            out << std::string(prefix.size() + d.column, ' ') << '^' << std::string(width - 1, '~')
-                << '\n';
+        // A huge source (a 10 MB line) is shown as a window around the column, and the caret
+        // line is as bounded: the message stays a few lines whatever the input.
+        constexpr std::size_t kShown = 160;
+        const bool marked = d.column != std::string::npos && d.column <= d.source.size();
+        std::size_t from = 0;
+        if (d.source.size() > kShown && marked && d.column > kShown / 2)
+            from = std::min(d.column - kShown / 2, d.source.size() - kShown);
+        const std::string_view shown = std::string_view(d.source).substr(from, kShown);
+        const std::string before = from != 0 ? "..." : "";
+        const std::string after = from + shown.size() < d.source.size() ? "..." : "";
+        const std::string prefix =
+            "    " + (d.flag.empty() ? std::string() : d.flag + " ") + "\"" + before;
+        out << prefix << shown << after << "\"\n";
+        if (marked) {
+            const std::size_t at = d.column - from;
+            const std::size_t width =
+                std::min(std::max<std::size_t>(1, d.value.size()), shown.size() + 1 - at);
+            out << std::string(prefix.size() + at, ' ') << '^'
+                << std::string(width > 0 ? width - 1 : 0, '~') << '\n';
         }
     }
     if (!d.choices.empty()) {
