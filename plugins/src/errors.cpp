@@ -26,7 +26,29 @@ std::string headline(const ConfigError::Details& d) {
 }
 }  // namespace
 
-ConfigError::ConfigError(Details d) : std::runtime_error(headline(d)), m_details(std::move(d)) {}
+ConfigError::ConfigError(Details d)
+    : std::runtime_error(maskSecrets(headline(d))), m_details(std::move(d)) {}
+
+bool isSecretProperty(std::string_view name) noexcept {
+    return name.find("password") != std::string_view::npos ||
+           name.find("secret") != std::string_view::npos || name == "ssl.key.pem" ||
+           name == "sasl.oauthbearer.config";
+}
+
+std::string maskSecrets(std::string text) {
+    auto delimiter = [](char c) { return c == ';' || c == ',' || c == '"'; };
+    for (std::size_t eq = text.find('='); eq != std::string::npos; eq = text.find('=', eq + 1)) {
+        std::size_t start = eq;
+        while (start > 0 && !delimiter(text[start - 1]) && text[start - 1] != ' ' &&
+               text[start - 1] != '\t' && text[start - 1] != '=')
+            --start;
+        if (!isSecretProperty(std::string_view(text).substr(start, eq - start))) continue;
+        std::size_t end = eq + 1;
+        while (end < text.size() && !delimiter(text[end]) && text[end] != '\n') text[end++] = '*';
+        eq = end > eq ? end - 1 : eq;
+    }
+    return text;
+}
 
 std::string ConfigError::render() const {
     const Details& d = m_details;
@@ -61,7 +83,7 @@ std::string ConfigError::render() const {
         out << '\n';
     }
     if (!d.help.empty()) out << "    help: " << d.help << '\n';
-    std::string s = out.str();
+    std::string s = maskSecrets(out.str());
     if (!s.empty() && s.back() == '\n') s.pop_back();
     return s;
 }
