@@ -20,6 +20,7 @@
 #include "rowprobe/plugin_data.hpp"
 #include "rowprobe/process.hpp"
 #include "rowprobe/registry.hpp"
+#include "rowprobe/secrets.hpp"
 
 namespace rowprobe::output {
 

@@ -4,6 +4,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "rowprobe/secrets.hpp"
+
 namespace rowprobe {
 
 namespace {

@@ -3,7 +3,6 @@
 
 #include <stdexcept>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace rowprobe {
@@ -45,17 +44,6 @@ public:
     RuntimeError(const std::string& component, const std::string& what)
         : std::runtime_error(component + ": " + what) {}
 };
-
-/// True for a property whose value is a secret (a password, a client secret, a private key):
-/// its name contains "password" or "secret", or is ssl.key.pem / sasl.oauthbearer.config.
-bool isSecretProperty(std::string_view name) noexcept;
-
-/// `text` with the value of every `name=value` whose name is a secret (isSecretProperty)
-/// replaced by as many '*' (positions stay, so a caret still points at the right place). Names
-/// start after ';', ',', '"', a blank or the start; values end at ';', ',', '"' or the end.
-/// ConfigError's message and rendering go through it: a start-up error never prints a
-/// Kafka sasl.password into the journal.
-std::string maskSecrets(std::string text);
 
 /// Edit distance with adjacent transpositions (optimal string alignment), for "did you mean".
 std::size_t editDistance(std::string_view a, std::string_view b);

@@ -30,6 +30,7 @@
 #include "rowprobe/errors.hpp"
 #include "rowprobe/fields.hpp"
 #include "rowprobe/registry.hpp"
+#include "rowprobe/secrets.hpp"
 #include "test_support.hpp"
 
 namespace rowprobe::output {
