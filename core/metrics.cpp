@@ -374,8 +374,7 @@ void MetricsServer::serve() {
                 for (std::size_t i = 1; i < conns.size(); ++i) {
                     const bool reading = conns[i].reply.empty();
                     const bool oldestReading = conns[oldest].reply.empty();
-                    if (reading != oldestReading ? reading
-                                                 : conns[i].since < conns[oldest].since)
+                    if (reading != oldestReading ? reading : conns[i].since < conns[oldest].since)
                         oldest = i;
                 }
                 drop(oldest);

@@ -262,8 +262,7 @@ void JsonOutput::flush() { m_file.flush(); }
 void JsonOutput::reopen() { m_file.reopen(); }
 
 OutputStats JsonOutput::stats() const {
-    return {.records = m_file.records(),
-            .bytes = m_bytes.load(std::memory_order_relaxed)};
+    return {.records = m_file.records(), .bytes = m_bytes.load(std::memory_order_relaxed)};
 }
 
 ROWPROBE_REGISTER_PLUGIN(PluginKind::Output, JsonOutput,

@@ -346,8 +346,8 @@ KafkaOutput::KafkaOutput(const Options& o) {
         // A secret's value is not repeated in the message (it would end up in the journal).
         const bool secret = isSecretProperty(name);
         o.fail(option,
-               "librdkafka refuses " + name + "=" + (secret ? "(secret not shown)" : value) +
-                   ": " + err,
+               "librdkafka refuses " + name + "=" + (secret ? "(secret not shown)" : value) + ": " +
+                   err,
                {},
                std::string_view(option) == "conf" && !secret ? std::string_view(value)
                                                              : std::string_view());

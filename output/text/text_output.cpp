@@ -365,8 +365,7 @@ void TextOutput::write(std::span<const FlowRecord> records) {
 void TextOutput::flush() { m_file.flush(); }
 
 OutputStats TextOutput::stats() const {
-    return {.records = m_file.records(),
-            .bytes = m_bytes.load(std::memory_order_relaxed)};
+    return {.records = m_file.records(), .bytes = m_bytes.load(std::memory_order_relaxed)};
 }
 
 ROWPROBE_REGISTER_PLUGIN(PluginKind::Output, TextOutput,

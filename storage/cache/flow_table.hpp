@@ -1082,8 +1082,8 @@ private:
         // when it returns, each record a racing scan took off the table is counted (its final
         // statistics are read right after; counting after the unlock lost one now and then).
         for (std::size_t i = 0; i < n; ++i) {
-            m_sweeper.exported[static_cast<std::size_t>(m_sweeper.detached[i].endReason)]
-                .fetch_add(1, std::memory_order_relaxed);
+            m_sweeper.exported[static_cast<std::size_t>(m_sweeper.detached[i].endReason)].fetch_add(
+                1, std::memory_order_relaxed);
         }
         if (n != 0) {
             m_sweeper.bySweep.fetch_add(n, std::memory_order_relaxed);

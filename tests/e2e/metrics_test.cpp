@@ -3,6 +3,9 @@
 // statistic of --stats-json (a statistic added without a metric fails here), and once
 // rowprobe_finished is 1 its counters equal --stats-json's at exit.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <csignal>
@@ -12,10 +15,6 @@
 #include <regex>
 #include <set>
 #include <thread>
-
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "live_capture.hpp"
 #include "test_support.hpp"
@@ -258,8 +257,7 @@ int connectTo(std::uint16_t port, int family = AF_INET) {
 std::pair<double, bool> timedScrape(std::uint16_t port) {
     const auto t0 = std::chrono::steady_clock::now();
     const std::string r = httpGet(port);
-    const double s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return {s, r.find("200 OK") != std::string::npos &&
                    r.find("rowprobe_build_info") != std::string::npos};
 }

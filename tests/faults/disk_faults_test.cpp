@@ -117,9 +117,9 @@ void expectFileCountsMatch(const std::string& kind) {
         SmallDisk disk(size);
         if (disk.dir().empty()) GTEST_SKIP() << "mounting a tmpfs needs root";
         const fs::path out = disk.dir() / "out";
-        RunResult r = runFor({"-i", "gen;packets=400000;flows=20000;ppf=4", "-o",
-                              kind + ";file=" + out.string()},
-                             60);
+        RunResult r = runFor(
+            {"-i", "gen;packets=400000;flows=20000;ppf=4", "-o", kind + ";file=" + out.string()},
+            60);
         ASSERT_EQ(r.result.exitCode, 1) << kind << " " << size << "\n" << r.result.err;
         EXPECT_NE(r.result.err.find("No space left"), std::string::npos) << r.result.err;
         const Accounting a = readAccounting(r.stats);

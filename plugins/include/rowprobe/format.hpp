@@ -184,10 +184,9 @@ private:
 
     void mark(std::uint32_t flag) {
         if (m_boundaryCount == m_boundaryCapacity) drain();
-        m_boundaries[m_boundaryCount++] =
-            static_cast<std::uint32_t>(m_pos - m_buffer.get()) | flag;
+        m_boundaries[m_boundaryCount++] = static_cast<std::uint32_t>(m_pos - m_buffer.get()) | flag;
     }
-    void drain();                      ///< writes the buffer out (no fflush)
+    void drain();  ///< writes the buffer out (no fflush)
     /// After a write that stopped after `done` of the buffer's bytes: counts the records it
     /// completed and cuts a regular file back to the last boundary it completed.
     void partial(std::size_t done) noexcept;

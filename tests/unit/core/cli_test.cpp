@@ -81,9 +81,10 @@ TEST(CommandLine, AHashInsideAConfigValueIsPartOfTheValue) {
     {
         std::FILE* f = std::fopen(path.c_str(), "w");
         ASSERT_NE(f, nullptr);
-        std::fputs("# a comment\n   # an indented comment\ninput = pcap;file=/x/in#1.pcap\n"
-                   "output = kafka;brokers=b:9092;topic=t;conf=sasl.password=pa#ss\n",
-                   f);
+        std::fputs(
+            "# a comment\n   # an indented comment\ninput = pcap;file=/x/in#1.pcap\n"
+            "output = kafka;brokers=b:9092;topic=t;conf=sasl.password=pa#ss\n",
+            f);
         std::fclose(f);
     }
     const CliResult r = parse({"--config", path.c_str()});

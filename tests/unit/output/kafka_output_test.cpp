@@ -495,10 +495,9 @@ TEST(KafkaOutput, ConfRefusesPropertiesThatRunCodeAndHidesSecrets) {
         }
         return "(no error)";
     };
-    for (const char* refused : {"plugin.library.paths=/tmp/evil.so",
-                                "sasl.kerberos.kinit.cmd=touch /tmp/owned",
-                                "delivery.report.only.error=true",
-                                "ssl.engine.location=/tmp/engine.so"}) {
+    for (const char* refused :
+         {"plugin.library.paths=/tmp/evil.so", "sasl.kerberos.kinit.cmd=touch /tmp/owned",
+          "delivery.report.only.error=true", "ssl.engine.location=/tmp/engine.so"}) {
         const std::string name = std::string(refused).substr(0, std::string(refused).find('='));
         const std::string m = message(std::string("kafka;conf=") + refused);
         EXPECT_NE(m.find("property '" + name + "' is not allowed"), std::string::npos) << m;

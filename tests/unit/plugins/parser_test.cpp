@@ -1188,9 +1188,8 @@ TEST(ParserTunnel, UdpTunnelsOpenOnTheDestinationPortOnly) {
         return cat(eth(0x0800), ipv4({.src = "10.1.1.1", .dst = "10.2.2.2", .proto = 17},
                                      udp(sport, dport, body)));
     };
-    const Parsed spoofed =
-        parse(fromPort(4789, 5555, cat(vxlanHeader(7), innerEth(innerTcp()))), LinkType::Ethernet,
-              kInner);
+    const Parsed spoofed = parse(fromPort(4789, 5555, cat(vxlanHeader(7), innerEth(innerTcp()))),
+                                 LinkType::Ethernet, kInner);
     ASSERT_TRUE(spoofed.ok);
     EXPECT_EQ(spoofed.p.tunnel.type, TunnelType::None);
     EXPECT_EQ(spoofed.p.key.proto, 17);
