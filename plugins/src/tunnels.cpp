@@ -10,12 +10,14 @@
 //   UDP 5247     CAPWAP data (802.3 or 802.11)      UDP 6635  MPLS over UDP (RFC 7510)
 //   UDP 3544     Teredo (origin indication / authentication headers, then IPv6)
 //
-// The UDP tunnels are opened on the DESTINATION port only, as Suricata and Zeek do: a sender
-// picks its source port freely, so "from port 4789" would let anyone hide a flow inside a
-// made-up VXLAN header and plant chosen inner flows (issue 21 item 12). Teredo alone is opened
-// on 3544 on either side (a Teredo server answers from 3544), and never on other ports: a
-// payload that merely looks like IPv6 with a 2001::/32 address is an ordinary UDP packet, so
-// client-relay traffic on arbitrary ports stays outer UDP (docs/plugin-strings.md). A header that is
+// The peer-to-peer UDP tunnels (VXLAN, Geneve, GTP-U, CAPWAP data, MPLS over UDP) are opened on
+// the DESTINATION port only, as Suricata and Zeek do: a sender picks its source port freely, so
+// "from port 4789" would let anyone hide a flow inside a made-up VXLAN header and plant chosen
+// inner flows (issue 21 item 12). The client-server ones, Teredo (3544) and AYIYA (5072), whose
+// server answers from its well-known port, open on that port on either side, as Zeek does; never
+// on other ports: a payload that merely looks like IPv6 with a 2001::/32 address is an ordinary
+// UDP packet, so Teredo client-relay traffic on arbitrary ports stays outer UDP (README.md,
+// "Link types and tunnels"). A header that is
 // recognised but cut off or invalid is TunnelFound::Malformed (counted as BadTunnel by the
 // caller); a packet that merely uses the port without looking like the tunnel (GTP echo,
 // CAPWAP keep-alive, DTLS) is TunnelFound::No and stays an ordinary UDP packet.
@@ -257,8 +259,6 @@ TunnelFound byPort(std::uint16_t port, const std::uint8_t* d, const TunnelProbe&
             return geneve(d, p.payload, p.end, step);
         case kPortGtpU:
             return gtpU(d, p.payload, p.end, step);
-        case kPortAyiya:
-            return ayiya(d, p.payload, p.end, step);
         case kPortCapwapData:
             return capwapData(d, p.payload, p.end, step);
         case kPortMplsUdp:
@@ -281,8 +281,11 @@ TunnelFound findTunnel(const std::uint8_t* d, const TunnelProbe& p, TunnelStep& 
             if (!has(p.l4, 1, p.end)) return TunnelFound::Malformed;
             return found(step, TunnelType::IpInIp, kEtherIpv6, p.l4, 0);
         case kProtoUdp:
+            // Client-server tunnels, whose server answers from its well-known port: either side.
             if (p.dstPort == kPortTeredo || p.srcPort == kPortTeredo)
                 return teredo(d, p.payload, p.end, step);
+            if (p.dstPort == kPortAyiya || p.srcPort == kPortAyiya)
+                return ayiya(d, p.payload, p.end, step);
             return byPort(p.dstPort, d, p, step);
         default:
             return TunnelFound::No;
