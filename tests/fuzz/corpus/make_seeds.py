@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of the process-parser fuzz targets (tls_fuzz, http_fuzz, dns_fuzz)
+"""Writes the seed corpora of the process-parser fuzz targets (tls_fuzz, http_fuzz, dns_fuzz,
+ntp_fuzz, mpls_fuzz, rtsp_fuzz)
 into tests/fuzz/corpus/<target>/. The seeds are hand-built, valid messages, so the fuzzer starts
 deep inside each parser. Run from anywhere: python3 tests/fuzz/corpus/make_seeds.py"""
 import os
@@ -109,3 +110,24 @@ write("dns_fuzz", "response_mx_txt_soa", udp(msg(0x8180, [q], [
     rr(ptr, 16, 300, b"\x0bv=spf1 -all"),
     rr(ptr, 6, 300, name(b"ns1.example.com") + name(b"admin.example.com") + b"\x00" * 20)])))
 write("dns_fuzz", "name_pointer_loop", udp(msg(0x0100, [b"\xc0\x0c" + u16(1) + u16(1)], [])))
+
+
+# ---- NTP, MPLS label stack, RTSP ---------------------------------------------------------------
+def ntp(first, stratum, poll, refid, stamps):
+    return (bytes([first, stratum, poll, 0xEC]) + struct.pack(">II", 0x123, 0x456) + refid
+            + b"".join(struct.pack(">Q", s) for s in stamps))
+
+
+write("ntp_fuzz", "server_v4", ntp(0x24, 2, 6, bytes([195, 113, 144, 238]),
+                                   [0xDAB52BE80500000A, 0, 0xDAB52BE8FFFFFFFF, 0xDAB52BE81F27D8E1]))
+write("ntp_fuzz", "client_kiss_init", ntp(0xE3, 0, 6, b"INIT", [0, 0, 0, 0xDAB51FE51F27D8E1]))
+eth = lambda t: b"\x00" * 12 + u16(t)
+label = lambda l, s, ttl: struct.pack(">I", l << 12 | s << 8 | ttl)
+write("mpls_fuzz", "ethernet_two_labels", eth(0x8847) + label(1000, 0, 64) + label(17, 1, 63))
+write("mpls_fuzz", "vlan_then_label", eth(0x8100) + u16(42) + u16(0x8847) + label(16, 1, 1))
+write("mpls_fuzz", "sll_label", b"\x00" * 14 + u16(0x8847) + label(20, 1, 5))
+write("rtsp_fuzz", "describe", b"DESCRIBE rtsp://example.com/media RTSP/1.0\r\nCSeq: 2\r\n"
+      b"User-Agent: LibVLC/3.0\r\nAccept: application/sdp\r\n\r\n")
+write("rtsp_fuzz", "reply", b"RTSP/1.0 200 OK\r\nCSeq: 2\r\nContent-Type: application/sdp\r\n"
+      b"Server: GStreamer RTSP server\r\n\r\nv=0\r\n")
+write("rtsp_fuzz", "setup_lf", b"SETUP rtsp://h/s/track1 RTSP/1.0\nTransport: RTP/AVP;unicast\n\n")
