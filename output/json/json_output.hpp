@@ -58,7 +58,6 @@ private:
     JsonLayout m_layout;
     JsonPluginColumns m_plugins;
     InstanceGroups m_groups;
-    std::atomic<std::uint64_t> m_records{0};
     std::atomic<std::uint64_t> m_bytes{0};
 };
 
