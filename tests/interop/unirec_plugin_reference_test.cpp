@@ -127,7 +127,8 @@ TEST(UnirecPluginGroups, MismatchesStopStartUpWithExit2) {
     }
 }
 
-// part B §5 table; tls with ja4=ipfixprobe (JA4 extension count with GREASE, as the reference).
+// The references (tests/groundtruth/README.md); tls with ja4=ipfixprobe (JA4 extension count
+// with GREASE, as the reference).
 const Reference kReferences[] = {
     {"basic", "", "basic", "mixed.pcap"},
     {"basicplus", "basicplus", "basicplus", "http.pcap"},

@@ -50,6 +50,29 @@ write("tls_fuzz", "client_hello_tls12_noext", hello(1, [0x002f, 0x0035], []))
 write("tls_fuzz", "server_hello_tls13", hello(2, [0x1301], [
     ext(43, u16(0x0304)), ext(16, alpn_list(b"h2")), ext(51, b"\x00\x1d" + u16(32) + b"\x01" * 32)]))
 
+# ---- QUIC (quic_fuzz: mode byte 1 = plaintext frames protected by the fuzzer) -----------------
+def varint(v):
+    return bytes([v]) if v < 64 else u16(0x4000 | v)
+
+
+def crypto(off, data):
+    return b"\x06" + u16(0x4000 | off) + u16(0x4000 | len(data)) + data
+
+
+tp = varint(0x3129) + varint(12) + b"Chrome/120.0" + varint(4) + varint(4) + struct.pack(">I", 0x80100000)
+quic_ch = hello(1, [0x1301, 0x1302, 0x1303], [
+    ext(0, sni(b"www.example.com")), ext(16, alpn_list(b"h3")), ext(57, tp),
+    ext(43, b"\x02" + u16(0x0304)), ext(10, u16(2) + u16(29))])[5:]  # no record header
+half = len(quic_ch) // 2
+chunk = lambda frames: u16(len(frames)) + frames
+write("quic_fuzz", "client_hello_one_packet", b"\x01\x00" + chunk(crypto(0, quic_ch)))
+write("quic_fuzz", "client_hello_split_reordered", b"\x01\x02" + chunk(crypto(half, quic_ch[half:]))
+      + chunk(b"\x01\x00\x00" + crypto(0, quic_ch[:half])))
+write("quic_fuzz", "client_hello_t051", b"\x01\x03" + chunk(b"\x08" + crypto(0, quic_ch)[1:]))
+write("quic_fuzz", "ack_ping_padding", b"\x01\x01" + chunk(b"\x02\x00\x00\x00\x00\x01\x00\x00"))
+write("quic_fuzz", "version_negotiation", b"\x00\x80\x00\x00\x00\x00\x04abcd\x00\x00\x00\x00\x01")
+write("quic_fuzz", "retry", b"\x00\xf0\x00\x00\x00\x01\x04abcd\x08ABCDEFGH" + b"t" * 10 + b"\x00" * 16)
+
 # ---- HTTP ---------------------------------------------------------------------------------------
 write("http_fuzz", "request_get", b"GET /index.html HTTP/1.1\r\nHost: www.example.com\r\n"
       b"User-Agent: curl/8.0\r\nReferer: http://example.com/\r\nAccept: */*\r\n\r\n")
