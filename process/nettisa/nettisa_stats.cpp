@@ -45,7 +45,9 @@ bool nettisaFinalise(NettisaState& s, std::uint32_t n) noexcept {
     if (s.finalised) return true;
     const auto nf = static_cast<float>(n);
     s.switchingRatio /= nf;
-    const auto meanInt = static_cast<double>(s.sumPayload / n);  // integer division
+    // ipfixprobe divides the sums as integers here
+    const auto meanInt =
+        static_cast<double>(s.sumPayload / n);  // NOLINT(bugprone-integer-division)
     s.stdev = static_cast<float>(
         std::pow(static_cast<double>(s.rootMeanSquare / nf) - std::pow(meanInt, 2), 0.5));
     if (s.stdev == 0) {

@@ -346,7 +346,7 @@ std::size_t decryptInitial(std::span<const std::uint8_t> d, const LongHeader& h,
     int fin = 0;
     if (EVP_DecryptFinal_ex(c.gcm, out.data() + written, &fin) != 1) return 0;
     if (packetNumber != nullptr) *packetNumber = number;
-    return static_cast<std::size_t>(written + fin);
+    return static_cast<std::size_t>(written) + static_cast<std::size_t>(fin);
 }
 
 }  // namespace rowprobe::quic
