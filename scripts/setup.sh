@@ -16,10 +16,21 @@ test_pkgs+=(clang-14 libclang-rt-14-dev)
 test_pkgs+=(openjdk-17-jre-headless maven)
 # Benchmarks (issue 11): rowprobe-bench-read's io_uring method (optional), scripts/profile.sh.
 test_pkgs+=(liburing-dev linux-perf)
+# Collector interop (issue 25): pmacct's nfacctd.
+test_pkgs+=(pmacct)
 
 want=("${build_pkgs[@]}")
 if [[ "${1:-}" != "--no-test-tools" ]]; then
     want+=("${test_pkgs[@]}")
+fi
+
+# GoFlow2 (collector interop tests, issue 25) is a Go program: built from the Go module proxy
+# where Go is present; without it those tests skip and say why.
+if [[ "${1:-}" != "--no-test-tools" ]] && command -v go >/dev/null && ! command -v goflow2 >/dev/null \
+    && [[ $(id -u) -eq 0 ]]; then
+    echo "setup: go install goflow2 v2.2.6"
+    GOBIN=/usr/local/bin go install github.com/netsampler/goflow2/v2/cmd/goflow2@v2.2.6 \
+        || echo "setup: goflow2 not installed (its interop tests will skip)"
 fi
 
 missing=()
