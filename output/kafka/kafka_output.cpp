@@ -13,6 +13,7 @@
 #include "ipfix_encoder.hpp"
 #include "ipfix_output.hpp"
 #include "output/json/json_output.hpp"
+#include "rowprobe/byte_order.hpp"
 #include "rowprobe/community_id.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/fields.hpp"
@@ -243,20 +244,15 @@ public:
             }
             return true;
         }
-        putBe16(out + kIpfixHeaderSize, kTemplateSetId);
-        putBe16(out + kIpfixHeaderSize + 2, static_cast<std::uint16_t>(setLength));
+        storeBe16(out + kIpfixHeaderSize, kTemplateSetId);
+        storeBe16(out + kIpfixHeaderSize + 2, static_cast<std::uint16_t>(setLength));
         std::memcpy(out + at, message.data() + kIpfixHeaderSize, data);
         at += data;
-        putBe16(out + 2, static_cast<std::uint16_t>(at));
+        storeBe16(out + 2, static_cast<std::uint16_t>(at));
         return m_out.produceMessage(out, at, dataRecords);
     }
 
 private:
-    static void putBe16(std::uint8_t* p, std::uint16_t v) noexcept {
-        p[0] = static_cast<std::uint8_t>(v >> 8);
-        p[1] = static_cast<std::uint8_t>(v);
-    }
-
     KafkaOutput& m_out;
     std::vector<std::uint16_t> m_done;  ///< template ids already in the message being built
     std::vector<std::uint8_t> m_buffer;

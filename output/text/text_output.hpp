@@ -115,8 +115,8 @@ public:
     const TextLayout& layout() const noexcept { return m_layout; }
 
 private:
-    /// A record with plugin data: one line per instance (process-plugins.md A6), the aligned
-    /// columns followed by `  key=value` for each plugin field (values in their JSON form).
+    /// A record with plugin data: one line per instance (docs/design/process-runtime.md), the
+    /// aligned columns followed by `  key=value` for each plugin field (values in their JSON form).
     void writeWithPlugins(const FlowRecord& r);
 
     std::vector<std::span<const FieldSpec>> m_pluginFields;

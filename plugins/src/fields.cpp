@@ -30,8 +30,8 @@ constexpr IpfixElement iana(std::uint16_t id, std::uint16_t length) {
 using enum FieldType;
 using enum FieldDirection;
 
-// Indexed by FieldId. IPFIX elements and lengths follow ipfixprobe (wire-formats.md §4.3, §4.4);
-// UniRec names and types are NEMEA's standard fields (§1.6, §3.3).
+// Indexed by FieldId. IPFIX elements and lengths follow ipfixprobe (docs/design/wire-formats.md);
+// UniRec names and types are NEMEA's standard fields.
 constexpr FieldSpec kCoreFields[] = {
     {.name = "end_reason",
      .description = "why the flow ended (IPFIX flowEndReason)",

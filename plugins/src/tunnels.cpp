@@ -68,7 +68,7 @@ TunnelFound pppInGre(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end
         pos += 1;
     } else {
         if (!has(pos, 2, end)) return TunnelFound::Malformed;
-        proto = load16(d + pos);
+        proto = loadBe16(d + pos);
         pos += 2;
     }
     if (proto == kPppIpv4) return found(step, TunnelType::Gre, kEtherIpv4, pos, key);
@@ -79,8 +79,8 @@ TunnelFound pppInGre(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end
 TunnelFound gre(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end,
                 TunnelStep& step) noexcept {
     if (!has(pos, 4, end)) return TunnelFound::Malformed;
-    const std::uint16_t flags = load16(d + pos);
-    const std::uint16_t proto = load16(d + pos + 2);
+    const std::uint16_t flags = loadBe16(d + pos);
+    const std::uint16_t proto = loadBe16(d + pos + 2);
     const unsigned version = flags & 0x7;
     const bool checksum = (flags & 0x8000) != 0;
     const bool routing = (flags & 0x4000) != 0;
@@ -93,14 +93,14 @@ TunnelFound gre(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end,
         if (checksum || !keyed || proto != kGrePpp) return TunnelFound::Malformed;
         len += 4 + (sequenced ? 4 : 0) + (ack ? 4 : 0);
         if (!has(pos, len, end)) return TunnelFound::Malformed;
-        const std::uint32_t callId = load16(d + pos + 6);
+        const std::uint32_t callId = loadBe16(d + pos + 6);
         if (!sequenced) return TunnelFound::No;  // an acknowledgement without payload
         return pppInGre(d, pos + len, end, callId, step);
     }
     const std::uint32_t keyOff = pos + 4 + (checksum ? 4 : 0);
     len += (checksum ? 4 : 0) + (keyed ? 4 : 0) + (sequenced ? 4 : 0);
     if (!has(pos, len, end)) return TunnelFound::Malformed;
-    const std::uint32_t key = keyed ? load32(d + keyOff) : 0;
+    const std::uint32_t key = keyed ? loadBe32(d + keyOff) : 0;
     const std::uint32_t inner = pos + len;
     switch (proto) {
         case kEtherIpv4:
@@ -117,13 +117,13 @@ TunnelFound gre(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end,
             }
             if (!has(inner, 8, end)) return TunnelFound::Malformed;
             if ((d[inner] >> 4) != 1) return TunnelFound::Malformed;  // type II is version 1
-            const std::uint32_t session = load16(d + inner + 2) & 0x03FF;
+            const std::uint32_t session = loadBe16(d + inner + 2) & 0x03FF;
             return found(step, TunnelType::Erspan, kEtherTeb, inner + 8, session);
         }
         case kGreErspan3: {
             if (!has(inner, 12, end)) return TunnelFound::Malformed;
             if ((d[inner] >> 4) != 2) return TunnelFound::Malformed;  // type III is version 2
-            const std::uint32_t session = load16(d + inner + 2) & 0x03FF;
+            const std::uint32_t session = loadBe16(d + inner + 2) & 0x03FF;
             const unsigned frameType = (d[inner + 10] >> 2) & 0x1F;
             const bool platform = (d[inner + 11] & 0x01) != 0;
             const std::uint32_t frame = inner + 12 + (platform ? 8 : 0);
@@ -140,7 +140,7 @@ TunnelFound vxlan(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end,
                   TunnelStep& step) noexcept {
     if (!has(pos, 8 + kEthHeaderLen, end)) return TunnelFound::Malformed;
     if ((d[pos] & 0x08) == 0) return TunnelFound::Malformed;  // the I flag: VNI valid
-    const std::uint32_t vni = load32(d + pos + 4) >> 8;
+    const std::uint32_t vni = loadBe32(d + pos + 4) >> 8;
     return found(step, TunnelType::Vxlan, kEtherTeb, pos + 8, vni);
 }
 
@@ -149,8 +149,8 @@ TunnelFound geneve(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end,
     if (!has(pos, 8, end)) return TunnelFound::Malformed;
     if ((d[pos] >> 6) != 0) return TunnelFound::Malformed;  // version 0
     const std::uint32_t len = 8 + (d[pos] & 0x3Fu) * 4u;
-    const std::uint16_t proto = load16(d + pos + 2);
-    const std::uint32_t vni = load32(d + pos + 4) >> 8;
+    const std::uint16_t proto = loadBe16(d + pos + 2);
+    const std::uint32_t vni = loadBe32(d + pos + 4) >> 8;
     if (!has(pos, len, end)) return TunnelFound::Malformed;
     if (proto != kEtherTeb && proto != kEtherIpv4 && proto != kEtherIpv6) return TunnelFound::No;
     return found(step, TunnelType::Geneve, proto, pos + len, vni);
@@ -162,7 +162,7 @@ TunnelFound gtpU(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end,
     const std::uint8_t flags = d[pos];
     if ((flags >> 5) != 1 || (flags & 0x10) == 0) return TunnelFound::No;  // GTPv1, not GTP'
     if (d[pos + 1] != 0xFF) return TunnelFound::No;  // echo, error indication, end marker, ...
-    const std::uint32_t teid = load32(d + pos + 4);
+    const std::uint32_t teid = loadBe32(d + pos + 4);
     std::uint32_t off = pos + 8;
     if ((flags & 0x07) != 0) {  // sequence number, N-PDU number, next extension header type
         if (!has(off, 4, end)) return TunnelFound::Malformed;
@@ -183,7 +183,7 @@ TunnelFound gtpU(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end,
 // True when exactly one IPv6 packet fills the bytes from `pos` to `end`.
 bool ipv6Fills(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end) noexcept {
     if (!has(pos, 40, end) || (d[pos] >> 4) != 6) return false;
-    return 40u + load16(d + pos + 4) == end - pos;
+    return 40u + loadBe16(d + pos + 4) == end - pos;
 }
 
 bool teredoPrefix(const std::uint8_t* a) noexcept {
@@ -229,12 +229,12 @@ TunnelFound capwapData(const std::uint8_t* d, std::uint32_t pos, std::uint32_t e
                        TunnelStep& step) noexcept {
     if (!has(pos, 8, end)) return TunnelFound::Malformed;
     if (d[pos] != 0) return TunnelFound::No;  // version 0, type 1 = DTLS: encrypted
-    const std::uint32_t word = load32(d + pos);
+    const std::uint32_t word = loadBe32(d + pos);
     const std::uint32_t len = ((word >> 19) & 0x1F) * 4u;  // HLEN, in 4-byte words
     const unsigned wbid = (word >> 9) & 0x1F;
     const bool native = (word & 0x100) != 0;  // T: frame in the wireless binding's format
     const bool fragment = (word & 0x80) != 0;
-    const std::uint16_t fragOffset = static_cast<std::uint16_t>(load16(d + pos + 6) >> 3);
+    const std::uint16_t fragOffset = static_cast<std::uint16_t>(loadBe16(d + pos + 6) >> 3);
     const bool keepAlive = (word & 0x08) != 0;
     if (len < 8) return TunnelFound::Malformed;
     if (keepAlive || (fragment && fragOffset != 0)) return TunnelFound::No;

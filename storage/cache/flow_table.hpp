@@ -1,5 +1,5 @@
 // FlowTable<P, L>: the flow cache of one worker, a row-divided hash table whose replacement
-// policy P is a template parameter (row-policies.md §9, style.md §3.4-3.6).
+// policy P is a template parameter (docs/design/flow-cache.md, docs/style.md).
 //
 //   processBatch(≤64 packets)                      one virtual call per batch
 //   ├ 0  fragment cache: fill ports of non-first fragments (changes keys, so before hashing)
@@ -68,8 +68,9 @@
 // the worker that owns the table (processBatch, advanceTime, flushAll, stats); the export thread
 // sees only the ring. No lock anywhere.
 //
-// `expiry=thread` (row-policies.md §7.2): the export thread finds expired flows instead of the
-// worker's sweep, through sweepFromExportThread, while the worker keeps running.
+// `expiry=thread` (docs/design/flow-cache.md, "Expiry modes"): the export thread finds expired
+// flows instead of the worker's sweep, through sweepFromExportThread, while the worker keeps
+// running.
 //   m_locks[rows]   one std::atomic<uint8_t> per row (0 free, 1 held), a separate array so the
 //                   row layout does not change; 64 locks per cache line.
 //   worker          locks a row BEFORE its lookup and unlocks after the update (spin with pause,

@@ -1,5 +1,5 @@
 // Process-plugin data of an exported flow: how a plugin writes it, how it travels to the
-// export thread, and how an output reads it (process-plugins.md A5, A6).
+// export thread, and how an output reads it (docs/design/process-runtime.md).
 //
 //   worker: write hooks ──InstanceWriter──▶ scratch ──ExtRing::waitPush──▶ FlowRecord.ext/extLen
 //   export thread: output.write(records) reads each record's instances through
@@ -224,8 +224,8 @@ inline PluginInstances pluginInstances(const FlowRecord& record) noexcept {
 }
 
 /// A record's instances grouped by plugin, for outputs that write one line per instance
-/// (process-plugins.md A6): `lines()` lines; line k carries instance k of every plugin with
-/// more than k instances and the only instance of every plugin that has exactly one.
+/// (docs/design/process-runtime.md): `lines()` lines; line k carries instance k of every plugin
+/// with more than k instances and the only instance of every plugin that has exactly one.
 class InstanceGroups {
 public:
     /// `plugins`: the length of the -p list; instances naming another index are ignored.

@@ -13,7 +13,7 @@ namespace rowprobe {
 /// Number of EndReason values + 1 (index = IPFIX flowEndReason value, index 0 unused).
 inline constexpr std::size_t kEndReasonSlots = 6;
 
-/// Flow-table counters, the columns of the thesis tables (row-policies.md §8).
+/// Flow-table counters, the columns of the thesis tables (docs/statistics.md).
 struct CacheStats {
     std::uint64_t hits = 0;         ///< packets that found their flow
     std::uint64_t missFree = 0;     ///< "empty": new flow placed into a free slot

@@ -1,5 +1,5 @@
-// UniRec layout and encoding against the golden vectors of wire-formats.md §1.5-1.7
-// (produced by libunirec 1.18.2).
+// UniRec layout and encoding against golden vectors (records and time values
+// produced by libunirec 1.18.2).
 #include "unirec_record.hpp"
 
 #include <arpa/inet.h>

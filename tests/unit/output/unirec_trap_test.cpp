@@ -1,5 +1,5 @@
 // The `unirec` plugin's TRAP interfaces read by a receiver written from the spec
-// (unirec_test_reader.hpp): golden stream and file of wire-formats.md §2.3 / §2.6, framing,
+// (unirec_test_reader.hpp): golden stream and file made with libtrap 1.18.2, framing,
 // sequence numbers, late clients, legacy headers, and configuration errors.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
