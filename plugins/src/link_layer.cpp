@@ -150,13 +150,13 @@ Anomaly decodeLink(const std::uint8_t* d, std::uint32_t cap, LinkType link, Link
             s.off = kSllHeaderLen;
             // The sender's link address, when it is an Ethernet one (ipfixprobe's rule); SLL
             // carries no destination address.
-            if (load16(d + 2) == kArphrdEther) s.srcMac = 6;
+            if (loadBe16(d + 2) == kArphrdEther) s.srcMac = 6;
             return kOk;
         case LinkType::LinuxSll2:
             if (cap < kSll2HeaderLen) return Anomaly::TruncatedL2;
             s.type = loadBe16(d);
             s.off = kSll2HeaderLen;
-            if (load16(d + 8) == kArphrdEther) s.srcMac = 12;
+            if (loadBe16(d + 8) == kArphrdEther) s.srcMac = 12;
             return kOk;
         case LinkType::Null:
         case LinkType::Loop:

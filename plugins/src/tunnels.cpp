@@ -290,14 +290,14 @@ TunnelFound byPort(std::uint16_t port, const std::uint8_t* d, const TunnelProbe&
 TunnelFound greAsIpfixprobe(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end,
                             TunnelStep& step) noexcept {
     if (!has(pos, 4, end)) return TunnelFound::Malformed;
-    const std::uint16_t flags = load16(d + pos);
-    const std::uint16_t proto = load16(d + pos + 2);
+    const std::uint16_t flags = loadBe16(d + pos);
+    const std::uint16_t proto = loadBe16(d + pos + 2);
     const bool checksum = (flags & 0x8000) != 0;
     const bool keyed = (flags & 0x2000) != 0;
     const bool sequenced = (flags & 0x1000) != 0;
     const std::uint32_t len = 4 + (checksum ? 4 : 0) + (keyed ? 4 : 0) + (sequenced ? 4 : 0);
     if (!has(pos, len, end)) return TunnelFound::Malformed;
-    const std::uint32_t key = keyed ? load32(d + pos + 4 + (checksum ? 4 : 0)) : 0;
+    const std::uint32_t key = keyed ? loadBe32(d + pos + 4 + (checksum ? 4 : 0)) : 0;
     switch (proto) {
         case kEtherIpv4:
         case kEtherIpv6:
