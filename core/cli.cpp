@@ -142,6 +142,9 @@ std::vector<unsigned> parseCpus(const std::string& text) {
     return cpus;
 }
 
+/// Longest line a configuration file may have (a plugin string with a long Kafka conf= fits).
+constexpr std::size_t kMaxConfigLine = 64 * 1024;
+
 std::string trim(const std::string& s) {
     const std::size_t b = s.find_first_not_of(" \t\r");
     if (b == std::string::npos) return {};
@@ -156,9 +159,16 @@ std::vector<std::string> configFileArguments(const std::string& path, std::istre
     std::string line;
     for (unsigned number = 1; std::getline(in, line); ++number) {
         const std::string where = path + ":" + std::to_string(number);
-        if (const std::size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+        if (line.size() > kMaxConfigLine) {
+            throw cliError("--config", path,
+                           where + ": the line is " + std::to_string(line.size()) +
+                               " bytes long, at most " + std::to_string(kMaxConfigLine) +
+                               " are allowed");
+        }
         line = trim(line);
-        if (line.empty()) continue;
+        // Only a line that starts with '#' is a comment: a '#' inside a value (a path, a
+        // password) is part of it.
+        if (line.empty() || line.front() == '#') continue;
         const std::size_t eq = line.find('=');
         if (line.front() == '[' || eq == std::string::npos) {
             throw cliError(

@@ -9,10 +9,10 @@
 //                                                            its instance k in record k only
 //
 // So a flow whose plugins each have one instance is one record with all of them; passivedns' one
-// instance per answer gives one record per instance, the flow's other fields repeated (what NEMEA
-// consumers of ipfixprobe's references expect). Outputs ask within a subset of the plugins (a
-// UniRec `p=` group): N is then the most instances among the subset, and 0 when none of its plugins
-// is present.
+// instance per answer and netbios' one per name packet give one record per instance, the flow's
+// other fields repeated (what NEMEA consumers of ipfixprobe's references expect). Outputs ask
+// within a subset of the plugins (a UniRec `p=` group): N is then the most instances among the
+// subset, and 0 when none of its plugins is present.
 //
 // Thread ownership: one per output, export thread only. No allocation once the per-plugin
 // vectors have grown to the largest instance count seen.

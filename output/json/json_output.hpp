@@ -132,7 +132,6 @@ private:
     OutputFile m_file;
     JsonLayout m_layout;
     JsonPluginColumns m_plugins;
-    std::atomic<std::uint64_t> m_records{0};
     std::atomic<std::uint64_t> m_bytes{0};
 };
 

@@ -20,6 +20,7 @@
 #include "rowprobe/plugin_data.hpp"
 #include "rowprobe/process.hpp"
 #include "rowprobe/registry.hpp"
+#include "rowprobe/secrets.hpp"
 
 namespace rowprobe::output {
 
@@ -150,6 +151,23 @@ std::string millis(std::chrono::nanoseconds ns) {
         std::chrono::duration_cast<std::chrono::milliseconds>(ns + std::chrono::microseconds(999))
             .count());
 }
+
+/// librdkafka properties conf= refuses, with the reason: they run code of the configuration's
+/// choosing (a library's constructor runs inside rowprobe, a shell command), or break the
+/// accounting (with only errors reported, every delivered record would count as dropped).
+struct RefusedProperty {
+    std::string_view name;
+    std::string_view why;
+};
+constexpr RefusedProperty kRefusedProperties[] = {
+    {"plugin.library.paths", "it loads shared libraries into rowprobe, whose code runs at once"},
+    {"sasl.kerberos.kinit.cmd",
+     "it runs a shell command; use a keytab (sasl.kerberos.keytab) and principal instead"},
+    {"ssl.engine.location", "it loads an OpenSSL engine library into rowprobe"},
+    {"delivery.report.only.error",
+     "rowprobe counts a record as written from its delivery report: without the reports every "
+     "delivered record would count as dropped"},
+};
 
 /// Every global and topic property librdkafka knows, for "did you mean".
 std::vector<std::string> knownProperties() {
@@ -325,8 +343,14 @@ KafkaOutput::KafkaOutput(const Options& o) {
             problem += "; the properties are listed in librdkafka's CONFIGURATION.md";
             o.fail(option, problem, {}, name);
         }
-        o.fail(option, "librdkafka refuses " + name + "=" + value + ": " + err, {},
-               std::string_view(option) == "conf" ? std::string_view(value) : std::string_view());
+        // A secret's value is not repeated in the message (it would end up in the journal).
+        const bool secret = isSecretProperty(name);
+        o.fail(option,
+               "librdkafka refuses " + name + "=" + (secret ? "(secret not shown)" : value) + ": " +
+                   err,
+               {},
+               std::string_view(option) == "conf" && !secret ? std::string_view(value)
+                                                             : std::string_view());
     };
     set("bootstrap.servers", brokers, "brokers");
     set("compression.codec", o.getString("compression"), "compression");
@@ -353,7 +377,15 @@ KafkaOutput::KafkaOutput(const Options& o) {
                 o.fail("conf", "expects prop=value[,prop=value...], got '" + item + "'", {},
                        item.empty() ? std::string_view() : std::string_view(item));
             }
-            set(item.substr(0, eq), item.substr(eq + 1), "conf");
+            const std::string name = item.substr(0, eq);
+            for (const RefusedProperty& r : kRefusedProperties) {
+                if (name == r.name) {
+                    rd_kafka_conf_destroy(conf);
+                    o.fail("conf", "property '" + name + "' is not allowed: " + std::string(r.why),
+                           {}, name);
+                }
+            }
+            set(name, item.substr(eq + 1), "conf");
             start = end + 1;
         }
     }

@@ -124,7 +124,6 @@ private:
     std::size_t m_pluginFieldCount = 0;
     TextLayout m_layout;  ///< built first: a bad `fields` must not truncate the file
     OutputFile m_file;
-    std::atomic<std::uint64_t> m_records{0};
     std::atomic<std::uint64_t> m_bytes{0};
     bool m_header = false;  ///< header=true: a reopened, empty file gets the header line too
 };

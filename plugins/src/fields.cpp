@@ -302,6 +302,9 @@ std::span<const FieldId> ipfixBasicFields() noexcept { return kIpfixBasic; }
 
 bool addressIsIpv4(const FieldSpec& f, const FlowRecord& r) noexcept {
     if (f.origin == FieldOrigin::Record && f.offset >= offsetof(FlowRecord, tunnel)) {
+        // Outside a tunnel the (zero) outer address takes the flow's own family: 0.0.0.0 for an
+        // IPv4 flow, :: for an IPv6 one (as the json README shows).
+        if (r.tunnel.type == 0) return r.isIpv4();
         return isIpv4Mapped(readBytes(f, r, ExportConstants{}));
     }
     return r.isIpv4();

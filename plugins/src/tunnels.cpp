@@ -8,10 +8,16 @@
 //   UDP 4789     VXLAN (I flag; id = VNI)           UDP 6081  Geneve (version 0; id = VNI)
 //   UDP 2152     GTPv1-U G-PDU (id = TEID)          UDP 5072  AYIYA (opcode forward)
 //   UDP 5247     CAPWAP data (802.3 or 802.11)      UDP 6635  MPLS over UDP (RFC 7510)
-//   UDP 3544     Teredo (origin indication / authentication headers, then IPv6); on other
-//                ports only when the payload is exactly one IPv6 packet to or from 2001::/32
+//   UDP 3544     Teredo (origin indication / authentication headers, then IPv6)
 //
-// Either port may carry the tunnel's well-known number (dst is tried first). A header that is
+// The peer-to-peer UDP tunnels (VXLAN, Geneve, GTP-U, CAPWAP data, MPLS over UDP) are opened on
+// the DESTINATION port only, as Suricata and Zeek do: a sender picks its source port freely, so
+// "from port 4789" would let anyone hide a flow inside a made-up VXLAN header and plant chosen
+// inner flows (issue 21 item 12). The client-server ones, Teredo (3544) and AYIYA (5072), whose
+// server answers from its well-known port, open on that port on either side, as Zeek does; never
+// on other ports: a payload that merely looks like IPv6 with a 2001::/32 address is an ordinary
+// UDP packet, so Teredo client-relay traffic on arbitrary ports stays outer UDP (README.md,
+// "Link types and tunnels"). A header that is
 // recognised but cut off or invalid is TunnelFound::Malformed (counted as BadTunnel by the
 // caller); a packet that merely uses the port without looking like the tunnel (GTP echo,
 // CAPWAP keep-alive, DTLS) is TunnelFound::No and stays an ordinary UDP packet.
@@ -180,17 +186,7 @@ TunnelFound gtpU(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end,
     return found(step, TunnelType::GtpU, kByVersionNibble, off, teid);
 }
 
-// True when exactly one IPv6 packet fills the bytes from `pos` to `end`.
-bool ipv6Fills(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end) noexcept {
-    if (!has(pos, 40, end) || (d[pos] >> 4) != 6) return false;
-    return 40u + loadBe16(d + pos + 4) == end - pos;
-}
-
-bool teredoPrefix(const std::uint8_t* a) noexcept {
-    return a[0] == 0x20 && a[1] == 0x01 && a[2] == 0 && a[3] == 0;
-}
-
-TunnelFound teredo(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end, bool wellKnown,
+TunnelFound teredo(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end,
                    TunnelStep& step) noexcept {
     std::uint32_t off = pos;
     // Authentication (00 01 id-len auth-len id auth nonce[8] confirmation) and origin
@@ -199,14 +195,9 @@ TunnelFound teredo(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end, 
         off += 4 + d[off + 2] + d[off + 3] + 9u;
     }
     if (has(off, 8, end) && d[off] == 0 && d[off + 1] == 0) off += 8;
-    if (wellKnown) {
-        // Bubbles and qualification packets are IPv6 with no payload; anything else on 3544
-        // that is not IPv6 is an ordinary UDP packet.
-        if (!has(off, 40, end) || (d[off] >> 4) != 6) return TunnelFound::No;
-        return found(step, TunnelType::Teredo, kEtherIpv6, off, 0);
-    }
-    if (!ipv6Fills(d, off, end)) return TunnelFound::No;
-    if (!teredoPrefix(d + off + 8) && !teredoPrefix(d + off + 24)) return TunnelFound::No;
+    // Bubbles and qualification packets are IPv6 with no payload; anything else on 3544 that is
+    // not IPv6 is an ordinary UDP packet.
+    if (!has(off, 40, end) || (d[off] >> 4) != 6) return TunnelFound::No;
     return found(step, TunnelType::Teredo, kEtherIpv6, off, 0);
 }
 
@@ -271,10 +262,6 @@ TunnelFound byPort(std::uint16_t port, const std::uint8_t* d, const TunnelProbe&
             return geneve(d, p.payload, p.end, step);
         case kPortGtpU:
             return gtpU(d, p.payload, p.end, step);
-        case kPortTeredo:
-            return teredo(d, p.payload, p.end, true, step);
-        case kPortAyiya:
-            return ayiya(d, p.payload, p.end, step);
         case kPortCapwapData:
             return capwapData(d, p.payload, p.end, step);
         case kPortMplsUdp:
@@ -326,17 +313,13 @@ TunnelFound findTunnel(const std::uint8_t* d, const TunnelProbe& p, TunnelStep& 
         case kProtoIpv6:
             if (!has(p.l4, 1, p.end)) return TunnelFound::Malformed;
             return found(step, TunnelType::IpInIp, kEtherIpv6, p.l4, 0);
-        case kProtoUdp: {
-            TunnelFound f = byPort(p.dstPort, d, p, step);
-            if (f == TunnelFound::No && p.srcPort != p.dstPort) f = byPort(p.srcPort, d, p, step);
-            if (f != TunnelFound::No) return f;
-            // Teredo between a client and a relay uses arbitrary ports: accept the payload when
-            // it is exactly one IPv6 packet with a Teredo address (2001::/32) at one end.
-            if (has(p.payload, 40, p.end) && (d[p.payload] >> 4) == 6) {
-                return teredo(d, p.payload, p.end, false, step);
-            }
-            return TunnelFound::No;
-        }
+        case kProtoUdp:
+            // Client-server tunnels, whose server answers from its well-known port: either side.
+            if (p.dstPort == kPortTeredo || p.srcPort == kPortTeredo)
+                return teredo(d, p.payload, p.end, step);
+            if (p.dstPort == kPortAyiya || p.srcPort == kPortAyiya)
+                return ayiya(d, p.payload, p.end, step);
+            return byPort(p.dstPort, d, p, step);
         default:
             return TunnelFound::No;
     }

@@ -63,9 +63,8 @@ public:
         if (value == "all") return;
         std::ifstream in(value);
         if (!in) {
-            options.fail("txt", "cannot read the TXT whitelist '" + value +
-                                    "': " + std::strerror(errno) +
-                                    " (give 'all' or a readable file)");
+            options.fail("txt", "cannot read the TXT whitelist '" + value + "': " +
+                                    std::strerror(errno) + " (give 'all' or a readable file)");
         }
         std::ostringstream content;
         content << in.rdbuf();
@@ -99,7 +98,8 @@ public:
 private:
     HookResult onPacket(FlowContext& ctx) const noexcept {
         const ParsedPacket& p = *ctx.packet;
-        if (p.srcPort() != kMdnsPort && p.dstPort() != kMdnsPort) return kContinue;
+        // A flow's ports never change: a flow not on port 5353 is never looked at again.
+        if (p.srcPort() != kMdnsPort && p.dstPort() != kMdnsPort) return kDone;
         const bool tcp = p.key.proto == 6;
         if (DnssdRecord* r = ctx.ext<DnssdRecord>(); r != nullptr) {
             applyDnssdMessage(p.payload(), tcp, m_options, *r);

@@ -34,9 +34,10 @@ bool store(DnssdRecord& r, std::string_view a, std::string_view b, std::string_v
         return false;
     }
     char* p = r.arena + r.arenaUsed;
-    std::memcpy(p, a.data(), a.size());
-    std::memcpy(p + a.size(), b.data(), b.size());
-    std::memcpy(p + a.size() + b.size(), c.data(), c.size());
+    for (const std::string_view s : {a, b, c}) {
+        if (!s.empty()) std::memcpy(p, s.data(), s.size());  // an empty view may have no data
+        p += s.size();
+    }
     to = {r.arenaUsed, static_cast<std::uint16_t>(n)};
     r.arenaUsed = static_cast<std::uint16_t>(r.arenaUsed + n);
     return true;
@@ -108,14 +109,14 @@ void addResponse(DnssdRecord& r, std::string_view name, std::uint16_t type,
 
 bool txtKeyListed(const DnssdTxtService& s, std::string_view txt) noexcept {
     const std::string_view key = txt.substr(0, txt.find('='));
-    return std::any_of(s.keys.begin(), s.keys.end(), [&](const std::string& k) { return k == key; });
+    return std::any_of(s.keys.begin(), s.keys.end(),
+                       [&](const std::string& k) { return k == key; });
 }
 
 /// Reads the RDATA of an SRV, HINFO or TXT record; false when the SRV target cannot be decoded
 /// (ipfixprobe drops the message then).
 bool readRdata(std::span<const std::uint8_t> msg, const DnsRr& rr, std::string_view owner,
-               const DnssdOptions& opt, char (&target)[kNameBuf], Builder& txt,
-               Rdata& d) noexcept {
+               const DnssdOptions& opt, char (&target)[kNameBuf], Builder& txt, Rdata& d) noexcept {
     const std::size_t at = rr.rdataOffset;
     const std::span<const std::uint8_t> rd = msg.subspan(at, rr.rdLength);
     const auto chars = [](std::span<const std::uint8_t> s) {

@@ -13,7 +13,8 @@ bool readRemaining(std::span<const std::uint8_t> p, std::size_t& pos, std::uint3
     bool next = true;
     for (; next && pos < p.size(); ++pos) {
         res <<= 8;
-        res |= static_cast<std::uint32_t>(static_cast<std::int32_t>(static_cast<std::int8_t>(p[pos])));
+        res |=
+            static_cast<std::uint32_t>(static_cast<std::int32_t>(static_cast<std::int8_t>(p[pos])));
         next = (p[pos] & 0x80) != 0;
     }
     if (pos == p.size() && next) return false;

@@ -56,7 +56,7 @@ bool mqttHasProtocolName(std::span<const std::uint8_t> payload) noexcept;
 
 /// Reads every MQTT packet of one TCP payload into `s`; topics go to `topics` (may be null:
 /// then they are only counted) while s.topicCount < maxTopics.
-MqttResult applyMqttPayload(std::span<const std::uint8_t> payload, MqttState& s,
-                            MqttTopics* topics, std::uint32_t maxTopics) noexcept;
+MqttResult applyMqttPayload(std::span<const std::uint8_t> payload, MqttState& s, MqttTopics* topics,
+                            std::uint32_t maxTopics) noexcept;
 
 }  // namespace rowprobe::mqtt

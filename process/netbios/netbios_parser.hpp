@@ -19,7 +19,8 @@ namespace rowprobe::netbios {
 struct NbnsName {
     char name[15] = {};
     std::uint8_t nameLen = 0;  ///< up to the first NUL, at most 15
-    std::uint8_t suffix = 0;   ///< the 16th character: the service type (0x00 workstation, 0x20 server, ...)
+    std::uint8_t suffix =
+        0;  ///< the 16th character: the service type (0x00 workstation, 0x20 server, ...)
     std::string_view text() const noexcept { return {name, nameLen}; }
 };
 

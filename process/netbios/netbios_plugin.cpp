@@ -71,7 +71,8 @@ public:
 private:
     static HookResult onPacket(FlowContext& ctx) noexcept {
         const ParsedPacket& p = *ctx.packet;
-        if (p.srcPort() != kNbnsPort && p.dstPort() != kNbnsPort) return kContinue;
+        // A flow's ports never change: a flow not on port 137 is never looked at again.
+        if (p.srcPort() != kNbnsPort && p.dstPort() != kNbnsPort) return kDone;
         NbnsName n;
         if (!parseNbnsName(p.payload(), n)) return kContinue;
         NetbiosExt* ext = ctx.attachExt<NetbiosExt>();

@@ -24,16 +24,15 @@
 
 namespace rowprobe::ovpn {
 
-enum OvpnStatus : std::uint8_t {
-    kNull = 0,
-    kResetClient = 1,
-    kResetServer = 2,
-    kAck = 3,
-    kClientHello = 4,
-    kServerHello = 5,
-    kControlAck = 6,
-    kData = 7,
-};
+// Machine states (OvpnState::status).
+inline constexpr std::uint8_t kNull = 0;
+inline constexpr std::uint8_t kResetClient = 1;
+inline constexpr std::uint8_t kResetServer = 2;
+inline constexpr std::uint8_t kAck = 3;
+inline constexpr std::uint8_t kClientHello = 4;
+inline constexpr std::uint8_t kServerHello = 5;
+inline constexpr std::uint8_t kControlAck = 6;
+inline constexpr std::uint8_t kData = 7;
 
 struct OvpnState {
     std::array<std::uint8_t, 16> clientIp{};  ///< sender of the client's hard reset
@@ -47,9 +46,9 @@ struct OvpnState {
 
 /// What the state machine needs of one packet.
 struct OvpnPacket {
-    std::span<const std::uint8_t> payload;   ///< captured L4 payload
-    std::uint32_t payloadWireLen = 0;        ///< L4 payload length on the wire
-    std::uint8_t proto = 0;                  ///< 6 or 17 (others carry no opcode)
+    std::span<const std::uint8_t> payload;              ///< captured L4 payload
+    std::uint32_t payloadWireLen = 0;                   ///< L4 payload length on the wire
+    std::uint8_t proto = 0;                             ///< 6 or 17 (others carry no opcode)
     const std::array<std::uint8_t, 16>* src = nullptr;  ///< the packet's source address
     const std::array<std::uint8_t, 16>* dst = nullptr;
 };

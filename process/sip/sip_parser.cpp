@@ -34,7 +34,9 @@ public:
     bool next(const std::uint8_t*& tok, std::size_t& len) noexcept {
         if (!m_more) return false;
         tok = m_p;
-        const auto* hit = static_cast<const std::uint8_t*>(std::memchr(m_p, m_sep, m_left));
+        const auto* hit = m_left == 0
+                              ? nullptr
+                              : static_cast<const std::uint8_t*>(std::memchr(m_p, m_sep, m_left));
         if (hit == nullptr) {
             len = m_left;
             m_more = false;
@@ -59,7 +61,7 @@ private:
 
 void copyField(const std::uint8_t* s, std::size_t n, SipText& dst, std::size_t cap) noexcept {
     n = std::min(n, cap);
-    std::memcpy(dst.text, s, n);
+    if (n != 0) std::memcpy(dst.text, s, n);
     dst.len = static_cast<std::uint8_t>(n);
 }
 
@@ -80,7 +82,7 @@ void fieldValue(const std::uint8_t* line, std::size_t lineLen, std::size_t skip,
     std::size_t len = 0;
     t.next(tok, len);
     len = std::min(len, cap);
-    std::memcpy(dst.text + at, tok, len);
+    if (len != 0) std::memcpy(dst.text + at, tok, len);
     dst.len = static_cast<std::uint8_t>(at + len);
 }
 
@@ -121,6 +123,7 @@ void fieldUri(Bytes p, const std::uint8_t* line, std::size_t lineLen, std::size_
     finalLen = std::min<std::size_t>(finalLen, static_cast<std::size_t>(end - start));
     const auto* gt = static_cast<const std::uint8_t*>(std::memchr(start, '>', finalLen));
     const auto* semi = static_cast<const std::uint8_t*>(std::memchr(start, ';', finalLen));
+    // (start is inside the payload, so non-null even when finalLen is 0)
     if (gt != nullptr) {
         finalLen = static_cast<std::size_t>(gt - start);
     } else if (semi != nullptr) {

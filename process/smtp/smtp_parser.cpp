@@ -118,7 +118,8 @@ bool applySmtpCommand(std::span<const std::uint8_t> p, SmtpRecord& r) noexcept {
         r.commandFlags |= kCmdNoop;
     } else if (verb == "QUIT") {
         r.commandFlags |= kCmdQuit;
-    } else if (!std::all_of(verb.begin(), verb.end(), [](char c) { return c >= 'A' && c <= 'Z'; })) {
+    } else if (!std::all_of(verb.begin(), verb.end(),
+                            [](char c) { return c >= 'A' && c <= 'Z'; })) {
         r.commandFlags |= kCmdUnknown;
     }
     return true;

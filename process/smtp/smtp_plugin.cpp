@@ -138,7 +138,7 @@ private:
         if (!reply && p.dstPort() != kSmtpPort) {
             // Ports never change within a flow: a flow that is not SMTP never will be.
             return ctx.flow->srcPort() != kSmtpPort && ctx.flow->dstPort() != kSmtpPort ? kDone
-                                                                                         : kContinue;
+                                                                                        : kContinue;
         }
         SmtpRecord* r = ctx.attachExt<SmtpRecord>();
         if (r == nullptr) return kDone;  // pool exhausted (counted by the table)

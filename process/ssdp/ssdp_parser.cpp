@@ -53,8 +53,8 @@ void appendSsdpValue(char* buf, std::size_t cap, SsdpList& list, std::string_vie
     list.len = static_cast<std::uint16_t>(cur + value.size() + 1);
 }
 
-std::uint16_t ssdpLocationPort(std::span<const std::uint8_t> p, std::size_t begin,
-                               std::size_t end, bool ipv6) noexcept {
+std::uint16_t ssdpLocationPort(std::span<const std::uint8_t> p, std::size_t begin, std::size_t end,
+                               bool ipv6) noexcept {
     const std::size_t len = end - begin;
     std::size_t i = begin;
     const std::uint8_t mark = ipv6 ? ']' : '.';
@@ -73,8 +73,7 @@ std::uint16_t ssdpLocationPort(std::span<const std::uint8_t> p, std::size_t begi
     int base = 10;
     if (i < p.size() && p[i] == '0') {
         base = 8;
-        if (i + 2 < p.size() && (p[i + 1] == 'x' || p[i + 1] == 'X') &&
-            digitValue(p[i + 2]) < 16) {
+        if (i + 2 < p.size() && (p[i + 1] == 'x' || p[i + 1] == 'X') && digitValue(p[i + 2]) < 16) {
             base = 16;
             i += 2;
         }
@@ -117,8 +116,7 @@ void applySsdpPacket(std::span<const std::uint8_t> p, bool ipv6, SsdpRecord& r) 
             // value length goes negative, so nothing is taken.
             if (v >= end) break;
             const auto text = [&](std::size_t from) {
-                return std::string_view(reinterpret_cast<const char*>(p.data()) + from,
-                                        end - from);
+                return std::string_view(reinterpret_cast<const char*>(p.data()) + from, end - from);
             };
             switch (h) {
                 case Header::Nt:

@@ -21,8 +21,8 @@
 
 namespace rowprobe::ssdp {
 
-inline constexpr std::size_t kUrnCap = 511;       ///< NT and ST lists (incl. the NUL in ipfixprobe)
-inline constexpr std::size_t kServerCap = 255;    ///< SERVER list
+inline constexpr std::size_t kUrnCap = 511;     ///< NT and ST lists (incl. the NUL in ipfixprobe)
+inline constexpr std::size_t kServerCap = 255;  ///< SERVER list
 inline constexpr std::size_t kUserAgentCap = 255;  ///< USER-AGENT list
 
 struct SsdpList {

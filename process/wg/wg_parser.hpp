@@ -24,10 +24,10 @@ inline constexpr std::size_t kCookieReplyLen = 64;
 inline constexpr std::size_t kMinTransportLen = 32;
 
 struct WgState {
-    std::uint32_t srcPeer = 0;     ///< index chosen by the flow's initiator (host order)
-    std::uint32_t dstPeer = 0;     ///< index chosen by the responder
-    std::uint8_t confidence = 0;   ///< 0 (stopped looking), 1 or 100
-    std::uint8_t present = 0;      ///< the flow carries the wg fields
+    std::uint32_t srcPeer = 0;    ///< index chosen by the flow's initiator (host order)
+    std::uint32_t dstPeer = 0;    ///< index chosen by the responder
+    std::uint8_t confidence = 0;  ///< 0 (stopped looking), 1 or 100
+    std::uint8_t present = 0;     ///< the flow carries the wg fields
 };
 
 enum class WgVerdict : std::uint8_t {

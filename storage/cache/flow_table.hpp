@@ -82,11 +82,12 @@
 //   export thread   try-locks (never waits): a busy row is skipped and its block stays due for
 //                   the next pass. Under the lock it DETACHES the expired records of the row:
 //                   builds their FlowRecords into its own buffer, frees the tags, calls the
-//                   policy's onErase, recomputes the row deadline. After unlocking it pushes the
-//                   records into its own ring (never the worker's, so each ring keeps one
-//                   producer) and counts them in its own atomic counters, which stats() adds to
-//                   the worker's (flowsInCache is the worker's count minus the export thread's
-//                   removals). It never touches m_stats, the frag cache or the flood detector.
+//                   policy's onErase, recomputes the row deadline, and counts the records in its
+//                   own atomic counters, still under the lock (so flushAll, which locks every
+//                   row, returns with them counted); stats() adds them to the worker's
+//                   (flowsInCache is the worker's count minus the export thread's removals).
+//                   After unlocking it pushes the records into its own ring (never the
+//                   worker's, so each ring keeps one producer). It never touches m_stats, the frag cache or the flood detector.
 //   block deadlines are atomics: the worker lowers one with a CAS loop (fetch-min); the export
 //                   thread replaces the value it read only if nobody lowered it meanwhile (CAS),
 //                   else takes the minimum, so a deadline stays a lower bound.
@@ -1078,17 +1079,20 @@ private:
             row.deadline = next;
         }
         earliest = std::min(earliest, row.deadline);
-        unlockRow(r);
-        for (std::size_t i = 0; i < n; ++i) {  // after unlocking; the caller made room for L
-            const FlowRecord& rec = m_sweeper.detached[i];
-            ring.tryPush(rec);
-            m_sweeper.exported[static_cast<std::size_t>(rec.endReason)].fetch_add(
+        // Counted before the row is unlocked: the worker's flushAll takes every row's lock, so
+        // when it returns, each record a racing scan took off the table is counted (its final
+        // statistics are read right after; counting after the unlock lost one now and then).
+        for (std::size_t i = 0; i < n; ++i) {
+            m_sweeper.exported[static_cast<std::size_t>(m_sweeper.detached[i].endReason)].fetch_add(
                 1, std::memory_order_relaxed);
         }
         if (n != 0) {
             m_sweeper.bySweep.fetch_add(n, std::memory_order_relaxed);
             m_sweeper.removed.fetch_add(n, std::memory_order_relaxed);
         }
+        unlockRow(r);
+        // after unlocking; the caller made room for L
+        for (std::size_t i = 0; i < n; ++i) ring.tryPush(m_sweeper.detached[i]);
         return n;
     }
 

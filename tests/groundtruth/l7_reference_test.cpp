@@ -58,10 +58,8 @@ TEST(PluginReference, NetbiosOfNetbiosPcap) {
     // "\x01\x02__MSBROWSE__\x02" (the master-browser name): the reference file shows
     // "__MSBROWSE__", its text output having dropped the control bytes ipfixprobe's plugin
     // decodes; rowprobe exports the decoded bytes (process/netbios/README.md).
-    expectPluginReference({.plugin = "netbios",
-                           .pcap = "netbios.pcap",
-                           .records = 20,
-                           .printableStrings = true});
+    expectPluginReference(
+        {.plugin = "netbios", .pcap = "netbios.pcap", .records = 20, .printableStrings = true});
 }
 
 TEST(PluginReference, OvpnOfOvpnPcap) {

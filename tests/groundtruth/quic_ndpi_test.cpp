@@ -4,7 +4,8 @@
 // read from ../shared/testdata/ndpi-4.2/result. Fields nDPI does not print must be empty on
 // our side too. The IPFIX side of the same fields is checked by
 // tests/interop/ipfix_plugin_interop_test.cpp (tshark and ipfixDump decode every quic field of
-// these captures equal to the json output).
+// these captures equal to the json output); the ALPN travels in IPFIX inside quic_tls_ext,
+// checked here against nDPI's ALPN.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -28,6 +29,11 @@ std::string unorderedKey(const std::string& a, const std::string& ap, const std:
     const std::string x = canonicalIp(a) + '|' + ap;
     const std::string y = canonicalIp(b) + '|' + bp;
     return x < y ? x + '|' + y : y + '|' + x;
+}
+
+std::string hexByte(std::size_t v) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    return {kHex[(v >> 4) & 15], kHex[v & 15]};
 }
 
 std::vector<NdpiQuicFlow> ndpiQuicFlows(const fs::path& out) {
@@ -78,6 +84,16 @@ TEST_P(NdpiQuic, SniAlpnAndUserAgentOfEveryQuicFlowMatchNdpiReader) {
         EXPECT_EQ(flowValue(*it->second, "quic_sni"), n.sni) << n.key;
         EXPECT_EQ(flowValue(*it->second, "quic_alpn"), n.alpn) << n.key;
         EXPECT_EQ(flowValue(*it->second, "quic_user_agent"), n.userAgent) << n.key;
+        // quic_alpn has no IPFIX element (not an ipfixprobe field): IPFIX carries the ALPN
+        // extension inside quic_tls_ext, which the interop test decodes with tshark. Each
+        // protocol nDPI names is there in its wire form (length byte, then the name).
+        const std::string ext = flowValue(*it->second, "quic_tls_ext");
+        std::istringstream protocols(n.alpn);
+        for (std::string proto; std::getline(protocols, proto, ',');) {
+            std::string wire = hexByte(proto.size());
+            for (const char c : proto) wire += hexByte(static_cast<unsigned char>(c));
+            EXPECT_NE(ext.find(wire), std::string::npos) << n.key << ": " << proto;
+        }
     }
 }
 

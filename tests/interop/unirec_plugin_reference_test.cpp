@@ -127,7 +127,8 @@ TEST(UnirecPluginGroups, MismatchesStopStartUpWithExit2) {
     }
 }
 
-// part B §5 table; tls with ja4=ipfixprobe (JA4 extension count with GREASE, as the reference).
+// The references (tests/groundtruth/README.md); tls with ja4=ipfixprobe (JA4 extension count
+// with GREASE, as the reference).
 const Reference kReferences[] = {
     {"basic", "", "basic", "mixed.pcap"},
     {"basicplus", "basicplus", "basicplus", "http.pcap"},
@@ -139,6 +140,20 @@ const Reference kReferences[] = {
     {"dns", "dns", "dns", "dns.pcap"},
     {"passivedns", "passivedns", "passivedns", "dns.pcap"},
     {"tls", "tls;ja4=ipfixprobe", "tls", "tls.pcap"},
+    {"nettisa", "nettisa", "nettisa", "mixed.pcap"},
+    {"ntp", "ntp;format=ipfixprobe", "ntp", "ntp.pcap"},
+    {"rtsp", "rtsp", "rtsp", "rtsp.pcap"},
+    {"ssadetector", "ssadetector", "ssadetector", "ovpn.pcap"},
+    {"vlan", "vlan", "vlan", "vlan.pcap"},
+    // dnssd, netbios and mqtt are compared by the JSON harness only (PluginReference.*): the
+    // first two references lack bytes outside printable ASCII that rowprobe exports as sent,
+    // mqtt.pcap is a cooked capture whose sender address ipfixprobe takes as SRC_MAC (their
+    // READMEs); line-for-line equality cannot hold for them.
+    {"ovpn", "ovpn", "ovpn", "ovpn.pcap"},
+    {"sip", "sip", "sip", "sip.pcap"},
+    {"smtp", "smtp", "smtp", "smtp.pcap"},
+    {"ssdp", "ssdp", "ssdp", "ssdp.pcap"},
+    {"wg", "wg", "wg", "wg.pcap"},
 };
 
 std::string referenceName(const ::testing::TestParamInfo<Reference>& p) { return p.param.name; }

@@ -52,7 +52,7 @@ enum class FieldType : std::uint8_t {
     IpAddress,   ///< 16 bytes, network order; IPv4 as IPv4-mapped (::ffff:a.b.c.d)
     MacAddress,  ///< 6 bytes, wire order
     Timestamp,   ///< TimeNs: u64 nanoseconds since the Unix epoch
-    // Process-plugin types (FieldOrigin::Plugin only; see rowprobe/process.hpp, part A5).
+    // Process-plugin types (FieldOrigin::Plugin only; see rowprobe/process.hpp).
     Int8,     ///< 1-byte signed (pstats directions)
     Float32,  ///< IEEE 754 binary32, host order
     String,   ///< VarRef to UTF-8/ASCII bytes, no NUL (JSON: escaped string)

@@ -14,7 +14,7 @@
 // fields hold a VarRef {offset, length} there, relative to the instance's data, pointing into
 // the variable part. Arrays are packed values of FieldSpec::element (host order; timestamps
 // as TimeNs). A plugin may write several instances for one flow (passivedns: one per answer);
-// an output then writes one record per instance (A6). A flow without plugin data has
+// an output then writes one record per instance. A flow without plugin data has
 // extLen == 0 and costs nothing here.
 //
 // The bytes are a copy (tier-2 records go back to their pool when the flow is exported), so

@@ -191,7 +191,7 @@ TEST(UnirecRecord, VariableLengthLayoutIsVectorB) {
 }
 
 // The test reader's NEMEA logger printer (used by the plugin reference tests) on vector B:
-// every value kind of part B §5 — ipaddr, time, macaddr, string, bytes, arrays incl. int8 and
+// every value kind logger prints — ipaddr, time, macaddr, string, bytes, arrays incl. int8 and
 // time.
 TEST(UnirecRecord, LoggerLineOfVectorB) {
     const std::string specB =

@@ -514,5 +514,22 @@ TEST_F(UnirecTrap, PluginGroupsAreCheckedAgainstTheRunningPlugins) {
     EXPECT_EQ(basic->layout(0).specifier(), ur::kSpecA);
 }
 
+// Issue 21 item 16: the shipped unit has PrivateTmp, so `u:` sockets under /tmp were invisible
+// to NEMEA modules outside the service; the unit must put them in a directory both see.
+TEST(UnirecServiceUnit, PutsUnixSocketsWhereModulesOutsideTheServiceSeeThem) {
+    const std::string unit =
+        test::readFile(test::sourceDir() / "packaging" / "systemd" / "rowprobe@.service.in");
+    ASSERT_FALSE(unit.empty());
+    if (unit.find("\nPrivateTmp=yes") == std::string::npos) GTEST_SKIP() << "no PrivateTmp";
+    const std::string key = "\nEnvironment=TRAP_SOCKET_DIR=";
+    const std::size_t at = unit.find(key);
+    ASSERT_NE(at, std::string::npos) << "no TRAP_SOCKET_DIR: u: sockets land in the private /tmp";
+    const std::string dir = unit.substr(at + key.size(), unit.find('\n', at + 1) - at - key.size());
+    EXPECT_NE(dir.rfind("/tmp", 0), 0U) << dir;
+    EXPECT_EQ(dir.rfind("/run/", 0), 0U) << dir;
+    // the directory exists for the service: RuntimeDirectory= creates it
+    EXPECT_NE(unit.find("\nRuntimeDirectory=" + dir.substr(5)), std::string::npos) << dir;
+}
+
 }  // namespace
 }  // namespace rowprobe::output
