@@ -50,9 +50,10 @@ po::options_description describeOptions() {
         ("metrics-linger", po::value<std::string>(),
             "after the input ends, keep serving the final metrics for SECONDS before exit")
         ("tunnel", po::value<std::string>(),
-            "tunnels (GRE, ERSPAN, VXLAN, Geneve, GTP-U, Teredo, AYIYA, CAPWAP, IP-in-IP): "
-            "'outer' (default) one flow per outer packet, 'inner' the decapsulated flows, "
-            "'both' the inner flows and the outer tunnel flow")
+            "tunnels: 'ipfixprobe' (default) as ipfixprobe 5.7, only GRE over IPv4 opened; "
+            "'outer' nothing opened, one flow per outer packet; 'inner' every kind (GRE, "
+            "ERSPAN, VXLAN, Geneve, GTP-U, Teredo, AYIYA, CAPWAP, IP-in-IP) opened; 'both' the "
+            "inner flows and the outer tunnel flow")
         ("config", po::value<std::string>(),
             "read options from FILE (same names, one 'name = value' per line)")
         ("help,h",
@@ -332,10 +333,12 @@ CliResult parseCommandLine(int argc, const char* const* argv) {
             c.tunnels = TunnelMode::Inner;
         } else if (mode == "both") {
             c.tunnels = TunnelMode::Both;
+        } else if (mode == "ipfixprobe") {
+            c.tunnels = TunnelMode::Ipfixprobe;
         } else {
             throw cliError("--tunnel", mode,
-                           "must be 'outer', 'inner' or 'both', got '" + mode + "'",
-                           {"outer", "inner", "both"});
+                           "must be 'ipfixprobe', 'outer', 'inner' or 'both', got '" + mode + "'",
+                           {"ipfixprobe", "outer", "inner", "both"});
         }
     }
     if (c.inputs.empty()) {

@@ -39,7 +39,7 @@ struct Config {
     InputThreadMode inputThread = InputThreadMode::Auto;  ///< --input-thread
     std::string metrics;       ///< --metrics ADDR:PORT (Prometheus /metrics); empty = off
     double metricsLinger = 0;  ///< --metrics-linger: keep serving the final values this long
-    TunnelMode tunnels = TunnelMode::Outer;  ///< --tunnel outer|inner|both
+    TunnelMode tunnels = TunnelMode::Ipfixprobe;  ///< --tunnel ipfixprobe|outer|inner|both
 };
 
 /// What main should do after parsing.

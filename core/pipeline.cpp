@@ -321,6 +321,11 @@ Pipeline::Pipeline(const Config& config) : m_config(config), m_board(queueCount(
         const AllocationScope scope("the process plugin -p '" + p + "'");
         m_process.push_back(reg.createAs<ProcessPlugin>(PluginKind::Process, p, "-p"));
     }
+    {
+        std::vector<const ProcessPlugin*> plugins;
+        for (const auto& p : m_process) plugins.push_back(p.get());
+        checkFieldNames(plugins);
+    }
     const AllocationScope outputScope("the output -o '" + config.output + "'");
     m_output = reg.createAs<OutputPlugin>(PluginKind::Output, config.output, "-o");
     {

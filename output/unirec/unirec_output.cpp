@@ -245,6 +245,23 @@ void UnirecOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugi
                                allowed, name);
             }
             group.push_back(fieldsOf(static_cast<std::size_t>(it - names.begin())));
+            // One UniRec record holds each name once: plugins that share ipfixprobe's names
+            // (dns and passivedns: DNS_ID, DNS_NAME, DNS_RR_TTL) go to separate interfaces.
+            for (std::size_t g = 0; g + 1 < group.size(); ++g) {
+                for (const FieldSpec* a : group[g].fields) {
+                    for (const FieldSpec* b : group.back().fields) {
+                        if (a->unirec.name != b->unirec.name) continue;
+                        m_options.fail("plugins",
+                                       "group " + std::to_string(i + 1) + ": plugins '" +
+                                           names[group[g].plugin] + "' and '" + name +
+                                           "' both export the UniRec field " +
+                                           std::string(a->unirec.name) +
+                                           "; put them on separate interfaces, e.g. plugins=" +
+                                           names[group[g].plugin] + "," + name,
+                                       {}, name);
+                    }
+                }
+            }
         }
         open(i, std::move(group), tunnel);
     }

@@ -19,6 +19,7 @@ namespace {
 
 constexpr std::uint32_t kSllHeaderLen = 16;
 constexpr std::uint32_t kSll2HeaderLen = 20;
+constexpr std::uint16_t kArphrdEther = 1;  ///< SLL/SLL2 address type of an Ethernet address
 constexpr std::uint32_t kNullHeaderLen = 4;
 constexpr std::uint32_t kNullFamilyIpv4 = 2;
 constexpr std::uint32_t kNullFamilyIpv6Bsd = 24;
@@ -147,11 +148,15 @@ Anomaly decodeLink(const std::uint8_t* d, std::uint32_t cap, LinkType link, Link
             if (cap < kSllHeaderLen) return Anomaly::TruncatedL2;
             s.type = loadBe16(d + 14);
             s.off = kSllHeaderLen;
+            // The sender's link address, when it is an Ethernet one (ipfixprobe's rule); SLL
+            // carries no destination address.
+            if (loadBe16(d + 2) == kArphrdEther) s.srcMac = 6;
             return kOk;
         case LinkType::LinuxSll2:
             if (cap < kSll2HeaderLen) return Anomaly::TruncatedL2;
             s.type = loadBe16(d);
             s.off = kSll2HeaderLen;
+            if (loadBe16(d + 8) == kArphrdEther) s.srcMac = 12;
             return kOk;
         case LinkType::Null:
         case LinkType::Loop:

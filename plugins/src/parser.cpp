@@ -59,6 +59,7 @@ constexpr std::uint8_t kProtoHopByHop = 0;
 constexpr std::uint8_t kProtoIcmp = 1;
 constexpr std::uint8_t kProtoTcp = 6;
 constexpr std::uint8_t kProtoUdp = 17;
+constexpr std::uint8_t kProtoGre = 47;
 constexpr std::uint8_t kProtoRouting = 43;
 constexpr std::uint8_t kProtoFragment = 44;
 constexpr std::uint8_t kProtoEsp = 50;
@@ -548,9 +549,9 @@ template <bool kInner>
                                                 ParsedPacket& out) noexcept {
     if (link != LinkType::Ethernet) [[unlikely]] {
         const Anomaly a = decodeLink(d, cap, link, s);
-        if (a == kOk && s.dstMac != kNoMac) {  // 802.11
-            std::memcpy(out.dstMac.data(), d + s.dstMac, 6);
-            std::memcpy(out.srcMac.data(), d + s.srcMac, 6);
+        if (a == kOk) {  // 802.11: both; Linux cooked (SLL, SLL2): the source only
+            if (s.dstMac != kNoMac) std::memcpy(out.dstMac.data(), d + s.dstMac, 6);
+            if (s.srcMac != kNoMac) std::memcpy(out.srcMac.data(), d + s.srcMac, 6);
         }
         return a;
     }
@@ -587,6 +588,8 @@ template <bool kInner>
         probe.end = r.end;
         probe.srcPort = p->srcPort();
         probe.dstPort = p->dstPort();
+        probe.ipfixprobeOnly = config.tunnels == TunnelMode::Ipfixprobe;
+        probe.outerIpv4 = p->key.ipVersion == 4;
         TunnelStep step;
         const TunnelFound f = findTunnel(d, probe, step);
         if (f == TunnelFound::No) break;
@@ -634,10 +637,15 @@ template <bool kInner>
     return layers;
 }
 
+// Which packets the layer loop hands to followTunnels: none (--tunnel outer), every one
+// (inner, both), or only GRE over IPv4 (ipfixprobe: one compare for everything else, so the
+// default mode costs what `outer` costs on traffic without GRE).
+enum class Follow : std::uint8_t { None, All, GreOverIpv4 };
+
 // The layer loop behind parsePacket and parsePacketLayers. Writes layer i to out[i] when
 // `keepAll`, else every layer to out[0] (the innermost one wins). Returns the layers written.
-// Without kTunnels it is a leaf function: the outer-only parse pays nothing for tunnels.
-template <bool kTunnels>
+// With Follow::None it is a leaf function: the outer-only parse pays nothing for tunnels.
+template <Follow kFollow>
 [[gnu::always_inline]] inline std::size_t parseLayers(const RawPacket& raw, LinkType link,
                                                       const ParserConfig& config, ParsedPacket* out,
                                                       bool keepAll,
@@ -662,7 +670,11 @@ template <bool kTunnels>
         anomalies.add(a);
         return 0;
     }
-    if constexpr (kTunnels) {
+    if constexpr (kFollow == Follow::All) {
+        return followTunnels(raw, config, out, keepAll, r, anomalies);
+    } else if constexpr (kFollow == Follow::GreOverIpv4) {
+        if (p->key.proto != kProtoGre || p->key.ipVersion != 4) [[likely]]
+            return 1;
         return followTunnels(raw, config, out, keepAll, r, anomalies);
     } else {
         (void)config;
@@ -674,27 +686,33 @@ template <bool kTunnels>
 [[gnu::noinline]] bool parseTunnelled(const RawPacket& raw, LinkType link,
                                       const ParserConfig& config, ParsedPacket& out,
                                       AnomalyCounters& anomalies) noexcept {
-    return parseLayers<true>(raw, link, config, &out, false, anomalies) != 0;
+    return parseLayers<Follow::All>(raw, link, config, &out, false, anomalies) != 0;
 }
 
 }  // namespace
 
 bool parsePacket(const RawPacket& raw, LinkType link, const ParserConfig& config, ParsedPacket& out,
                  AnomalyCounters& anomalies) noexcept {
-    // A tail call for --tunnel inner|both, so the default path below stays a leaf function.
+    // The default (ipfixprobe) and outer modes are inlined here; a tail call for
+    // --tunnel inner|both.
+    if (config.tunnels == TunnelMode::Ipfixprobe) [[likely]]
+        return parseLayers<Follow::GreOverIpv4>(raw, link, config, &out, false, anomalies) != 0;
     if (config.tunnels != TunnelMode::Outer)
         return parseTunnelled(raw, link, config, out, anomalies);
-    return parseLayers<false>(raw, link, config, &out, false, anomalies) != 0;
+    return parseLayers<Follow::None>(raw, link, config, &out, false, anomalies) != 0;
 }
 
 std::size_t parsePacketLayers(const RawPacket& raw, LinkType link, const ParserConfig& config,
                               std::span<ParsedPacket, kMaxLayers> out,
                               AnomalyCounters& anomalies) noexcept {
     if (config.tunnels == TunnelMode::Outer) {
-        return parseLayers<false>(raw, link, config, out.data(), false, anomalies);
+        return parseLayers<Follow::None>(raw, link, config, out.data(), false, anomalies);
     }
-    return parseLayers<true>(raw, link, config, out.data(), config.tunnels == TunnelMode::Both,
-                             anomalies);
+    if (config.tunnels == TunnelMode::Ipfixprobe) {
+        return parseLayers<Follow::GreOverIpv4>(raw, link, config, out.data(), false, anomalies);
+    }
+    return parseLayers<Follow::All>(raw, link, config, out.data(),
+                                    config.tunnels == TunnelMode::Both, anomalies);
 }
 
 bool linkTypeFromPcap(int dlt, LinkType& out) noexcept {

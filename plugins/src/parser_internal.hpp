@@ -73,6 +73,10 @@ struct TunnelProbe {
     std::uint16_t srcPort = 0;
     std::uint16_t dstPort = 0;
     std::uint8_t proto = 0;
+    /// --tunnel ipfixprobe: only what ipfixprobe 5.7 opens (GRE over IPv4 carrying IPv4,
+    /// IPv6, MPLS or PPPoE session frames); `outerIpv4` tells the outer IP version.
+    bool ipfixprobeOnly = false;
+    bool outerIpv4 = false;
 };
 
 /// A recognised tunnel: the inner frame starts at `start` and has the given id.

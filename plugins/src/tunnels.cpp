@@ -22,6 +22,9 @@
 // caller); a packet that merely uses the port without looking like the tunnel (GTP echo,
 // CAPWAP keep-alive, DTLS) is TunnelFound::No and stays an ordinary UDP packet.
 //
+// --tunnel ipfixprobe recognises only GRE over IPv4, as ipfixprobe 5.7's parser does (its
+// parse_gre): IPv4, IPv6, MPLS and PPPoE session payloads; everything else is not a tunnel.
+//
 // Cost: a few compares on the protocol and ports for packets that are not tunnels; no loop runs
 // more than a fixed number of times (GTP extension headers, MPLS labels).
 #include <cstdint>
@@ -268,9 +271,39 @@ TunnelFound byPort(std::uint16_t port, const std::uint8_t* d, const TunnelProbe&
     }
 }
 
+// ipfixprobe 5.7's parse_gre: the header is 4 bytes plus 4 for each of the checksum, key and
+// sequence flags (version and routing bits are not looked at); IPv4, IPv6, MPLS and PPPoE
+// session payloads are opened, any other protocol leaves the packet a GRE packet.
+TunnelFound greAsIpfixprobe(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end,
+                            TunnelStep& step) noexcept {
+    if (!has(pos, 4, end)) return TunnelFound::Malformed;
+    const std::uint16_t flags = loadBe16(d + pos);
+    const std::uint16_t proto = loadBe16(d + pos + 2);
+    const bool checksum = (flags & 0x8000) != 0;
+    const bool keyed = (flags & 0x2000) != 0;
+    const bool sequenced = (flags & 0x1000) != 0;
+    const std::uint32_t len = 4 + (checksum ? 4 : 0) + (keyed ? 4 : 0) + (sequenced ? 4 : 0);
+    if (!has(pos, len, end)) return TunnelFound::Malformed;
+    const std::uint32_t key = keyed ? loadBe32(d + pos + 4 + (checksum ? 4 : 0)) : 0;
+    switch (proto) {
+        case kEtherIpv4:
+        case kEtherIpv6:
+        case kEtherMplsUnicast:
+        case kEtherMplsMulticast:
+        case kEtherPppoeSession:
+            return found(step, TunnelType::Gre, proto, pos + len, key);
+        default:
+            return TunnelFound::No;
+    }
+}
+
 }  // namespace
 
 TunnelFound findTunnel(const std::uint8_t* d, const TunnelProbe& p, TunnelStep& step) noexcept {
+    if (p.ipfixprobeOnly) {
+        if (p.proto != kProtoGre || !p.outerIpv4) return TunnelFound::No;
+        return greAsIpfixprobe(d, p.l4, p.end, step);
+    }
     switch (p.proto) {
         case kProtoGre:
             return gre(d, p.l4, p.end, step);

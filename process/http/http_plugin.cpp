@@ -109,13 +109,15 @@ public:
     }
 
 private:
-    // The flow has no record yet: parse into a fresh one, keep it only if the parse counts.
+    // The flow has no record yet: parse into a fresh one, keep it if the parse counts or read
+    // the request/status line before the packet ended (a head split across segments).
     static void tryAttach(FlowContext& ctx) noexcept {
         const auto payload = ctx.packet->payload();
         if (classifyHttp(payload) == HttpKind::None) return;
         HttpRecord* rec = ctx.attachExt<HttpRecord>();
         if (rec == nullptr) return;  // pool exhausted (counted by the table)
-        if (applyHttpPacket(payload, *rec) != HttpUpdate::Stored) ctx.detachExt();
+        const HttpUpdate u = applyHttpPacket(payload, *rec);
+        if (u != HttpUpdate::Stored && u != HttpUpdate::Partial) ctx.detachExt();
     }
 };
 

@@ -18,7 +18,7 @@ HttpUpdate applyHttpPacket(std::span<const std::uint8_t> payload, HttpRecord& re
                 copyHttpValue(r.userAgent, rec.userAgent);
                 copyHttpValue(r.referer, rec.referer);
             }
-            if (!r.complete) return HttpUpdate::Ignored;
+            if (!r.complete) return HttpUpdate::Partial;
             rec.request = true;
             return HttpUpdate::Stored;
         }
@@ -34,7 +34,7 @@ HttpUpdate applyHttpPacket(std::span<const std::uint8_t> payload, HttpRecord& re
                 copyHttpValue(r.server, rec.server);
                 copyHttpValue({cookies, r.setCookieLen}, rec.setCookieNames);
             }
-            if (!r.complete) return HttpUpdate::Ignored;
+            if (!r.complete) return HttpUpdate::Partial;
             rec.response = true;
             return HttpUpdate::Stored;
         }

@@ -5,8 +5,10 @@
 //   packet payload ──classifyHttp──▶ request ──parseHttpRequest──┐
 //                                  ▶ response ─parseHttpResponse─┤
 //                                                                 ▼
-//        no record yet:  parse into a scratch record; keep it only when the headers were
-//                        complete (Stored) — ipfixprobe's add_ext_*
+//        no record yet:  parse into a scratch record; keep it when the headers were complete
+//                        (Stored) or when the request/status line was read and the packet
+//                        ended inside the headers (Partial: the fields read so far are kept,
+//                        as ipfixprobe's record keeps them; it does not count as seen)
 //        record present: a second request (or response) → FlushReinsert (nothing written);
 //                        otherwise the fields are written as far as the parse got, and the
 //                        request/response counts as seen only when it was complete
@@ -37,12 +39,14 @@ struct HttpRecord {
 enum class HttpUpdate : std::uint8_t {
     Ignored,        ///< not HTTP, or a parse that left nothing to keep
     Stored,         ///< the record holds this packet's request/response
+    Partial,        ///< the packet ended inside the headers: the record holds the fields read
+                    ///< before the cut, the request/response does not count as seen
     FlushReinsert,  ///< second request or response: export the flow without this packet and
                     ///< start a new one from it
 };
 
 /// Applies one packet to `rec`: the flow's record, or — when the flow has none yet — a
-/// default-constructed scratch record that the caller keeps only on Stored.
+/// default-constructed scratch record that the caller keeps on Stored or Partial.
 HttpUpdate applyHttpPacket(std::span<const std::uint8_t> payload, HttpRecord& rec) noexcept;
 
 }  // namespace rowprobe::http

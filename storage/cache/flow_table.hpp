@@ -23,7 +23,7 @@
 // Per packet (update):
 //   1. tag match (SIMD) → full key compare → slot s, or none.
 //   2. Found: the flow ends *before* this packet joins it if (ipfixprobe v5.7 order)
-//        a. SYN without ACK arrives in a direction whose flags hold FIN or RST → EndOfFlow;
+//        a. a SYN (SYN-ACK too) arrives in a direction whose flags hold FIN or RST → EndOfFlow;
 //        b. ts - last >= inactive → InactiveTimeout (EndOfFlow if FIN/RST was seen);
 //        c. ts - first >= active  → ActiveTimeout.
 //      Then it is exported and erased (policy.onErase) and the packet takes the miss path.
@@ -870,7 +870,8 @@ private:
     /// The reason the stored flow `f` ends before packet `pkt` joins it, or kAlive.
     EndReason endBefore(const CachedFlow& f, const ParsedPacket& pkt, bool forward) const noexcept {
         const std::uint8_t seen = f.tcpFlags[forward ? 0 : 1];
-        if ((pkt.tcpFlags & (kSyn | kAck)) == kSyn && (seen & (kFin | kRst)) != 0) {
+        // Any SYN, a SYN-ACK included (ipfixprobe 5.7's cache: `tcp_flags & 0x02`).
+        if ((pkt.tcpFlags & kSyn) != 0 && (seen & (kFin | kRst)) != 0) {
             return EndReason::EndOfFlow;  // a new connection on a finished 5-tuple
         }
         return expiryAt(f, pkt.ts);

@@ -27,7 +27,8 @@ constexpr rowprobe::LinkType kLinks[] = {rowprobe::LinkType::Ethernet,
                                          rowprobe::LinkType::Ieee80211,
                                          rowprobe::LinkType::Ieee80211Radiotap};
 constexpr rowprobe::TunnelMode kModes[] = {rowprobe::TunnelMode::Outer, rowprobe::TunnelMode::Inner,
-                                           rowprobe::TunnelMode::Both, rowprobe::TunnelMode::Both};
+                                           rowprobe::TunnelMode::Both,
+                                           rowprobe::TunnelMode::Ipfixprobe};
 
 void check(bool condition) {
     if (!condition) std::abort();

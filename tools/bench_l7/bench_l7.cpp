@@ -111,7 +111,8 @@ int main(int argc, char** argv) {
             http::HttpRecord& rec = httpRecs[p.flow];
             if (!httpHas[p.flow]) rec = http::HttpRecord{};
             const auto r = http::applyHttpPacket(p.payload, rec);
-            if (r == http::HttpUpdate::Stored) httpHas[p.flow] = 1;
+            if (r == http::HttpUpdate::Stored || r == http::HttpUpdate::Partial)
+                httpHas[p.flow] = 1;
             if (r == http::HttpUpdate::FlushReinsert) httpHas[p.flow] = 0;
         }
     });

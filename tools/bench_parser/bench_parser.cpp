@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
     const std::vector<std::pair<std::string, ParserConfig>> modes = {{"baseline", {}}};
 #else
     std::vector<std::pair<std::string, ParserConfig>> modes = {
+        {"ipfixprobe", {.tunnels = TunnelMode::Ipfixprobe}},
         {"outer", {.tunnels = TunnelMode::Outer}},
         {"inner", {.tunnels = TunnelMode::Inner}},
         {"both", {.tunnels = TunnelMode::Both}}};
@@ -63,7 +64,7 @@ int main(int argc, char** argv) {
     if (argc > 3) {
         std::erase_if(modes, [&](const auto& m) { return m.first != argv[3]; });
         if (modes.empty()) {
-            std::fprintf(stderr, "unknown mode '%s': outer, inner or both\n", argv[3]);
+            std::fprintf(stderr, "unknown mode '%s': ipfixprobe, outer, inner or both\n", argv[3]);
             return 2;
         }
     }

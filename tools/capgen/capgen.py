@@ -1075,9 +1075,11 @@ def scenario_link(kind):
     s.tcp(u + ms(1), True, PSH | ACK, rng.bytes(64))
     s.tcp(u + ms(6), False, PSH | ACK, rng.bytes(200))
     s.close(u + ms(10), ms(5))
-    if not macs:  # the link carries no (or only the sender's) MACs: the flow's MACs are zero
+    if not macs:  # the link carries no MACs, or only the sender's (Linux cooked: src_mac only)
         for r in cap.records:
-            r[4].smac = r[4].dmac = "00:00:00:00:00:00"
+            if kind != "sll2":
+                r[4].smac = "00:00:00:00:00:00"
+            r[4].dmac = "00:00:00:00:00:00"
     return cap
 
 

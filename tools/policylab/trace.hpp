@@ -14,8 +14,8 @@
 // Sessions. `Sessions` splits each key's packets into the flows an unbounded table would build
 // under the table's rules (docs/design/flow-cache.md; flow_table.hpp): a packet starts a new flow
 // if it comes `inactive` or more after the previous packet of its key, `active` or more after the
-// flow's first packet, or is a SYN without ACK sent in a direction whose flags already hold FIN or
-// RST. No policy can avoid those flow starts; every other miss is the policy's doing. For each
+// flow's first packet, or is a SYN (SYN-ACK too) sent in a direction whose flags already hold FIN
+// or RST. No policy can avoid those flow starts; every other miss is the policy's doing. For each
 // packet: whether it starts a flow, and the index of the next packet of the same flow (the "next
 // use" Belady's optimum needs).
 //
@@ -81,7 +81,7 @@ struct PacketFacts {
 template <class Facts>
 Sessions computeSessionsOf(std::size_t count, std::size_t keys, Facts facts, TimeNs inactive,
                            TimeNs active) {
-    constexpr std::uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kAck = 0x10;
+    constexpr std::uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04;
     struct Open {
         bool open = false;
         bool initiatorIsA = true;
@@ -100,7 +100,7 @@ Sessions computeSessionsOf(std::size_t count, std::size_t keys, Facts facts, Tim
         bool starts = !f.open;
         if (!starts) {  // the table's rules (flow_table.hpp endBefore / expiryAt)
             const std::uint8_t seen = f.flags[p.fromA == f.initiatorIsA ? 0 : 1];
-            if ((p.tcpFlags & (kSyn | kAck)) == kSyn && (seen & (kFin | kRst)) != 0) starts = true;
+            if ((p.tcpFlags & kSyn) != 0 && (seen & (kFin | kRst)) != 0) starts = true;
             if (p.ts >= f.last && p.ts - f.last >= inactive) starts = true;
             if (p.ts >= f.first && p.ts - f.first >= active) starts = true;
         }

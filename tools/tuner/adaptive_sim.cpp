@@ -15,7 +15,7 @@ namespace {
 using storage::Slot;
 constexpr std::uint32_t kEmpty = std::numeric_limits<std::uint32_t>::max();
 constexpr TimeNs kNever = std::numeric_limits<TimeNs>::max();
-constexpr std::uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kAck = 0x10;
+constexpr std::uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04;
 
 constexpr TimeNs saturatingAdd(TimeNs a, TimeNs b) noexcept {
     return a > kNever - b ? kNever : a + b;
@@ -124,8 +124,7 @@ private:
             const bool forward = p.fromA == f.initiatorIsA;
             const std::uint8_t seen = f.flags[forward ? 0 : 1];
             const bool ended =
-                ((p.tcpFlags & (kSyn | kAck)) == kSyn && (seen & (kFin | kRst)) != 0) ||
-                expired(f, p.ts);
+                ((p.tcpFlags & kSyn) != 0 && (seen & (kFin | kRst)) != 0) || expired(f, p.ts);
             if (!ended) {
                 const unsigned rank = order.rankOf(static_cast<Slot>(s));
                 ++m_res.hits;

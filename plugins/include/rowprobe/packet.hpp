@@ -95,9 +95,11 @@ enum class TunnelType : std::uint8_t {
 
 /// How the parser treats tunnels (`--tunnel`).
 enum class TunnelMode : std::uint8_t {
-    Outer,  ///< no decapsulation: one flow per outer packet (ipfixprobe's behaviour, default)
-    Inner,  ///< the innermost packet only (outer tunnel flows are not exported)
-    Both,   ///< every layer: the outer tunnel flow and each inner flow (as Zeek)
+    Outer,       ///< no decapsulation: one flow per outer packet
+    Inner,       ///< the innermost packet of every tunnel kind (outer tunnel flows not exported)
+    Both,        ///< every layer: the outer tunnel flow and each inner flow (as Zeek)
+    Ipfixprobe,  ///< exactly ipfixprobe 5.7 (the default): only GRE over IPv4 carrying IPv4,
+                 ///< IPv6, MPLS or PPPoE is opened, the inner packet counted; nothing else
 };
 
 /// Maximum tunnel layers decapsulated (geneve-in-geneve is 2); deeper ones count
@@ -241,7 +243,8 @@ struct AnomalyCounters {
 /// Options of the packet parser that change the flow key.
 struct ParserConfig {
     bool vlanInKey = true;                   ///< put the outermost VLAN id into the key
-    TunnelMode tunnels = TunnelMode::Outer;  ///< `--tunnel`: decapsulate or not
+    TunnelMode tunnels = TunnelMode::Outer;  ///< `--tunnel`: decapsulate or not (the CLI's
+                                             ///< default is Ipfixprobe)
 };
 
 /// Parses one frame. Pure function: no allocation, no exception, cost ~20-40 ns.

@@ -244,6 +244,14 @@ public:
     virtual ProcessHooks hooks() const noexcept = 0;
 };
 
+/// Start-up check (called where the -p list is assembled into the schema) that the plugins'
+/// fields can share one exported object: every JSON/text key (FieldSpec::name) is unique across
+/// the plugins and the core fields, and a UniRec name two plugins share has the same type in
+/// both (ipfixprobe's shared names, e.g. DNS_ID of dns and passivedns; the UniRec output
+/// refuses two such plugins in one record). Throws ConfigError naming both plugins and the
+/// field (exit 2).
+void checkFieldNames(std::span<const ProcessPlugin* const> plugins);
+
 namespace detail {
 struct NoState {};
 template <class T>

@@ -153,8 +153,10 @@ DnsStatus DnsCursor::nextQuestion(DnsQuestion& q) noexcept {
 DnsStatus DnsCursor::nextRr(DnsRr& rr) noexcept {
     while (m_section < 3 && m_rrLeft[m_section] == 0) ++m_section;
     if (m_section == 3) return DnsStatus::End;
+    // skipName fails only when the owner name runs past the end of the message: the message
+    // was cut (first IP fragment, short snaplen), not malformed, so what was read so far counts.
     const std::size_t end = skipName(m_msg, m_off);
-    if (end == 0) return DnsStatus::Malformed;
+    if (end == 0) return DnsStatus::Truncated;
     if (end + 10 > m_msg.size()) return DnsStatus::Truncated;
     const std::uint16_t rdLength = be16(m_msg, end + 8);
     if (end + 10 + rdLength > m_msg.size()) return DnsStatus::Truncated;

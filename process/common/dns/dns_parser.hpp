@@ -10,8 +10,8 @@
 //
 // Offsets are relative to the message start (after the TCP length prefix), as compression
 // pointers are. The cursor walks the sections in order: qdCount questions, then anCount +
-// nsCount + arCount resource records; it reports `Truncated` when a record runs past the end of
-// the message and `Malformed` when a name cannot be walked.
+// nsCount + arCount resource records; it reports `Truncated` when a record (its owner name
+// included) runs past the end of the message and `Malformed` when a name cannot be walked.
 #pragma once
 
 #include <array>
@@ -73,7 +73,7 @@ struct DnsRr {
 enum class DnsStatus : std::uint8_t {
     Ok,
     End,        ///< no more entries in this section
-    Truncated,  ///< the entry runs past the end of the message
+    Truncated,  ///< the entry (a record's owner name included) runs past the end of the message
     Malformed,  ///< a name cannot be walked (bad label, pointer out of range or looping)
 };
 

@@ -381,7 +381,11 @@ std::size_t ja4(const Hello& h, bool quic, Ja4Mode mode, std::array<char, kJa4Le
             if (!any || s > best) best = s;
             any = true;
         }
-        if (any) version = static_cast<std::uint16_t>(best);
+        // Without supported_versions ipfixprobe reads the hello's version field in host byte
+        // order (little-endian): 03 03 is still TLS 1.2, but TLS 1.1, 1.0, SSL 3 and DTLS
+        // become values it has no label for, so their part a says "00".
+        version = any ? static_cast<std::uint16_t>(best)
+                      : static_cast<std::uint16_t>(version >> 8 | (version & 0xff) << 8);
     } else if (h.supportedVersion != 0) {
         version = h.supportedVersion;
     }

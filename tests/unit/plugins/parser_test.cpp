@@ -725,8 +725,16 @@ TEST(ParserLink, LinuxCookedCaptureUsesProtocolAtOffsetFourteen) {
     ASSERT_TRUE(r.ok);
     EXPECT_EQ(r.p.l3Offset, 16);
     EXPECT_EQ(r.p.srcPort(), 68);
-    EXPECT_EQ(r.p.srcMac, (std::array<std::uint8_t, 6>{}));
+    // The sender's address of an Ethernet (ARPHRD_ETHER) cooked header is src_mac, as
+    // ipfixprobe's parse_sll; there is no destination address.
+    EXPECT_EQ(r.p.srcMac, kSrcMac);
     EXPECT_EQ(r.p.dstMac, (std::array<std::uint8_t, 6>{}));
+    Bytes loopback = sllHeader(0x0800);
+    loopback[3] = 0x04;  // address type 772 (ARPHRD_LOOPBACK) is not Ethernet: no MAC
+    loopback[2] = 0x03;
+    const Parsed other = parse(cat(loopback, ipv4({.proto = 17}, udp(68, 67))), LinkType::LinuxSll);
+    ASSERT_TRUE(other.ok);
+    EXPECT_EQ(other.p.srcMac, (std::array<std::uint8_t, 6>{}));
 }
 
 TEST(ParserLink, RawLinkChoosesIpVersionByNibble) {

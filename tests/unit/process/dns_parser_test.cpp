@@ -246,7 +246,7 @@ TEST(DnsParser, CountsLargerThanTheMessageEndInTruncated) {
     ASSERT_EQ(c.nextQuestion(q), dns::DnsStatus::Ok);
     dns::DnsRr rr;
     ASSERT_EQ(c.nextRr(rr), dns::DnsStatus::Ok);
-    EXPECT_EQ(c.nextRr(rr), dns::DnsStatus::Malformed);  // no name bytes left at all
+    EXPECT_EQ(c.nextRr(rr), dns::DnsStatus::Truncated);  // no name bytes left at all
     // An RDLENGTH beyond the end is Truncated.
     Bytes t = response("a.b", 1, {1, 2, 3, 4});
     t[t.size() - 5] = 0xff;

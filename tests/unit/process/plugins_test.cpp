@@ -175,11 +175,11 @@ TEST(PassiveDnsPlugin, OneInstancePerAnswerAfterTheResponse) {
               kFlush);
     const auto inst = d.write();
     ASSERT_EQ(inst.size(), 2u);
-    EXPECT_EQ(inst[0].at("dns_ip"), "00000000000000000000ffffc0000201");
-    EXPECT_EQ(inst[1].at("dns_ip"), "00000000000000000000ffffc0000202");
-    EXPECT_EQ(inst[0].at("dns_name"), "example.org");
-    EXPECT_EQ(inst[0].at("dns_atype"), "1");
-    EXPECT_EQ(inst[0].at("dns_ttl"), "300");
+    EXPECT_EQ(inst[0].at("pdns_ip"), "00000000000000000000ffffc0000201");
+    EXPECT_EQ(inst[1].at("pdns_ip"), "00000000000000000000ffffc0000202");
+    EXPECT_EQ(inst[0].at("pdns_name"), "example.org");
+    EXPECT_EQ(inst[0].at("pdns_atype"), "1");
+    EXPECT_EQ(inst[0].at("pdns_ttl"), "300");
 }
 
 TEST(IdpContentPlugin, BothDirectionsThenDone) {

@@ -179,15 +179,28 @@ TEST(HttpRecord, FieldLimitsAreIpfixprobesBuffers) {
     EXPECT_EQ(std::string(rec.host), host.substr(0, 63));
 }
 
-TEST(HttpRecord, IncompleteFirstRequestIsNotKeptButACompleteOneLaterIs) {
-    rowprobe::http::HttpRecord scratch;
-    EXPECT_EQ(applyHttpPacket(bytes("GET /x HTTP/1.1\r\nHost: cut"), scratch),
-              rowprobe::http::HttpUpdate::Ignored);
-    rowprobe::http::HttpRecord fresh;
-    EXPECT_EQ(applyHttpPacket(bytes("HTTP/1.1 404 Not Found\r\n\r\n"), fresh),
-              rowprobe::http::HttpUpdate::Stored);
-    EXPECT_EQ(fresh.status, 404);
-    EXPECT_STREQ(fresh.method, "");  // nothing leaks from the discarded scratch record
+// Issue 21 item 5: a first request whose head is split across TCP segments keeps the fields
+// read before the cut (ipfixprobe's record keeps them too); it does not count as seen.
+TEST(HttpRecord, IncompleteFirstRequestKeepsWhatWasRead) {
+    using rowprobe::http::HttpUpdate;
+    rowprobe::http::HttpRecord rec;
+    EXPECT_EQ(applyHttpPacket(bytes("GET /x HTTP/1.1\r\nHost: h.example\r\n"
+                                    "User-Agent: ua/2\r\nCookie: a=lon"),
+                              rec),
+              HttpUpdate::Partial);
+    EXPECT_STREQ(rec.method, "GET");
+    EXPECT_STREQ(rec.uri, "/x");
+    EXPECT_STREQ(rec.host, "h.example");
+    EXPECT_STREQ(rec.userAgent, "ua/2");
+    EXPECT_FALSE(rec.request);
+    // The rest of the head is not HTTP on its own; the response is stored in the same record.
+    EXPECT_EQ(applyHttpPacket(bytes("g-cookie-value\r\n\r\n"), rec), HttpUpdate::Ignored);
+    EXPECT_EQ(applyHttpPacket(bytes("HTTP/1.1 404 Not Found\r\n\r\n"), rec), HttpUpdate::Stored);
+    EXPECT_EQ(rec.status, 404);
+    EXPECT_STREQ(rec.uri, "/x");
+    // A cut inside the request line itself leaves nothing to keep.
+    rowprobe::http::HttpRecord none;
+    EXPECT_EQ(applyHttpPacket(bytes("GET /a-very-long-path-cut-he"), none), HttpUpdate::Ignored);
 }
 
 // ---- tls ----------------------------------------------------------------------------------------

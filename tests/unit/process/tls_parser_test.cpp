@@ -250,6 +250,26 @@ TEST(TlsParser, Ja4EdgeCasesFollowTheSpec) {
     EXPECT_EQ(ja4Of(h, Ja4Mode::Spec).substr(0, 8), "t12i0101");
 }
 
+// Issue 21 item 7: without supported_versions ipfixprobe 5.7 reads the hello's version in host
+// (little-endian) byte order, so only 03 03 keeps its label; ja4=ipfixprobe reproduces "t00".
+TEST(TlsParser, Ja4IpfixprobeVersionWithoutSupportedVersionsIsByteSwapped) {
+    Hello h;
+    for (const auto& [version, spec] : std::initializer_list<std::pair<unsigned, const char*>>{
+             {0x0302, "t11"}, {0x0301, "t10"}, {0x0300, "ts3"}}) {
+        const Bytes rec = hello(1, version, {0x002f, 0x0035}, {ext(0, sni("old.example"))});
+        ASSERT_TRUE(rowprobe::tls::parseHello(rec, h));
+        EXPECT_EQ(ja4Of(h, Ja4Mode::Spec).substr(0, 3), spec) << std::hex << version;
+        EXPECT_EQ(ja4Of(h, Ja4Mode::Ipfixprobe).substr(0, 9), "t00d2100_") << std::hex << version;
+    }
+    const Bytes tls12 = hello(1, 0x0303, {0x002f}, {});
+    ASSERT_TRUE(rowprobe::tls::parseHello(tls12, h));
+    EXPECT_EQ(ja4Of(h, Ja4Mode::Ipfixprobe).substr(0, 3), "t12");  // 03 03 reads the same
+    // With supported_versions the values are converted from network order: 1.1 is "11".
+    const Bytes sv = hello(1, 0x0301, {0x002f}, {ext(43, u16list({0x0302}, 1))});
+    ASSERT_TRUE(rowprobe::tls::parseHello(sv, h));
+    EXPECT_EQ(ja4Of(h, Ja4Mode::Ipfixprobe).substr(0, 3), "t11");
+}
+
 TEST(TlsParser, ServerHelloSelectedAlpnVersionCipherAndJa3s) {
     const Bytes rec = hello(2, 0x0303, {0x1301},
                             {ext(43, {0x03, 0x04}), ext(16, alpn({"h2"})), ext(51, Bytes(36, 1))});
