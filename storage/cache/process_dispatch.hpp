@@ -49,6 +49,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cache/cached_flow_ops.hpp"
 #include "cache/prefetch.hpp"
 #include "cache/row.hpp"
 #include "cache/table_array.hpp"
@@ -227,6 +228,26 @@ public:
         }
         f.pluginWants = w;
         return acc & kFlushReinsert;
+    }
+
+    /// A packet of a flow some plugin wants (wantsAny), in ipfixprobe's order: preUpdate, the
+    /// packet counted in direction `forward ? 0 : 1`, postUpdate. Returns the flush bits of the
+    /// first hook pass that asked for a flush (a preUpdate flush leaves the packet uncounted).
+    HookResult updateFlow(std::size_t slot, CachedFlow& f, const ParsedPacket& pkt,
+                          bool forward) noexcept {
+        const HookResult res = update(slot, f, pkt, forward, true);
+        if ((res & kFlush) != 0) return res;
+        addPacket(f, pkt, forward ? 0 : 1);
+        return update(slot, f, pkt, forward, false);
+    }
+
+    /// Stage 2 of the table's batch: the payload lines the hooks read first (http scans 32
+    /// bytes for its method, tls reads the record header), which the parser has not touched.
+    static void prefetchPayload(const ParsedPacket& pkt) noexcept {
+        const auto payload = pkt.payload();
+        if (payload.empty()) return;
+        detail::prefetchRead(payload.data());
+        detail::prefetchRead(payload.data() + std::min<std::size_t>(payload.size(), 32) - 1);
     }
 
     /// preUpdate (before = true) or postUpdate hooks of the plugins that want this flow.
