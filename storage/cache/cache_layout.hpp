@@ -1,7 +1,8 @@
 // The policy ABI's layout facts: every type a row-policy shared object compiles in with
 // FlowTable<P, L> (the table's non-template base and everything it holds, the records, the
 // plugin dispatch, expiry and admission state, what crosses to the export thread and the
-// host), each with its size and alignment, plus the constants that size the table's arrays.
+// host), each with its size and alignment, the offsets of the record's fields (which the
+// table and the policies read in place), plus the constants that size the table's arrays.
 //
 //   kCacheLayout[]             { name, size, align }   one entry per type or constant
 //   cacheLayoutFingerprintOf() FNV-1a over every entry (name bytes, size, align)
@@ -53,6 +54,7 @@ struct LayoutFact {
 
 #define ROWPROBE_LAYOUT_FACT(T) LayoutFact{#T, sizeof(T), alignof(T)}
 #define ROWPROBE_LAYOUT_VALUE(V) LayoutFact{#V, static_cast<std::size_t>(V), 0}
+#define ROWPROBE_LAYOUT_OFFSET(T, M) LayoutFact{#T "::" #M, offsetof(T, M), 0}
 
 inline constexpr std::array kCacheLayout = {
     ROWPROBE_LAYOUT_VALUE(kCacheAbiRevision),
@@ -71,6 +73,22 @@ inline constexpr std::array kCacheLayout = {
     ROWPROBE_LAYOUT_FACT(SlotView),
     // Records and what the policy sees.
     ROWPROBE_LAYOUT_FACT(CachedFlow),
+    ROWPROBE_LAYOUT_OFFSET(CachedFlow, key),
+    ROWPROBE_LAYOUT_OFFSET(CachedFlow, timeLast),
+    ROWPROBE_LAYOUT_OFFSET(CachedFlow, packets),
+    ROWPROBE_LAYOUT_OFFSET(CachedFlow, timeFirst),
+    ROWPROBE_LAYOUT_OFFSET(CachedFlow, bytes),
+    ROWPROBE_LAYOUT_OFFSET(CachedFlow, hashHi),
+    ROWPROBE_LAYOUT_OFFSET(CachedFlow, icmpTypeCode),
+    ROWPROBE_LAYOUT_OFFSET(CachedFlow, tcpFlags),
+    ROWPROBE_LAYOUT_OFFSET(CachedFlow, ttl),
+    ROWPROBE_LAYOUT_OFFSET(CachedFlow, srcMac),
+    ROWPROBE_LAYOUT_OFFSET(CachedFlow, dstMac),
+    ROWPROBE_LAYOUT_OFFSET(CachedFlow, initiatorIsA),
+    ROWPROBE_LAYOUT_OFFSET(CachedFlow, tunnelled),
+    ROWPROBE_LAYOUT_OFFSET(CachedFlow, inlineState),
+    ROWPROBE_LAYOUT_OFFSET(CachedFlow, pluginWants),
+    ROWPROBE_LAYOUT_OFFSET(CachedFlow, extHandles),
     ROWPROBE_LAYOUT_FACT(PacketContext),
     ROWPROBE_LAYOUT_FACT(FlowKey),
     ROWPROBE_LAYOUT_FACT(ParsedPacket),
@@ -95,6 +113,7 @@ inline constexpr std::array kCacheLayout = {
 
 #undef ROWPROBE_LAYOUT_FACT
 #undef ROWPROBE_LAYOUT_VALUE
+#undef ROWPROBE_LAYOUT_OFFSET
 
 namespace detail {
 
