@@ -22,17 +22,22 @@
 namespace rowprobe::core {
 
 struct CounterInfo {
-    std::string_view json;    ///< key in the JSON "cache" object, "" when not shown
+    std::string_view json;  ///< key in the JSON "cache" object, "" when not shown
     CounterMerge merge = CounterMerge::None;
     CounterKind kind = CounterKind::Counter;
     std::string_view metric;  ///< Prometheus sample name, "" when none
     std::string_view label;   ///< `k="v"` within a family, or (REASONS) the label's name
     std::string_view help;
-    bool reasons = false;     ///< one value per EndReason
+    bool reasons = false;  ///< one value per EndReason
 };
 
-#define ROWPROBE_COUNTER_INFO(src, member, json, merge, kind, metric, label, help)           \
-    CounterInfo{json, CounterMerge::merge, CounterKind::kind, metric, label, help,          \
+#define ROWPROBE_COUNTER_INFO(src, member, json, merge, kind, metric, label, help) \
+    CounterInfo{json,                                                              \
+                CounterMerge::merge,                                               \
+                CounterKind::kind,                                                 \
+                metric,                                                            \
+                label,                                                             \
+                help,                                                              \
                 std::string_view(#src) == "REASONS"},
 inline constexpr std::array kCacheCounters = {ROWPROBE_CACHE_COUNTERS(ROWPROBE_COUNTER_INFO)};
 #undef ROWPROBE_COUNTER_INFO
@@ -71,7 +76,7 @@ inline void mergeCacheStats(CacheStats& total, const CacheStats& queue) {
     const bool newer = queue.floodLastAlarm > total.floodLastAlarm;
 #define ROWPROBE_MERGE_COUNT(member, rule) \
     detail::mergeValue(CounterMerge::rule, total.member, queue.member, newer);
-#define ROWPROBE_MERGE_REASONS(member, rule)               \
+#define ROWPROBE_MERGE_REASONS(member, rule)              \
     for (std::size_t r = 0; r < total.member.size(); ++r) \
         detail::mergeValue(CounterMerge::rule, total.member[r], queue.member[r], newer);
 #define ROWPROBE_MERGE_DERIVED(member, rule)

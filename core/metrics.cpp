@@ -9,11 +9,11 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <algorithm>
 #include <sstream>
 #include <string>
 #include <string_view>

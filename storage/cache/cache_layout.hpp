@@ -52,9 +52,12 @@ struct LayoutFact {
     std::size_t align = 0;
 };
 
-#define ROWPROBE_LAYOUT_FACT(T) LayoutFact{#T, sizeof(T), alignof(T)}
-#define ROWPROBE_LAYOUT_VALUE(V) LayoutFact{#V, static_cast<std::size_t>(V), 0}
-#define ROWPROBE_LAYOUT_OFFSET(T, M) LayoutFact{#T "::" #M, offsetof(T, M), 0}
+#define ROWPROBE_LAYOUT_FACT(T) \
+    LayoutFact { #T, sizeof(T), alignof(T) }
+#define ROWPROBE_LAYOUT_VALUE(V) \
+    LayoutFact { #V, static_cast < std::size_t>(V), 0 }
+#define ROWPROBE_LAYOUT_OFFSET(T, M) \
+    LayoutFact { #T "::" #M, offsetof(T, M), 0 }
 
 inline constexpr std::array kCacheLayout = {
     ROWPROBE_LAYOUT_VALUE(kCacheAbiRevision),

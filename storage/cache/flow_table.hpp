@@ -65,10 +65,10 @@
 #include <cstring>
 #include <limits>
 #include <new>
-#include <type_traits>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "cache/cached_flow_ops.hpp"

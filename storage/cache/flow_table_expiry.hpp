@@ -106,7 +106,8 @@ inline std::size_t FlowTable<P, L>::expireRow(std::size_t r, TimeNs now) noexcep
 }
 
 template <class P, unsigned L>
-inline std::size_t FlowTable<P, L>::sweepRowLocked(std::size_t r, TimeNs now, TimeNs unknown, TimeNs& earliest, ExportRing& ring) noexcept {
+inline std::size_t FlowTable<P, L>::sweepRowLocked(std::size_t r, TimeNs now, TimeNs unknown,
+                                                   TimeNs& earliest, ExportRing& ring) noexcept {
     if (!m_locks.tryLock(r)) {
         earliest = std::min(earliest, unknown);
         return 0;

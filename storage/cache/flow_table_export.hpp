@@ -26,7 +26,8 @@ inline void FlowTable<P, L>::retire(std::size_t r, Slot s, EndReason why, bool f
 }
 
 template <class P, unsigned L>
-inline void FlowTable<P, L>::exportRecord(std::size_t r, Slot s, EndReason why, bool flushed) noexcept {
+inline void FlowTable<P, L>::exportRecord(std::size_t r, Slot s, EndReason why,
+                                          bool flushed) noexcept {
     ++m_stats.exported[static_cast<std::size_t>(why)];
     const std::size_t slot = slotIndex(r, s);
     CachedFlow& f = m_records[slot];
@@ -62,7 +63,8 @@ inline void FlowTable<P, L>::loadPluginData(std::size_t r, std::uint32_t slots) 
 }
 
 template <class P, unsigned L>
-inline void FlowTable<P, L>::sweepPluginData(std::size_t r, Slot s, EndReason why, FlowRecord& rec) noexcept {
+inline void FlowTable<P, L>::sweepPluginData(std::size_t r, Slot s, EndReason why,
+                                             FlowRecord& rec) noexcept {
     InstanceWriter out = m_proc.sweepWriter();
     m_proc.serialize(slotIndex(r, s), recordAt(r, s), why, false, out, true);
     if (out.dropped() != 0)
@@ -74,7 +76,8 @@ inline void FlowTable<P, L>::sweepPluginData(std::size_t r, Slot s, EndReason wh
 }
 
 template <class P, unsigned L>
-inline void FlowTable<P, L>::flushedByPlugin(std::size_t r, Slot s, const ParsedPacket& pkt, std::size_t dir, HookResult res) noexcept {
+inline void FlowTable<P, L>::flushedByPlugin(std::size_t r, Slot s, const ParsedPacket& pkt,
+                                             std::size_t dir, HookResult res) noexcept {
     for (;;) {
         ++m_stats.pluginFlushes;
         if (res != kFlushReinsert) {

@@ -41,13 +41,13 @@ TableBase::TableBase(const TableConfig& config, unsigned line, std::size_t rowBy
 void TableBase::throwNoMemory(const TableConfig& config, std::size_t rowBytes) {
     const std::size_t records = std::size_t{1} << config.sizeLog2;
     const std::size_t rows = records / config.line;
-    throw ConfigError({.component = "storage 'cache'",
-                       .option = "size",
-                       .value = std::to_string(config.sizeLog2),
-                       .problem = "cannot allocate " +
-                                  std::to_string((records * sizeof(CachedFlow) + rows * rowBytes) >>
-                                                 20) +
-                                  " MiB for 2^" + std::to_string(config.sizeLog2) + " records"});
+    throw ConfigError(
+        {.component = "storage 'cache'",
+         .option = "size",
+         .value = std::to_string(config.sizeLog2),
+         .problem = "cannot allocate " +
+                    std::to_string((records * sizeof(CachedFlow) + rows * rowBytes) >> 20) +
+                    " MiB for 2^" + std::to_string(config.sizeLog2) + " records"});
 }
 
 bool TableBase::enableProcessPlugins(std::span<ProcessPlugin* const> plugins) {

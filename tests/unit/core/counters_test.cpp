@@ -1,6 +1,8 @@
 // The flow-table counter table (rowprobe/cache_counters.hpp) against what is generated from it
 // and what documents it: docs/statistics.md lists exactly its JSON keys, the JSON document and
 // the Prometheus text carry each entry once under its name, and the merge follows each rule.
+#include "counters.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -9,7 +11,6 @@
 #include <sstream>
 #include <string>
 
-#include "counters.hpp"
 #include "metrics.hpp"
 #include "rowprobe/flow_record.hpp"
 #include "stats.hpp"
@@ -148,10 +149,10 @@ TEST(CounterTable, MergeFollowsEachRule) {
     b.floodLastAlarm = 9;  // b's alarm is the latest: its Latest fields win
     CacheStats t = a;
     mergeCacheStats(t, b);
-    EXPECT_EQ(t.hits, a.hits + b.hits);                                        // Sum
-    EXPECT_EQ(t.exported[3], a.exported[3] + b.exported[3]);                   // Sum per reason
+    EXPECT_EQ(t.hits, a.hits + b.hits);                                         // Sum
+    EXPECT_EQ(t.exported[3], a.exported[3] + b.exported[3]);                    // Sum per reason
     EXPECT_EQ(t.floodIntervals, std::max(a.floodIntervals, b.floodIntervals));  // Max
-    EXPECT_EQ(t.floodLastAlarm, b.floodLastAlarm);                             // Latest
+    EXPECT_EQ(t.floodLastAlarm, b.floodLastAlarm);                              // Latest
     EXPECT_EQ(t.floodLastCount, b.floodLastCount);
     EXPECT_EQ(t.floodBaseline, b.floodBaseline);
     CacheStats u = b;
