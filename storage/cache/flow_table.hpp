@@ -288,7 +288,10 @@ private:
     /// on a page never touched before, a read would map the kernel's zero page and create's
     /// write would then replace it, a second fault whose TLB flush interrupts every CPU running
     /// the process (the input thread's): 10 % of the worker's time on the 1 M-flow capture.
-    std::uint64_t loadCandidate(std::uint64_t h, std::uint32_t* slot = nullptr) noexcept {
+    /// Always inlined into processPart, as before the split (GCC stopped inlining it once the
+    /// table's members were spread over several headers: a call per packet in stage 2).
+    [[gnu::always_inline]] std::uint64_t loadCandidate(std::uint64_t h,
+                                                       std::uint32_t* slot = nullptr) noexcept {
         const std::size_t r = h & m_rowMask;
         const RowType& row = m_rows[r];
         Slot s = kNoSlot;
@@ -356,7 +359,8 @@ private:
         miss(r, tag, pkt, ctx);
     }
 
-    void hit(std::size_t r, Slot s, const ParsedPacket& pkt, const PacketContext& ctx) noexcept {
+    [[gnu::always_inline]] void hit(std::size_t r, Slot s, const ParsedPacket& pkt,
+                                    const PacketContext& ctx) noexcept {
         const std::uint64_t pos = m_policy.position(constRef(r), s) + 1U;
         ++m_stats.hits;
         m_stats.positionSum += pos;
