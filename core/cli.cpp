@@ -12,6 +12,7 @@
 #include "metrics.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/options.hpp"
+#include "rowprobe/process.hpp"
 #include "rowprobe/registry.hpp"
 
 namespace po = boost::program_options;
@@ -140,6 +141,9 @@ std::vector<unsigned> parseCpus(const std::string& text) {
     return cpus;
 }
 
+/// Longest line a configuration file may have (a plugin string with a long Kafka conf= fits).
+constexpr std::size_t kMaxConfigLine = 64 * 1024;
+
 std::string trim(const std::string& s) {
     const std::size_t b = s.find_first_not_of(" \t\r");
     if (b == std::string::npos) return {};
@@ -154,9 +158,16 @@ std::vector<std::string> configFileArguments(const std::string& path, std::istre
     std::string line;
     for (unsigned number = 1; std::getline(in, line); ++number) {
         const std::string where = path + ":" + std::to_string(number);
-        if (const std::size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+        if (line.size() > kMaxConfigLine) {
+            throw cliError("--config", path,
+                           where + ": the line is " + std::to_string(line.size()) +
+                               " bytes long, at most " + std::to_string(kMaxConfigLine) +
+                               " are allowed");
+        }
         line = trim(line);
-        if (line.empty()) continue;
+        // Only a line that starts with '#' is a comment: a '#' inside a value (a path, a
+        // password) is part of it.
+        if (line.empty() || line.front() == '#') continue;
         const std::size_t eq = line.find('=');
         if (line.front() == '[' || eq == std::string::npos) {
             throw cliError(
@@ -343,6 +354,32 @@ CliResult parseCommandLine(int argc, const char* const* argv) {
     return result;
 }
 
+namespace {
+
+// The fields a process plugin exports, as `rowprobe -h NAME` lists them: JSON/text key, UniRec
+// type and name, IPFIX element (scripts/compare-ipfixprobe.sh reads this table to map
+// ipfixprobe's UniRec columns to rowprobe's keys). Made with the default options.
+std::string processFieldHelp(const Registry& reg, std::string_view name) {
+    std::unique_ptr<ProcessPlugin> plugin;
+    try {
+        plugin = reg.createAs<ProcessPlugin>(PluginKind::Process, name, "-p");
+    } catch (const std::exception&) {
+        return {};
+    }
+    if (plugin == nullptr || plugin->fields().empty()) return {};
+    std::ostringstream out;
+    out << "\nFields (JSON/text key, UniRec type and name, IPFIX PEN/element):\n";
+    std::size_t width = 0;
+    for (const FieldSpec& f : plugin->fields()) width = std::max(width, f.name.size());
+    for (const FieldSpec& f : plugin->fields()) {
+        out << "  " << f.name << std::string(width - f.name.size() + 2, ' ') << f.unirec.type << ' '
+            << f.unirec.name << "  " << f.ipfix.pen << '/' << f.ipfix.id << '\n';
+    }
+    return out.str();
+}
+
+}  // namespace
+
 std::string helpText(const std::string& topic) {
     const Registry& reg = Registry::instance();
     std::ostringstream out;
@@ -391,6 +428,7 @@ std::string helpText(const std::string& topic) {
     out << pluginKindName(e->info.kind) << " plugin '" << e->info.name << "': " << e->info.summary
         << "\n\nOptions ('name;opt=value;flag', long or short names):\n"
         << formatOptionHelp(e->info.options);
+    if (e->info.kind == PluginKind::Process) out << processFieldHelp(reg, e->info.name);
     if (e->info.extraHelp != nullptr) out << '\n' << e->info.extraHelp();
     return out.str();
 }

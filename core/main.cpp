@@ -158,6 +158,9 @@ int main(int argc, char** argv) {
         try {
             metrics = std::make_unique<MetricsServer>(parseMetricsAddress(config.metrics),
                                                       [&pipeline] { return pipeline->stats(); });
+        } catch (const ConfigError& e) {  // e.g. the port is in use: exit 2, not a restart loop
+            startFailed();
+            return configError(e);
         } catch (const std::exception& e) {
             startFailed();
             std::cerr << "rowprobe: error: " << e.what() << '\n';

@@ -218,45 +218,82 @@ std::string formatPrometheus(const StatsSnapshot& s, bool finished) {
     return o.str();
 }
 
+namespace {
+
+/// Binds and listens on `a`, or returns -1 with `why` set.
+int listenOn(const sockaddr* a, socklen_t len, int family, bool dualStack, std::string& why) {
+    const int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        why = std::strerror(errno);
+        return -1;
+    }
+    const int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (dualStack) {
+        const int zero = 0;  // IPv4 clients too (::ffff:a.b.c.d), whatever the sysctl default
+        ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+    }
+    if (::bind(fd, a, len) != 0 || ::listen(fd, MetricsServer::kBacklog) != 0) {
+        why = std::strerror(errno);
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+}  // namespace
+
 MetricsServer::MetricsServer(const MetricsAddress& address, Source source)
-    : m_host(address.host.empty() ? "0.0.0.0" : address.host), m_source(std::move(source)) {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE;
-    addrinfo* found = nullptr;
+    : m_host(address.host), m_source(std::move(source)) {
     const std::string port = std::to_string(address.port);
-    const int rc = getaddrinfo(address.host.empty() ? nullptr : address.host.c_str(), port.c_str(),
-                               &hints, &found);
-    if (rc != 0) {
-        throw RuntimeError("metrics", "cannot resolve '" + address.host + "': " + gai_strerror(rc));
-    }
     std::string why = "no address";
-    for (addrinfo* a = found; a != nullptr && m_listen < 0; a = a->ai_next) {
-        const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-        if (fd < 0) {
-            why = std::strerror(errno);
-            continue;
+    auto refuse = [&](const std::string& problem) {
+        const std::string value =
+            (address.host.find(':') != std::string::npos ? "[" + address.host + "]"
+                                                         : address.host) +
+            ":" + port;
+        // A configuration error (exit 2): a service manager restarting rowprobe cannot fix it.
+        return ConfigError({.component = "command line",
+                            .option = "--metrics",
+                            .value = value,
+                            .problem = problem,
+                            .help = "rowprobe -h"});
+    };
+    if (address.host.empty()) {
+        // Every address: one IPv6 socket that takes IPv4 too, or IPv4 alone without IPv6.
+        sockaddr_in6 v6{};
+        v6.sin6_family = AF_INET6;
+        v6.sin6_addr = in6addr_any;
+        v6.sin6_port = htons(address.port);
+        m_listen = listenOn(reinterpret_cast<const sockaddr*>(&v6), sizeof v6, AF_INET6, true, why);
+        m_host = "::";
+        if (m_listen < 0 && (errno == EAFNOSUPPORT || errno == EADDRNOTAVAIL)) {
+            sockaddr_in v4{};
+            v4.sin_family = AF_INET;
+            v4.sin_addr.s_addr = htonl(INADDR_ANY);
+            v4.sin_port = htons(address.port);
+            m_listen =
+                listenOn(reinterpret_cast<const sockaddr*>(&v4), sizeof v4, AF_INET, false, why);
+            m_host = "0.0.0.0";
         }
-        const int one = 1;
-        ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0 || ::listen(fd, 8) != 0) {
-            why = std::strerror(errno);
-            ::close(fd);
-            continue;
-        }
-        m_listen = fd;
-        sockaddr_storage bound{};
-        socklen_t len = sizeof bound;
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
-        m_port =
-            ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                                              : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    } else {
+        addrinfo hints{};
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        hints.ai_flags = AI_PASSIVE;
+        addrinfo* found = nullptr;
+        const int rc = getaddrinfo(address.host.c_str(), port.c_str(), &hints, &found);
+        if (rc != 0) throw refuse("cannot resolve '" + address.host + "': " + gai_strerror(rc));
+        for (addrinfo* a = found; a != nullptr && m_listen < 0; a = a->ai_next)
+            m_listen = listenOn(a->ai_addr, a->ai_addrlen, a->ai_family, false, why);
+        freeaddrinfo(found);
     }
-    freeaddrinfo(found);
-    if (m_listen < 0) {
-        throw RuntimeError("metrics", "cannot listen on " + m_host + ":" + port + ": " + why);
-    }
+    if (m_listen < 0) throw refuse("cannot listen on it: " + why);
+    sockaddr_storage bound{};
+    socklen_t len = sizeof bound;
+    ::getsockname(m_listen, reinterpret_cast<sockaddr*>(&bound), &len);
+    m_port = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                               : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
     m_thread = std::thread([this] { serve(); });
     pthread_setname_np(m_thread.native_handle(), "rp-metrics");
 }
@@ -274,35 +311,111 @@ std::string MetricsServer::url() const {
 }
 
 void MetricsServer::serve() {
+    using Clock = std::chrono::steady_clock;
+    std::vector<Connection> conns;
+    conns.reserve(kMaxConnections);
+    std::vector<pollfd> fds;
+    fds.reserve(kMaxConnections + 1);
+    auto drop = [&](std::size_t i) {
+        ::close(conns[i].fd);
+        conns[i] = std::move(conns.back());
+        conns.pop_back();
+    };
     while (!m_stop.load(std::memory_order_relaxed)) {
-        pollfd p{.fd = m_listen, .events = POLLIN, .revents = 0};
-        if (::poll(&p, 1, 100) <= 0) continue;  // wakes up to check m_stop
-        const int client = ::accept4(m_listen, nullptr, nullptr, SOCK_CLOEXEC);
-        if (client < 0) continue;
-        const timeval timeout{.tv_sec = 2, .tv_usec = 0};  // a client that stops reading
-        ::setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-        answer(client);
-        ::close(client);
+        fds.clear();
+        fds.push_back({.fd = m_listen, .events = POLLIN, .revents = 0});
+        auto now = Clock::now();
+        auto wake = now + std::chrono::milliseconds(100);  // checks m_stop
+        for (const Connection& c : conns) {
+            fds.push_back({.fd = c.fd,
+                           .events = static_cast<short>(c.reply.empty() ? POLLIN : POLLOUT),
+                           .revents = 0});
+            wake = std::min(wake, c.deadline);
+        }
+        const auto waitMs = std::chrono::duration_cast<std::chrono::milliseconds>(wake - now);
+        ::poll(fds.data(), fds.size(), static_cast<int>(std::max<long>(0, waitMs.count())) + 1);
+        now = Clock::now();
+        // Clients first (fds[1..] match conns by index), from the back so removals keep order.
+        for (std::size_t i = conns.size(); i-- > 0;) {
+            Connection& c = conns[i];
+            const short ev = fds[i + 1].revents;
+            if (ev != 0 && !progress(c)) {
+                drop(i);
+            } else if (now >= c.deadline) {
+                drop(i);  // too slow to send its request or to take the reply
+            }
+        }
+        if ((fds[0].revents & POLLIN) == 0) continue;
+        // Take every waiting connection. At the cap, the oldest connection still sending its
+        // request makes room (a scrape answers within one pass, so it is never the oldest for
+        // long); idle or slow clients cannot keep a scrape waiting.
+        for (unsigned taken = 0; taken < kBacklog; ++taken) {
+            const int fd = ::accept4(m_listen, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+            if (fd < 0) break;
+            if (conns.size() >= kMaxConnections) {
+                // the oldest still reading; when every one is being answered, the oldest
+                std::size_t oldest = 0;
+                for (std::size_t i = 1; i < conns.size(); ++i) {
+                    const bool reading = conns[i].reply.empty();
+                    const bool oldestReading = conns[oldest].reply.empty();
+                    if (reading != oldestReading ? reading : conns[i].since < conns[oldest].since)
+                        oldest = i;
+                }
+                drop(oldest);
+            }
+            Connection c;
+            c.fd = fd;
+            c.since = now;
+            c.deadline = now + kRequestTimeout;
+            // Its request is usually there already: answer at once.
+            if (!progress(c)) {
+                ::close(fd);
+                continue;
+            }
+            conns.push_back(std::move(c));
+        }
     }
+    for (const Connection& c : conns) ::close(c.fd);
 }
 
-void MetricsServer::answer(int client) {
-    // Read the request head (bounded in size and time: one slow client cannot hold the
-    // server for long), then answer and close (HTTP/1.0).
-    std::string request;
-    char buf[2048];
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    while (request.find("\r\n\r\n") == std::string::npos &&
-           request.find("\n\n") == std::string::npos && request.size() < 16384) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0 || m_stop.load(std::memory_order_relaxed)) return;
-        pollfd p{.fd = client, .events = POLLIN, .revents = 0};
-        if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return;
-        const ssize_t n = ::recv(client, buf, sizeof buf, 0);
-        if (n <= 0) break;
-        request.append(buf, static_cast<std::size_t>(n));
+bool MetricsServer::progress(Connection& c) {
+    if (c.reply.empty()) {
+        char buf[2048];
+        for (;;) {
+            const ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
+            if (n > 0) {
+                c.request.append(buf, static_cast<std::size_t>(n));
+                if (c.request.size() >= kMaxRequest) break;
+                continue;
+            }
+            if (n == 0) break;  // the client closed its side: answer what it sent
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                if (c.request.find("\r\n\r\n") == std::string::npos &&
+                    c.request.find("\n\n") == std::string::npos)
+                    return true;  // more to come
+                break;
+            }
+            return false;
+        }
+        if (c.request.empty()) return false;
+        c.reply = answer(c.request);
+        c.deadline = std::chrono::steady_clock::now() + kReplyTimeout;
     }
+    while (c.sent < c.reply.size()) {
+        const ssize_t n =
+            ::send(c.fd, c.reply.data() + c.sent, c.reply.size() - c.sent, MSG_NOSIGNAL);
+        if (n > 0) {
+            c.sent += static_cast<std::size_t>(n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);  // later, or give up
+    }
+    return false;  // all sent: close (HTTP/1.0)
+}
+
+std::string MetricsServer::answer(const std::string& request) const {
     const std::size_t lineEnd = request.find_first_of("\r\n");
     const std::string line = request.substr(0, lineEnd);
     std::string method, target;
@@ -330,12 +443,7 @@ void MetricsServer::answer(int client) {
                         "\r\nContent-Length: " + std::to_string(body.size()) +
                         "\r\nConnection: close\r\n\r\n";
     if (method != "HEAD") reply += body;
-    std::size_t sent = 0;
-    while (sent < reply.size()) {
-        const ssize_t n = ::send(client, reply.data() + sent, reply.size() - sent, MSG_NOSIGNAL);
-        if (n <= 0) return;
-        sent += static_cast<std::size_t>(n);
-    }
+    return reply;
 }
 
 }  // namespace rowprobe::core

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -38,10 +39,23 @@ MetricsAddress parseMetricsAddress(const std::string& text);
 /// The exposition text of one snapshot. `finished` fills rowprobe_finished.
 std::string formatPrometheus(const StatsSnapshot& s, bool finished);
 
-/// The HTTP server thread. Binds in the constructor (throws RuntimeError when the address
-/// cannot be bound, e.g. the port is in use), serves one connection at a time until destroyed.
+/// The HTTP server thread. Binds in the constructor (throws ConfigError, exit 2, when the
+/// address cannot be resolved or bound, e.g. the port is in use: restarting cannot fix that);
+/// ":PORT" is one IPv6 socket that takes IPv4 too (IPv4 alone where IPv6 is absent).
+///
+/// One thread, one poll loop over non-blocking sockets: at most kMaxConnections clients at a
+/// time, each with a deadline (kRequestTimeout to send its request, kReplyTimeout to take the
+/// reply); a new client at the cap closes the oldest one still sending its request. A scrape
+/// is read and answered in the pass that accepts it, so slow or idle clients (slowloris, 2,000
+/// idle connections) neither hold it up nor grow threads or descriptors.
 class MetricsServer {
 public:
+    static constexpr std::size_t kMaxConnections = 64;
+    static constexpr int kBacklog = 1024;
+    static constexpr std::size_t kMaxRequest = 16384;
+    static constexpr std::chrono::seconds kRequestTimeout{2};
+    static constexpr std::chrono::seconds kReplyTimeout{5};
+
     using Source = std::function<StatsSnapshot()>;
     MetricsServer(const MetricsAddress& address, Source source);
     ~MetricsServer();
@@ -56,8 +70,19 @@ public:
     void markFinished() noexcept { m_finished.store(true, std::memory_order_release); }
 
 private:
+    struct Connection {
+        int fd = -1;
+        std::chrono::steady_clock::time_point since;
+        std::chrono::steady_clock::time_point deadline;
+        std::string request;
+        std::string reply;  ///< non-empty once the request is complete
+        std::size_t sent = 0;
+    };
     void serve();
-    void answer(int client);
+    /// Reads what the client sent and, once the request is complete, sends the reply as far as
+    /// the socket takes it. False when the connection is done (answered, closed or failed).
+    bool progress(Connection& c);
+    std::string answer(const std::string& request) const;
 
     int m_listen = -1;
     std::uint16_t m_port = 0;

@@ -672,6 +672,9 @@ void Pipeline::exportLoop() {
         }
         return got;
     };
+    // The last reopen failure logged: a path that stays unopenable is logged once, not on every
+    // SIGHUP (a reload storm would flood the journal); a success or a new reason logs again.
+    std::string reopenFailure;
     try {
         unsigned idle = 0;
         for (;;) {
@@ -679,8 +682,14 @@ void Pipeline::exportLoop() {
                 m_reopen->exchange(false)) {
                 try {
                     m_output->reopen();
+                    reopenFailure.clear();
                 } catch (const RuntimeError& e) {
-                    std::cerr << "rowprobe: warning: " << e.what() << '\n' << std::flush;
+                    if (reopenFailure != e.what()) {
+                        reopenFailure = e.what();
+                        std::cerr << "rowprobe: warning: " << e.what()
+                                  << " (logged once until a reopen succeeds)\n"
+                                  << std::flush;
+                    }
                 }
             }
             if (const std::size_t got = drain(); got != 0) {

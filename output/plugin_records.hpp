@@ -1,5 +1,6 @@
-// Which records an output writes for a flow with process-plugin data (process-plugins.md A6):
-// the flow's instances, grouped by plugin, become one or more output records.
+// Which records an output writes for a flow with process-plugin data
+// (docs/design/process-runtime.md): the flow's instances, grouped by plugin, become one or more
+// output records.
 //
 //   instances of the flow          output records (k = 0 .. N-1, N = most instances of a plugin)
 //   pstats  x1                     k=0: pstats[0] dns[0]
@@ -7,11 +8,11 @@
 //                                  k=2: pstats[0] dns[2]     every record; one with several has
 //                                                            its instance k in record k only
 //
-// So a flow whose plugins each have one instance is one record with all of them; passivedns'
-// one-instance-per-answer and netbios' one-per-packet give one record per instance, the flow's
+// So a flow whose plugins each have one instance is one record with all of them; passivedns' one
+// instance per answer and netbios' one per name packet give one record per instance, the flow's
 // other fields repeated (what NEMEA consumers of ipfixprobe's references expect). Outputs ask
-// within a subset of the plugins (a UniRec `p=` group): N is then the most instances among
-// the subset, and 0 when none of its plugins is present.
+// within a subset of the plugins (a UniRec `p=` group): N is then the most instances among the
+// subset, and 0 when none of its plugins is present.
 //
 // Thread ownership: one per output, export thread only. No allocation once the per-plugin
 // vectors have grown to the largest instance count seen.

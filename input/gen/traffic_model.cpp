@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "rowprobe/byte_order.hpp"
 #include "rowprobe/errors.hpp"
 
 namespace rowprobe::gen {
@@ -145,23 +146,6 @@ constexpr double unitOf(std::uint64_t h) noexcept {
 constexpr std::uint16_t kServerPorts[] = {80,  443,  53,   22,   25,   123, 8080, 3389,
                                           993, 5060, 1194, 8443, 3306, 161, 514,  4739};
 
-void putBe16(std::uint8_t* p, std::uint16_t v) noexcept {
-    p[0] = static_cast<std::uint8_t>(v >> 8);
-    p[1] = static_cast<std::uint8_t>(v);
-}
-
-void putBe32(std::uint8_t* p, std::uint32_t v) noexcept {
-    p[0] = static_cast<std::uint8_t>(v >> 24);
-    p[1] = static_cast<std::uint8_t>(v >> 16);
-    p[2] = static_cast<std::uint8_t>(v >> 8);
-    p[3] = static_cast<std::uint8_t>(v);
-}
-
-void putBe64(std::uint8_t* p, std::uint64_t v) noexcept {
-    putBe32(p, static_cast<std::uint32_t>(v >> 32));
-    putBe32(p + 4, static_cast<std::uint32_t>(v));
-}
-
 // Ones'-complement sum of the big-endian 16-bit words at p (RFC 1071), folded to 16 bits but
 // not complemented. Native-order 16-bit loads summed and byte-swapped once at the end (the sum
 // is byte-order independent, RFC 1071 §2.B); `len` is even here.
@@ -283,23 +267,23 @@ FlowTuple flowTuple(const GenConfig& config, const TupleKeys& keys, std::uint64_
             if (v6) {
                 // fd00::/64 + bijection(serial); destination 2001:db8::/32 + 96 random bits.
                 t.src[0] = 0xfd;
-                putBe64(t.src.data() + 8, mix64(serial ^ keys.perm));
+                storeBe64(t.src.data() + 8, mix64(serial ^ keys.perm));
                 t.srcPort = static_cast<std::uint16_t>(1024 + (h3 >> 48) % 64512);
-                putBe32(t.dst.data(), 0x20010db8U);
-                putBe32(t.dst.data() + 4, static_cast<std::uint32_t>(h3));
-                putBe64(t.dst.data() + 8, h2);
+                storeBe32(t.dst.data(), 0x20010db8U);
+                storeBe32(t.dst.data() + 4, static_cast<std::uint32_t>(h3));
+                storeBe64(t.dst.data() + 8, h2);
             } else {
                 // 10.0.0.0/8 + 24 bits and the source port from a 40-bit bijection of the serial;
                 // the destination is outside 10/8.
                 const std::uint64_t m = permute40(serial, keys.perm);
-                putBe32(t.src.data(), 0x0A000000U | static_cast<std::uint32_t>(m & 0xFFFFFF));
+                storeBe32(t.src.data(), 0x0A000000U | static_cast<std::uint32_t>(m & 0xFFFFFF));
                 t.srcPort = static_cast<std::uint16_t>(m >> 24);
                 std::uint32_t dst = static_cast<std::uint32_t>(h3 >> 8);
                 std::uint32_t first =
                     11 + static_cast<std::uint32_t>((h3 & 0xFF) % 213);  // 11..223
                 if (first == 127) first = 128;
                 dst = (first << 24) | (dst & 0xFFFFFF);
-                putBe32(t.dst.data(), dst);
+                storeBe32(t.dst.data(), dst);
             }
             t.dstPort = kServerPorts[(h3 >> 40) % std::size(kServerPorts)];
             break;
@@ -310,13 +294,14 @@ FlowTuple flowTuple(const GenConfig& config, const TupleKeys& keys, std::uint64_
             if (v6) {
                 t.src[0] = 0xfd;
                 t.src[15] = 1;
-                putBe32(t.dst.data(), 0x20010db8U);
-                putBe32(t.dst.data() + 4, 1);
-                putBe64(t.dst.data() + 8, serial);
+                storeBe32(t.dst.data(), 0x20010db8U);
+                storeBe32(t.dst.data() + 4, 1);
+                storeBe64(t.dst.data() + 8, serial);
                 t.srcPort = 40000;
             } else {
-                putBe32(t.src.data(), 0x0A000001U);
-                putBe32(t.dst.data(), 0x14000000U | static_cast<std::uint32_t>(serial & 0xFFFFFF));
+                storeBe32(t.src.data(), 0x0A000001U);
+                storeBe32(t.dst.data(),
+                          0x14000000U | static_cast<std::uint32_t>(serial & 0xFFFFFF));
                 t.srcPort = static_cast<std::uint16_t>(40000 + (serial >> 24));
             }
             t.dstPort = t.proto == 6 ? 22 : 53;
@@ -326,11 +311,11 @@ FlowTuple flowTuple(const GenConfig& config, const TupleKeys& keys, std::uint64_
             if (v6) {
                 t.src[0] = 0xfd;
                 t.src[15] = 1;
-                putBe32(t.dst.data(), 0x20010db8U);
+                storeBe32(t.dst.data(), 0x20010db8U);
                 t.dst[15] = 1;
             } else {
-                putBe32(t.src.data(), 0x0A000001U);
-                putBe32(t.dst.data(), 0x14000001U);
+                storeBe32(t.src.data(), 0x0A000001U);
+                storeBe32(t.dst.data(), 0x14000001U);
             }
             t.dstPort = static_cast<std::uint16_t>(1 + serial % 65535);
             t.srcPort = static_cast<std::uint16_t>(40000 + serial / 65535);
@@ -361,12 +346,12 @@ std::uint32_t writeFrameAs(const GenPacket& pkt, std::uint8_t* dst) noexcept {
     std::uint8_t* p = dst;
     std::memcpy(p, pkt.forward ? kMacB.data() : kMacA.data(), 6);
     std::memcpy(p + 6, pkt.forward ? kMacA.data() : kMacB.data(), 6);
-    putBe16(p + 12, kV6 ? 0x86DD : 0x0800);
+    storeBe16(p + 12, kV6 ? 0x86DD : 0x0800);
     std::uint8_t* ip = p + GenPacket::kEthHeaderLen;
     std::uint32_t pseudo = 0;
     if constexpr (kV6) {
-        putBe32(ip, 0x60000000U);
-        putBe16(ip + 4, static_cast<std::uint16_t>(l4Len));
+        storeBe32(ip, 0x60000000U);
+        storeBe16(ip + 4, static_cast<std::uint16_t>(l4Len));
         ip[6] = kProto;
         ip[7] = kTtl;
         std::memcpy(ip + 8, srcAddr, 16);
@@ -375,36 +360,36 @@ std::uint32_t writeFrameAs(const GenPacket& pkt, std::uint8_t* dst) noexcept {
     } else {
         ip[0] = 0x45;
         ip[1] = 0;
-        putBe16(ip + 2, static_cast<std::uint16_t>(ipLen));
-        putBe16(ip + 4, static_cast<std::uint16_t>(pkt.index));
-        putBe16(ip + 6, 0x4000);  // DF
+        storeBe16(ip + 2, static_cast<std::uint16_t>(ipLen));
+        storeBe16(ip + 4, static_cast<std::uint16_t>(pkt.index));
+        storeBe16(ip + 6, 0x4000);  // DF
         ip[8] = kTtl;
         ip[9] = kProto;
-        putBe16(ip + 10, 0);
+        storeBe16(ip + 10, 0);
         std::memcpy(ip + 12, srcAddr, 4);
         std::memcpy(ip + 16, dstAddr, 4);
-        putBe16(ip + 10, fold(sum16(ip, 20)));
+        storeBe16(ip + 10, fold(sum16(ip, 20)));
         pseudo = sum16(ip + 12, 8);
     }
     pseudo += kProto + l4Len;
     std::uint8_t* l4 = ip + kIpHeader;
-    putBe16(l4, srcPort);
-    putBe16(l4 + 2, dstPort);
+    storeBe16(l4, srcPort);
+    storeBe16(l4 + 2, dstPort);
     if constexpr (kTcp) {
-        putBe32(l4 + 4, seqOf(pkt, pkt.forward));
-        putBe32(l4 + 8, (pkt.tcpFlags & 0x10) != 0 ? seqOf(pkt, !pkt.forward) : 0);
+        storeBe32(l4 + 4, seqOf(pkt, pkt.forward));
+        storeBe32(l4 + 8, (pkt.tcpFlags & 0x10) != 0 ? seqOf(pkt, !pkt.forward) : 0);
         l4[12] = 0x50;
         l4[13] = pkt.tcpFlags;
-        putBe16(l4 + 14, kTcpWindow);
-        putBe16(l4 + 16, 0);
-        putBe16(l4 + 18, 0);
-        putBe16(l4 + 16, fold(pseudo + sum16(l4, 20)));  // the payload is zeros
+        storeBe16(l4 + 14, kTcpWindow);
+        storeBe16(l4 + 16, 0);
+        storeBe16(l4 + 18, 0);
+        storeBe16(l4 + 16, fold(pseudo + sum16(l4, 20)));  // the payload is zeros
     } else {
-        putBe16(l4 + 4, static_cast<std::uint16_t>(l4Len));
-        putBe16(l4 + 6, 0);
+        storeBe16(l4 + 4, static_cast<std::uint16_t>(l4Len));
+        storeBe16(l4 + 6, 0);
         std::uint16_t sum = fold(pseudo + sum16(l4, 8));
         if (sum == 0) sum = 0xFFFF;  // 0 means "no checksum" in UDP
-        putBe16(l4 + 6, sum);
+        storeBe16(l4 + 6, sum);
     }
     if (pkt.capLen > kHeaders) std::memset(p + kHeaders, 0, pkt.capLen - kHeaders);
     return pkt.capLen;

@@ -7,22 +7,12 @@
 #include <ctime>
 #include <stdexcept>
 
+#include "rowprobe/byte_order.hpp"
+
 namespace rowprobe::output {
 
 namespace {
 
-inline void put16(std::uint8_t* p, std::uint16_t v) noexcept {
-    const std::uint16_t be = __builtin_bswap16(v);
-    std::memcpy(p, &be, 2);
-}
-inline void put32(std::uint8_t* p, std::uint32_t v) noexcept {
-    const std::uint32_t be = __builtin_bswap32(v);
-    std::memcpy(p, &be, 4);
-}
-inline void put64(std::uint8_t* p, std::uint64_t v) noexcept {
-    const std::uint64_t be = __builtin_bswap64(v);
-    std::memcpy(p, &be, 8);
-}
 template <class T>
 inline T load(const std::uint8_t* p) noexcept {
     T v;
@@ -167,15 +157,15 @@ void buildTemplateRecord(IpfixTemplate& t) {
     const std::uint16_t templateId = t.id;
     t.record.clear();
     t.record.resize(4);
-    put16(t.record.data(), templateId);
-    put16(t.record.data() + 2, static_cast<std::uint16_t>(t.elements.size()));
+    storeBe16(t.record.data(), templateId);
+    storeBe16(t.record.data() + 2, static_cast<std::uint16_t>(t.elements.size()));
     for (const IpfixElement& e : t.elements) {
         const std::size_t at = t.record.size();
         t.record.resize(at + (e.enterprise() ? 8 : 4));
-        put16(t.record.data() + at,
-              static_cast<std::uint16_t>(e.id | (e.enterprise() ? 0x8000U : 0U)));
-        put16(t.record.data() + at + 2, e.length);
-        if (e.enterprise()) put32(t.record.data() + at + 4, e.pen);
+        storeBe16(t.record.data() + at,
+                  static_cast<std::uint16_t>(e.id | (e.enterprise() ? 0x8000U : 0U)));
+        storeBe16(t.record.data() + at + 2, e.length);
+        if (e.enterprise()) storeBe32(t.record.data() + at + 4, e.pen);
     }
 }
 
@@ -365,7 +355,7 @@ bool IpfixEncoder::add(const FlowRecord& record, std::uint64_t extensions,
 }
 
 void IpfixEncoder::resetSet(const IpfixTemplate& t, SetBuffer& s) noexcept {
-    put16(s.data.data() + kSetStart, t.id);
+    storeBe16(s.data.data() + kSetStart, t.id);
     s.used = kSetStart + kIpfixSetHeaderSize;
     s.records = 0;
 }
@@ -381,16 +371,16 @@ void IpfixEncoder::encode(const IpfixTemplate& t, const FlowRecord& r,
                 *out = *src;
                 break;
             case Op::Int2:
-                put16(out, load<std::uint16_t>(src));
+                storeBe16(out, load<std::uint16_t>(src));
                 break;
             case Op::Int4:
-                put32(out, load<std::uint32_t>(src));
+                storeBe32(out, load<std::uint32_t>(src));
                 break;
             case Op::Int4To8:
-                put64(out, load<std::uint32_t>(src));
+                storeBe64(out, load<std::uint32_t>(src));
                 break;
             case Op::Int8:
-                put64(out, load<std::uint64_t>(src));
+                storeBe64(out, load<std::uint64_t>(src));
                 break;
             case Op::IntAny:
                 putAny(out, loadAny(src, s.sourceSize), s.length);
@@ -412,19 +402,19 @@ void IpfixEncoder::encode(const IpfixTemplate& t, const FlowRecord& r,
                 break;
             }
             case Op::TimeSec:
-                put32(out, static_cast<std::uint32_t>(load<std::uint64_t>(src) / kNsPerSec));
+                storeBe32(out, static_cast<std::uint32_t>(load<std::uint64_t>(src) / kNsPerSec));
                 break;
             case Op::TimeMs:
-                put64(out, load<std::uint64_t>(src) / 1'000'000);
+                storeBe64(out, load<std::uint64_t>(src) / 1'000'000);
                 break;
             case Op::TimeUsNtp:
-                put64(out, ntpMicroseconds(load<std::uint64_t>(src)));
+                storeBe64(out, ntpMicroseconds(load<std::uint64_t>(src)));
                 break;
             case Op::TimeNsNtp:
-                put64(out, ntpNanoseconds(load<std::uint64_t>(src)));
+                storeBe64(out, ntpNanoseconds(load<std::uint64_t>(src)));
                 break;
             case Op::Interface:
-                put32(out, *src < t.interfaces.size() ? t.interfaces[*src] : 0);
+                storeBe32(out, *src < t.interfaces.size() ? t.interfaces[*src] : 0);
                 break;
         }
         out += s.length;
@@ -438,11 +428,11 @@ std::size_t IpfixEncoder::encodeRecord(const FlowRecord& record, std::uint8_t* o
 }
 
 void IpfixEncoder::writeHeader(std::uint8_t* message, std::size_t length) const noexcept {
-    put16(message, kIpfixVersion);
-    put16(message + 2, static_cast<std::uint16_t>(length));
-    put32(message + 4, m_config.exportTime());
-    put32(message + 8, m_sequence);
-    put32(message + 12, m_config.observationDomain);
+    storeBe16(message, kIpfixVersion);
+    storeBe16(message + 2, static_cast<std::uint16_t>(length));
+    storeBe32(message + 4, m_config.exportTime());
+    storeBe32(message + 8, m_sequence);
+    storeBe32(message + 12, m_config.observationDomain);
 }
 
 bool IpfixEncoder::send(std::uint8_t* message, std::size_t length, std::uint32_t records,
@@ -464,8 +454,8 @@ std::vector<std::vector<std::uint8_t>> IpfixEncoder::templateMessages() {
     std::vector<std::uint8_t> msg;
     auto finish = [&] {
         if (msg.empty()) return;
-        put16(msg.data() + kIpfixHeaderSize + 2,
-              static_cast<std::uint16_t>(msg.size() - kIpfixHeaderSize));
+        storeBe16(msg.data() + kIpfixHeaderSize + 2,
+                  static_cast<std::uint16_t>(msg.size() - kIpfixHeaderSize));
         writeHeader(msg.data(), msg.size());
         out.push_back(std::move(msg));
         msg.clear();
@@ -474,7 +464,7 @@ std::vector<std::vector<std::uint8_t>> IpfixEncoder::templateMessages() {
         if (!msg.empty() && msg.size() + t.record.size() > m_config.maxMessageSize) finish();
         if (msg.empty()) {
             msg.assign(kIpfixHeaderSize + kIpfixSetHeaderSize, 0);
-            put16(msg.data() + kIpfixHeaderSize, kTemplateSetId);
+            storeBe16(msg.data() + kIpfixHeaderSize, kTemplateSetId);
         }
         msg.insert(msg.end(), t.record.begin(), t.record.end());
     }
@@ -487,15 +477,15 @@ void IpfixEncoder::sendTemplates() {
     std::size_t used = 0;
     auto finish = [&] {
         if (used == 0) return;
-        put16(m_message.data() + kIpfixHeaderSize + 2,
-              static_cast<std::uint16_t>(used - kIpfixHeaderSize));
+        storeBe16(m_message.data() + kIpfixHeaderSize + 2,
+                  static_cast<std::uint16_t>(used - kIpfixHeaderSize));
         send(m_message.data(), used, 0, true);
         used = 0;
     };
     for (const auto& t : m_templates) {
         if (used != 0 && used + t.record.size() > m_config.maxMessageSize) finish();
         if (used == 0) {
-            put16(m_message.data() + kIpfixHeaderSize, kTemplateSetId);
+            storeBe16(m_message.data() + kIpfixHeaderSize, kTemplateSetId);
             used = kIpfixHeaderSize + kIpfixSetHeaderSize;
         }
         std::memcpy(m_message.data() + used, t.record.data(), t.record.size());
@@ -524,7 +514,7 @@ void IpfixEncoder::sendTemplatesIfDue() {
 void IpfixEncoder::sendFullSet(const IpfixTemplate& t, SetBuffer& s) {
     sendTemplatesIfDue();
     const std::size_t setLength = s.used - kSetStart;
-    put16(s.data.data() + kSetStart + 2, static_cast<std::uint16_t>(setLength));
+    storeBe16(s.data.data() + kSetStart + 2, static_cast<std::uint16_t>(setLength));
     // The set buffer has the header room in front: the message is the buffer itself.
     send(s.data.data(), s.used, s.records, false);
     resetSet(t, s);
@@ -559,8 +549,8 @@ void IpfixEncoder::flush() {
         for (std::size_t j = i; j <= last; ++j) {
             SetBuffer& s = m_sets[j];
             if (s.records != 0) {
-                put16(s.data.data() + kSetStart + 2,
-                      static_cast<std::uint16_t>(s.used - kSetStart));
+                storeBe16(s.data.data() + kSetStart + 2,
+                          static_cast<std::uint16_t>(s.used - kSetStart));
             }
         }
         if (last == i) {

@@ -18,7 +18,7 @@ namespace {
 constexpr std::string_view kPrecisions[] = {"s", "ms", "us", "ns"};
 constexpr std::size_t kMaxUdpPayload = 65507;
 
-// Names and defaults follow ipfixprobe's ipfix output (wire-formats.md §4.1) where it has the
+// Names and defaults follow ipfixprobe's ipfix output (output/ipfix/README.md) where it has the
 // option; the rest are rowprobe's.
 constexpr OptionSpec kOptions[] = {
     {.name = "host",

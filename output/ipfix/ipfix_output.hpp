@@ -17,7 +17,8 @@
 namespace rowprobe::output {
 
 /// The tunnel elements (`tunnel-pen=`): rowprobe's element ids under the operator's enterprise
-/// number. IANA has none for a tunnel's type or outer addresses (README.md, docs/tunnels.md).
+/// number. IANA has none for a tunnel's type or outer addresses (README.md, and the
+/// top-level README.md, "Link types and tunnels").
 inline constexpr std::uint16_t kTunnelTypeId = 1;  ///< unsigned8, TunnelType values
 inline constexpr std::uint16_t kTunnelIdId = 2;    ///< unsigned32: VNI, TEID, GRE key, session
 inline constexpr std::uint16_t kTunnelSrc4Id = 3;  ///< ipv4Address: outer source

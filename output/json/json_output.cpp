@@ -232,6 +232,7 @@ void JsonOutput::writeWithPlugins(const FlowRecord& r) {
     const InstanceGroups groups(r, m_plugins.plugins());
     if (groups.lines() == 0) {
         m_file.commit(m_layout.format(m_file.reserve(m_layout.maxLine()), r));
+        m_file.endRecord();
         return;
     }
     const std::size_t bound = m_plugins.maxObject(m_layout, groups);
@@ -240,6 +241,7 @@ void JsonOutput::writeWithPlugins(const FlowRecord& r) {
         p = m_plugins.writeFields(p, groups, k);
         m_file.commit(put(p, "}\n"));
     }
+    m_file.endRecord();
 }
 
 void JsonOutput::write(std::span<const FlowRecord> records) {
@@ -250,8 +252,8 @@ void JsonOutput::write(std::span<const FlowRecord> records) {
             continue;
         }
         m_file.commit(m_layout.format(m_file.reserve(m_layout.maxLine()), r));
+        m_file.endRecord();
     }
-    m_records.fetch_add(records.size(), std::memory_order_relaxed);
     m_bytes.fetch_add(m_file.bytes() - before, std::memory_order_relaxed);
 }
 
@@ -260,8 +262,7 @@ void JsonOutput::flush() { m_file.flush(); }
 void JsonOutput::reopen() { m_file.reopen(); }
 
 OutputStats JsonOutput::stats() const {
-    return {.records = m_records.load(std::memory_order_relaxed),
-            .bytes = m_bytes.load(std::memory_order_relaxed)};
+    return {.records = m_file.records(), .bytes = m_bytes.load(std::memory_order_relaxed)};
 }
 
 ROWPROBE_REGISTER_PLUGIN(PluginKind::Output, JsonOutput,

@@ -76,10 +76,10 @@ private:
 };
 
 /// The process-plugin fields of a JSON object, built once from the -p list: per plugin its
-/// FieldSpecs and precomputed `,"name":` keys. A record with plugin data is written as one
-/// object per instance line of its InstanceGroups (process-plugins.md A6): object k holds the
-/// record's fields (JsonLayout::formatOpen), then writeFields(k), then "}". Shared by the json
-/// and kafka outputs so both write the same bytes.
+/// FieldSpecs and precomputed `,"name":` keys. A record with plugin data is written as one object
+/// per instance line of its InstanceGroups (docs/design/process-runtime.md): object k holds the
+/// record's fields (JsonLayout::formatOpen), then writeFields(k), then "}". Shared by the json and
+/// kafka outputs so both write the same bytes.
 class JsonPluginColumns {
 public:
     JsonPluginColumns() = default;
@@ -124,15 +124,14 @@ public:
     static char* formatRecord(char* out, const FlowRecord& record) noexcept;
 
 private:
-    /// Writes a record that carries plugin data: one object per instance (process-plugins.md
-    /// A6), each with the record's fields and that instance's fields plus, for every other
-    /// plugin with exactly one instance, its fields.
+    /// Writes a record that carries plugin data: one object per instance
+    /// (docs/design/process-runtime.md), each with the record's fields and that instance's fields
+    /// plus, for every other plugin with exactly one instance, its fields.
     void writeWithPlugins(const FlowRecord& r);
 
     OutputFile m_file;
     JsonLayout m_layout;
     JsonPluginColumns m_plugins;
-    std::atomic<std::uint64_t> m_records{0};
     std::atomic<std::uint64_t> m_bytes{0};
 };
 

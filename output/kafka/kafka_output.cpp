@@ -13,12 +13,14 @@
 #include "ipfix_encoder.hpp"
 #include "ipfix_output.hpp"
 #include "output/json/json_output.hpp"
+#include "rowprobe/byte_order.hpp"
 #include "rowprobe/community_id.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/fields.hpp"
 #include "rowprobe/plugin_data.hpp"
 #include "rowprobe/process.hpp"
 #include "rowprobe/registry.hpp"
+#include "rowprobe/secrets.hpp"
 
 namespace rowprobe::output {
 
@@ -150,6 +152,23 @@ std::string millis(std::chrono::nanoseconds ns) {
             .count());
 }
 
+/// librdkafka properties conf= refuses, with the reason: they run code of the configuration's
+/// choosing (a library's constructor runs inside rowprobe, a shell command), or break the
+/// accounting (with only errors reported, every delivered record would count as dropped).
+struct RefusedProperty {
+    std::string_view name;
+    std::string_view why;
+};
+constexpr RefusedProperty kRefusedProperties[] = {
+    {"plugin.library.paths", "it loads shared libraries into rowprobe, whose code runs at once"},
+    {"sasl.kerberos.kinit.cmd",
+     "it runs a shell command; use a keytab (sasl.kerberos.keytab) and principal instead"},
+    {"ssl.engine.location", "it loads an OpenSSL engine library into rowprobe"},
+    {"delivery.report.only.error",
+     "rowprobe counts a record as written from its delivery report: without the reports every "
+     "delivered record would count as dropped"},
+};
+
 /// Every global and topic property librdkafka knows, for "did you mean".
 std::vector<std::string> knownProperties() {
     std::vector<std::string> names;
@@ -243,20 +262,15 @@ public:
             }
             return true;
         }
-        putBe16(out + kIpfixHeaderSize, kTemplateSetId);
-        putBe16(out + kIpfixHeaderSize + 2, static_cast<std::uint16_t>(setLength));
+        storeBe16(out + kIpfixHeaderSize, kTemplateSetId);
+        storeBe16(out + kIpfixHeaderSize + 2, static_cast<std::uint16_t>(setLength));
         std::memcpy(out + at, message.data() + kIpfixHeaderSize, data);
         at += data;
-        putBe16(out + 2, static_cast<std::uint16_t>(at));
+        storeBe16(out + 2, static_cast<std::uint16_t>(at));
         return m_out.produceMessage(out, at, dataRecords);
     }
 
 private:
-    static void putBe16(std::uint8_t* p, std::uint16_t v) noexcept {
-        p[0] = static_cast<std::uint8_t>(v >> 8);
-        p[1] = static_cast<std::uint8_t>(v);
-    }
-
     KafkaOutput& m_out;
     std::vector<std::uint16_t> m_done;  ///< template ids already in the message being built
     std::vector<std::uint8_t> m_buffer;
@@ -329,8 +343,14 @@ KafkaOutput::KafkaOutput(const Options& o) {
             problem += "; the properties are listed in librdkafka's CONFIGURATION.md";
             o.fail(option, problem, {}, name);
         }
-        o.fail(option, "librdkafka refuses " + name + "=" + value + ": " + err, {},
-               std::string_view(option) == "conf" ? std::string_view(value) : std::string_view());
+        // A secret's value is not repeated in the message (it would end up in the journal).
+        const bool secret = isSecretProperty(name);
+        o.fail(option,
+               "librdkafka refuses " + name + "=" + (secret ? "(secret not shown)" : value) + ": " +
+                   err,
+               {},
+               std::string_view(option) == "conf" && !secret ? std::string_view(value)
+                                                             : std::string_view());
     };
     set("bootstrap.servers", brokers, "brokers");
     set("compression.codec", o.getString("compression"), "compression");
@@ -357,7 +377,15 @@ KafkaOutput::KafkaOutput(const Options& o) {
                 o.fail("conf", "expects prop=value[,prop=value...], got '" + item + "'", {},
                        item.empty() ? std::string_view() : std::string_view(item));
             }
-            set(item.substr(0, eq), item.substr(eq + 1), "conf");
+            const std::string name = item.substr(0, eq);
+            for (const RefusedProperty& r : kRefusedProperties) {
+                if (name == r.name) {
+                    rd_kafka_conf_destroy(conf);
+                    o.fail("conf", "property '" + name + "' is not allowed: " + std::string(r.why),
+                           {}, name);
+                }
+            }
+            set(name, item.substr(eq + 1), "conf");
             start = end + 1;
         }
     }

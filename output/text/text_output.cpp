@@ -299,13 +299,17 @@ TextOutput::TextOutput(const Options& options)
                                    std::to_string(kLineLimit) + " bytes");
     }
     m_header = options.getFlag("header");
-    if (m_header) m_file.commit(m_layout.formatHeader(m_file.reserve(m_layout.maxLine())));
+    if (m_header) {
+        m_file.commit(m_layout.formatHeader(m_file.reserve(m_layout.maxLine())));
+        m_file.endText();
+    }
 }
 
 void TextOutput::reopen() {
     if (m_file.reopen() && m_header) {
         const std::uint64_t before = m_file.bytes();
         m_file.commit(m_layout.formatHeader(m_file.reserve(m_layout.maxLine())));
+        m_file.endText();
         m_bytes.fetch_add(m_file.bytes() - before, std::memory_order_relaxed);
     }
 }
@@ -341,6 +345,7 @@ void TextOutput::writeWithPlugins(const FlowRecord& r) {
         *p++ = '\n';
         m_file.commit(p);
     }
+    m_file.endRecord();
 }
 
 void TextOutput::write(std::span<const FlowRecord> records) {
@@ -352,16 +357,15 @@ void TextOutput::write(std::span<const FlowRecord> records) {
             continue;
         }
         m_file.commit(m_layout.formatRecord(m_file.reserve(maxLine), r));
+        m_file.endRecord();
     }
-    m_records.fetch_add(records.size(), std::memory_order_relaxed);
     m_bytes.fetch_add(m_file.bytes() - before, std::memory_order_relaxed);
 }
 
 void TextOutput::flush() { m_file.flush(); }
 
 OutputStats TextOutput::stats() const {
-    return {.records = m_records.load(std::memory_order_relaxed),
-            .bytes = m_bytes.load(std::memory_order_relaxed)};
+    return {.records = m_file.records(), .bytes = m_bytes.load(std::memory_order_relaxed)};
 }
 
 ROWPROBE_REGISTER_PLUGIN(PluginKind::Output, TextOutput,

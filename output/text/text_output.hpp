@@ -115,8 +115,8 @@ public:
     const TextLayout& layout() const noexcept { return m_layout; }
 
 private:
-    /// A record with plugin data: one line per instance (process-plugins.md A6), the aligned
-    /// columns followed by `  key=value` for each plugin field (values in their JSON form).
+    /// A record with plugin data: one line per instance (docs/design/process-runtime.md), the
+    /// aligned columns followed by `  key=value` for each plugin field (values in their JSON form).
     void writeWithPlugins(const FlowRecord& r);
 
     std::vector<std::span<const FieldSpec>> m_pluginFields;
@@ -124,7 +124,6 @@ private:
     std::size_t m_pluginFieldCount = 0;
     TextLayout m_layout;  ///< built first: a bad `fields` must not truncate the file
     OutputFile m_file;
-    std::atomic<std::uint64_t> m_records{0};
     std::atomic<std::uint64_t> m_bytes{0};
     bool m_header = false;  ///< header=true: a reopened, empty file gets the header line too
 };

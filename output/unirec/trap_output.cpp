@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "rowprobe/byte_order.hpp"
 #include "rowprobe/format.hpp"
 
 #ifndef ROWPROBE_TRAP_SOCKET_DIR
@@ -71,11 +72,6 @@ std::string expandHome(const std::string& path) {
     if (path.empty() || path[0] != '~') return path;
     const char* home = std::getenv("HOME");
     return (home != nullptr ? std::string(home) : std::string()) + path.substr(1);
-}
-
-void putBe32(std::uint8_t* p, std::uint32_t v) {
-    const std::uint32_t be = htonl(v);
-    std::memcpy(p, &be, 4);
 }
 
 }  // namespace
@@ -212,7 +208,7 @@ TrapOutput::TrapOutput(TrapIfcSpec spec, std::string specifier, std::size_t head
 std::vector<std::uint8_t> TrapOutput::hello() const {
     std::vector<std::uint8_t> h(8 + m_specifier.size(), 0);
     h[0] = kTrapFormatUnirec;
-    putBe32(h.data() + 4, static_cast<std::uint32_t>(m_specifier.size()));
+    storeBe32(h.data() + 4, static_cast<std::uint32_t>(m_specifier.size()));
     std::memcpy(h.data() + 8, m_specifier.data(), m_specifier.size());
     return h;
 }
@@ -236,7 +232,7 @@ void TrapOutput::send(std::span<const std::uint8_t> message, bool isRecord) {
 void TrapOutput::finishContainer() {
     if (m_messages == 0) return;
     std::uint8_t* h = m_container.data();
-    putBe32(h, static_cast<std::uint32_t>(m_used - m_headerSize));
+    storeBe32(h, static_cast<std::uint32_t>(m_used - m_headerSize));
     if (m_headerSize == 14) {
         std::memcpy(h + 4, &m_sequence, 8);   // host order (LE)
         std::memcpy(h + 12, &m_messages, 2);  // host order (LE)

@@ -1,4 +1,4 @@
-// TRAP output interfaces (NEMEA's libtrap), written without libtrap (wire-formats.md §2).
+// TRAP output interfaces (NEMEA's libtrap), written without libtrap (docs/design/wire-formats.md).
 //
 // A TRAP output batches messages (here: one UniRec record each) into containers:
 //

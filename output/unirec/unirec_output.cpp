@@ -15,7 +15,7 @@ namespace {
 /// The group name of the tunnel fields in `p=` (a rowprobe extension; not a process plugin).
 constexpr std::string_view kTunnelGroup = "tunnel";
 
-// Names follow ipfixprobe's unirec output (wire-formats.md §3.1).
+// Names follow ipfixprobe's unirec output (output/unirec/README.md).
 constexpr OptionSpec kOptions[] = {
     {.name = "ifc",
      .shortName = "i",

@@ -15,7 +15,7 @@ struct TypeRow {
     int sortSize;
 };
 
-// wire-formats.md §1.1
+// libunirec's type strings and sort sizes (negative: variable, element size).
 constexpr TypeRow kTypes[] = {
     {"int8", 1},     {"uint8", 1},    {"char", 1},    {"int16", 2},     {"uint16", 2},
     {"int32", 4},    {"uint32", 4},   {"float", 4},   {"int64", 8},     {"uint64", 8},

@@ -1,4 +1,4 @@
-// UniRec records (NEMEA), written without libunirec (wire-formats.md §1).
+// UniRec records (NEMEA), written without libunirec (docs/design/wire-formats.md).
 //
 // A UniRec template is a set of (type, NAME) fields. Receivers lay a record out by sorting the
 // fields by "sort size" descending (16, 8, 6, 4, 2, 1 for fixed types, then -1, -2, -4, -6,

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <sstream>
+#include <string_view>
+
+#include "rowprobe/secrets.hpp"
 
 namespace rowprobe {
 
@@ -25,19 +28,54 @@ std::string headline(const ConfigError::Details& d) {
 }
 }  // namespace
 
-ConfigError::ConfigError(Details d) : std::runtime_error(headline(d)), m_details(std::move(d)) {}
+ConfigError::ConfigError(Details d)
+    : std::runtime_error(maskSecrets(headline(d))), m_details(std::move(d)) {}
+
+bool isSecretProperty(std::string_view name) noexcept {
+    return name.find("password") != std::string_view::npos ||
+           name.find("secret") != std::string_view::npos || name == "ssl.key.pem" ||
+           name == "sasl.oauthbearer.config";
+}
+
+std::string maskSecrets(std::string text) {
+    auto delimiter = [](char c) { return c == ';' || c == ',' || c == '"'; };
+    for (std::size_t eq = text.find('='); eq != std::string::npos; eq = text.find('=', eq + 1)) {
+        std::size_t start = eq;
+        while (start > 0 && !delimiter(text[start - 1]) && text[start - 1] != ' ' &&
+               text[start - 1] != '\t' && text[start - 1] != '=')
+            --start;
+        if (!isSecretProperty(std::string_view(text).substr(start, eq - start))) continue;
+        std::size_t end = eq + 1;
+        while (end < text.size() && !delimiter(text[end]) && text[end] != '\n') text[end++] = '*';
+        eq = end > eq ? end - 1 : eq;
+    }
+    return text;
+}
 
 std::string ConfigError::render() const {
     const Details& d = m_details;
     std::ostringstream out;
     out << headline(d) << '\n';
     if (!d.source.empty()) {
-        const std::string prefix = "    " + (d.flag.empty() ? std::string() : d.flag + " ") + "\"";
-        out << prefix << d.source << "\"\n";
-        if (d.column != std::string::npos && d.column <= d.source.size()) {
-            const std::size_t width = std::max<std::size_t>(1, d.value.size());
-            out << std::string(prefix.size() + d.column, ' ') << '^' << std::string(width - 1, '~')
-                << '\n';
+        // A huge source (a 10 MB line) is shown as a window around the column, and the caret
+        // line is as bounded: the message stays a few lines whatever the input.
+        constexpr std::size_t kShown = 160;
+        const bool marked = d.column != std::string::npos && d.column <= d.source.size();
+        std::size_t from = 0;
+        if (d.source.size() > kShown && marked && d.column > kShown / 2)
+            from = std::min(d.column - kShown / 2, d.source.size() - kShown);
+        const std::string_view shown = std::string_view(d.source).substr(from, kShown);
+        const std::string before = from != 0 ? "..." : "";
+        const std::string after = from + shown.size() < d.source.size() ? "..." : "";
+        const std::string prefix =
+            "    " + (d.flag.empty() ? std::string() : d.flag + " ") + "\"" + before;
+        out << prefix << shown << after << "\"\n";
+        if (marked) {
+            const std::size_t at = d.column - from;
+            const std::size_t width =
+                std::min(std::max<std::size_t>(1, d.value.size()), shown.size() + 1 - at);
+            out << std::string(prefix.size() + at, ' ') << '^'
+                << std::string(width > 0 ? width - 1 : 0, '~') << '\n';
         }
     }
     if (!d.choices.empty()) {
@@ -47,7 +85,7 @@ std::string ConfigError::render() const {
         out << '\n';
     }
     if (!d.help.empty()) out << "    help: " << d.help << '\n';
-    std::string s = out.str();
+    std::string s = maskSecrets(out.str());
     if (!s.empty() && s.back() == '\n') s.pop_back();
     return s;
 }

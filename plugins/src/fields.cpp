@@ -30,8 +30,8 @@ constexpr IpfixElement iana(std::uint16_t id, std::uint16_t length) {
 using enum FieldType;
 using enum FieldDirection;
 
-// Indexed by FieldId. IPFIX elements and lengths follow ipfixprobe (wire-formats.md §4.3, §4.4);
-// UniRec names and types are NEMEA's standard fields (§1.6, §3.3).
+// Indexed by FieldId. IPFIX elements and lengths follow ipfixprobe (docs/design/wire-formats.md);
+// UniRec names and types are NEMEA's standard fields.
 constexpr FieldSpec kCoreFields[] = {
     {.name = "end_reason",
      .description = "why the flow ended (IPFIX flowEndReason)",
@@ -302,6 +302,9 @@ std::span<const FieldId> ipfixBasicFields() noexcept { return kIpfixBasic; }
 
 bool addressIsIpv4(const FieldSpec& f, const FlowRecord& r) noexcept {
     if (f.origin == FieldOrigin::Record && f.offset >= offsetof(FlowRecord, tunnel)) {
+        // Outside a tunnel the (zero) outer address takes the flow's own family: 0.0.0.0 for an
+        // IPv4 flow, :: for an IPv6 one (as the json README shows).
+        if (r.tunnel.type == 0) return r.isIpv4();
         return isIpv4Mapped(readBytes(f, r, ExportConstants{}));
     }
     return r.isIpv4();

@@ -1,6 +1,7 @@
 #include "rowprobe/format.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
@@ -350,7 +351,10 @@ OutputFile::OutputFile(const Options& options, std::string_view option, std::siz
       m_path(options.getString(option)),
       m_buffer(std::make_unique<char[]>(bufferBytes)),
       m_pos(m_buffer.get()),
-      m_end(m_buffer.get() + bufferBytes) {
+      m_end(m_buffer.get() + bufferBytes),
+      // a record is rarely below 32 bytes; smaller ones only make the buffer drain early
+      m_boundaries(std::make_unique<std::uint32_t[]>(bufferBytes / 32 + 1)),
+      m_boundaryCapacity(bufferBytes / 32 + 1) {
     if (m_path.empty() || m_path == "-") {
         m_file = stdout;
         if (m_path.empty()) m_path.push_back('-');  // (not `= "-"`: GCC 12 -Wrestrict false alarm)
@@ -387,7 +391,47 @@ void OutputFile::drain() {
     if (n == 0) return;
     m_pos = m_buffer.get();  // drop the data even on failure, so a broken file cannot wedge us
     m_drained += n;
-    if (std::fwrite(m_buffer.get(), 1, n, m_file) != n) failed();
+    // Straight to the descriptor (the stream's own buffer stays empty): a short write says
+    // exactly how many bytes reached the file.
+    if (std::fflush(m_file) != 0) failed();
+    const int fd = ::fileno(m_file);
+    std::size_t done = 0;
+    while (done < n) {
+        const ::ssize_t w = ::write(fd, m_buffer.get() + done, n - done);
+        if (w > 0) {
+            done += static_cast<std::size_t>(w);
+        } else if (w < 0 && errno == EINTR) {
+            continue;
+        } else {
+            const int err = w == 0 ? ENOSPC : errno;
+            partial(done);
+            errno = err;
+            failed();
+        }
+    }
+    std::uint64_t records = 0;
+    for (std::size_t i = 0; i < m_boundaryCount; ++i) records += m_boundaries[i] >> 31;
+    m_records.fetch_add(records, std::memory_order_relaxed);
+    m_boundaryCount = 0;
+}
+
+void OutputFile::partial(std::size_t done) noexcept {
+    std::size_t keep = 0;  // bytes of the buffer up to the last boundary that was written
+    for (std::size_t i = 0; i < m_boundaryCount; ++i) {
+        const std::size_t end = m_boundaries[i] & ~kRecordEnd;
+        if (end > done) break;
+        keep = end;
+        m_records.fetch_add(m_boundaries[i] >> 31, std::memory_order_relaxed);
+    }
+    m_boundaryCount = 0;
+    if (done == keep) return;
+    const int fd = ::fileno(m_file);
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return;
+    const ::off_t at = ::lseek(fd, 0, SEEK_CUR);
+    if (at < 0) return;
+    const ::off_t cut = at - static_cast<::off_t>(done - keep);
+    if (cut >= 0 && ::ftruncate(fd, cut) == 0) ::lseek(fd, cut, SEEK_SET);
 }
 
 void OutputFile::failed() const {

@@ -55,7 +55,7 @@ Anomaly decodePpp(const std::uint8_t* d, std::uint32_t cap, std::uint32_t off,
         off += 1;
     } else {
         if (!has(off, 2, cap)) return Anomaly::TruncatedL2;
-        proto = load16(d + off);
+        proto = loadBe16(d + off);
         off += 2;
     }
     const std::uint16_t type = pppToEther(proto);
@@ -67,7 +67,7 @@ Anomaly decodePpp(const std::uint8_t* d, std::uint32_t cap, std::uint32_t off,
 
 Anomaly decodeCiscoHdlc(const std::uint8_t* d, std::uint32_t cap, LinkStart& s) noexcept {
     if (cap < 4) return Anomaly::TruncatedL2;
-    s.type = load16(d + 2);  // an EtherType (SLARP 0x8035 and CDP 0x2000 end as NotIp)
+    s.type = loadBe16(d + 2);  // an EtherType (SLARP 0x8035 and CDP 0x2000 end as NotIp)
     s.off = 4;
     return kOk;
 }
@@ -132,7 +132,7 @@ Anomaly decode80211(const std::uint8_t* d, std::uint32_t cap, std::uint32_t off,
         d[llc + 4] != 0 || (d[llc + 5] != 0 && d[llc + 5] != 0xF8)) {
         return Anomaly::NotIp;
     }
-    s.type = load16(d + llc + 6);
+    s.type = loadBe16(d + llc + 6);
     s.off = llc + 8;
     return kOk;
 }
@@ -145,12 +145,12 @@ Anomaly decodeLink(const std::uint8_t* d, std::uint32_t cap, LinkType link, Link
             return kOk;
         case LinkType::LinuxSll:
             if (cap < kSllHeaderLen) return Anomaly::TruncatedL2;
-            s.type = load16(d + 14);
+            s.type = loadBe16(d + 14);
             s.off = kSllHeaderLen;
             return kOk;
         case LinkType::LinuxSll2:
             if (cap < kSll2HeaderLen) return Anomaly::TruncatedL2;
-            s.type = load16(d);
+            s.type = loadBe16(d);
             s.off = kSll2HeaderLen;
             return kOk;
         case LinkType::Null:

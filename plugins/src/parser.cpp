@@ -87,10 +87,10 @@ Anomaly walkL2(const std::uint8_t* d, std::uint32_t cap, std::uint16_t& type, st
                 if (++depth > kMaxL2Headers) return Anomaly::TooManyHeaders;
                 if (!has(off, 4, cap)) return Anomaly::TruncatedL2;
                 if (!tagged) {
-                    outerVlan = static_cast<std::uint16_t>(load16(d + off) & 0x0FFF);
+                    outerVlan = static_cast<std::uint16_t>(loadBe16(d + off) & 0x0FFF);
                     tagged = true;
                 }
-                type = load16(d + off + 2);
+                type = loadBe16(d + off + 2);
                 off += 4;
                 break;
             case kEtherMplsUnicast:
@@ -107,25 +107,25 @@ Anomaly walkL2(const std::uint8_t* d, std::uint32_t cap, std::uint16_t& type, st
             case kEtherVnTag:  // 4-byte tag, then the EtherType
                 if (++depth > kMaxL2Headers) return Anomaly::TooManyHeaders;
                 if (!has(off, 6, cap)) return Anomaly::TruncatedL2;
-                type = load16(d + off + 4);
+                type = loadBe16(d + off + 4);
                 off += 6;
                 break;
             case kEtherETag:  // 6-byte tag, then the EtherType
                 if (++depth > kMaxL2Headers) return Anomaly::TooManyHeaders;
                 if (!has(off, 8, cap)) return Anomaly::TruncatedL2;
-                type = load16(d + off + 6);
+                type = loadBe16(d + off + 6);
                 off += 8;
                 break;
             case kEtherPbb:  // 4-byte I-TAG, customer destination and source MACs, EtherType
                 if (++depth > kMaxL2Headers) return Anomaly::TooManyHeaders;
                 if (!has(off, 18, cap)) return Anomaly::TruncatedL2;
-                type = load16(d + off + 16);
+                type = loadBe16(d + off + 16);
                 off += 18;
                 break;
             case kEtherPppoeSession: {
                 if (++depth > kMaxL2Headers) return Anomaly::TooManyHeaders;
                 if (!has(off, 8, cap)) return Anomaly::TruncatedL2;  // 6 PPPoE + 2 PPP protocol
-                const std::uint16_t ppp = load16(d + off + 6);
+                const std::uint16_t ppp = loadBe16(d + off + 6);
                 off += 8;
                 if (ppp == kPppIpv4) {
                     type = kEtherIpv4;
@@ -171,7 +171,7 @@ struct WireFrame {
     if ((ip[0] >> 4) != 4) return Anomaly::BadIpVersion;
     const std::uint32_t ihl = (ip[0] & 0x0Fu) * 4u;
     if (ihl < kIpv4MinHeaderLen) return Anomaly::BadIpHeader;
-    std::uint32_t totalLen = load16(ip + 2);
+    std::uint32_t totalLen = loadBe16(ip + 2);
     const std::uint32_t onWire = wire.end > l3 ? wire.end - l3 : 0;
     if (totalLen == 0 || totalLen > onWire) {  // offloaded segment or a lie: count the wire
         totalLen = totalLen == 0 && wire.minimum ? ihl : std::max(onWire, ihl);
@@ -185,10 +185,10 @@ struct WireFrame {
     out.key.proto = ip[9];
     out.key.ipVersion = 4;
     out.ipLen = totalLen;
-    const std::uint16_t flagsOffset = load16(ip + 6);
+    const std::uint16_t flagsOffset = loadBe16(ip + 6);
     const auto fragOffset = static_cast<std::uint16_t>(flagsOffset & 0x1FFF);
     const bool more = (flagsOffset & 0x2000) != 0;
-    out.frag.id = load16(ip + 4);
+    out.frag.id = loadBe16(ip + 4);
     out.frag.offset = fragOffset;
     out.frag.moreFragments = more;
     out.frag.isFragment = more || fragOffset != 0;
@@ -212,7 +212,7 @@ std::uint32_t jumboLength(const std::uint8_t* d, std::uint32_t cap, std::uint32_
             ++opt;
             continue;
         }
-        if (d[opt] == 0xC2 && d[opt + 1] == 4 && has(opt, 6, end)) return load32(d + opt + 2);
+        if (d[opt] == 0xC2 && d[opt + 1] == 4 && has(opt, 6, end)) return loadBe32(d + opt + 2);
         opt += 2u + d[opt + 1];
     }
     return 0;
@@ -225,7 +225,7 @@ std::uint32_t jumboLength(const std::uint8_t* d, std::uint32_t cap, std::uint32_
     const std::uint8_t* ip = d + l3;
     if ((ip[0] >> 4) != 6) return Anomaly::BadIpVersion;
     std::uint8_t next = ip[6];
-    std::uint32_t payloadLen = load16(ip + 4);
+    std::uint32_t payloadLen = loadBe16(ip + 4);
     const std::uint32_t onWire =
         wire.end > l3 + kIpv6HeaderLen ? wire.end - l3 - kIpv6HeaderLen : 0;
     if (payloadLen == 0 && next == kProtoHopByHop) {
@@ -238,7 +238,7 @@ std::uint32_t jumboLength(const std::uint8_t* d, std::uint32_t cap, std::uint32_
     const std::uint32_t declaredEnd = l3 + kIpv6HeaderLen + payloadLen;
     const std::uint32_t end = std::min(cap, declaredEnd);
 
-    out.tos = static_cast<std::uint8_t>(load16(ip) >> 4);
+    out.tos = static_cast<std::uint8_t>(loadBe16(ip) >> 4);
     out.ttl = ip[7];
     out.key.ipVersion = 6;
     out.ipLen = payloadLen + kIpv6HeaderLen;
@@ -271,10 +271,10 @@ std::uint32_t jumboLength(const std::uint8_t* d, std::uint32_t cap, std::uint32_
                 if (n >= kMaxIpv6ExtHeaders) return Anomaly::TooManyHeaders;
                 if (!has(pos, 8, declaredEnd)) return Anomaly::BadIpHeader;
                 if (!has(pos, 8, cap)) return Anomaly::TruncatedL3;
-                const std::uint16_t offsetFlags = load16(d + pos + 2);
+                const std::uint16_t offsetFlags = loadBe16(d + pos + 2);
                 const auto fragOffset = static_cast<std::uint16_t>(offsetFlags >> 3);
                 const bool more = (offsetFlags & 0x0001) != 0;
-                out.frag.id = load32(d + pos + 4);
+                out.frag.id = loadBe32(d + pos + 4);
                 out.frag.offset = fragOffset;
                 out.frag.moreFragments = more;
                 out.frag.isFragment = more || fragOffset != 0;
@@ -321,7 +321,7 @@ inline std::uint32_t minL4Header(std::uint8_t proto) noexcept {
     }
 }
 
-// --- Process-plugin facts (process-plugins.md A3) ------------------------------------------
+// --- Process-plugin facts (docs/design/process-runtime.md) ---------------------------------
 
 // TCP options of the header at `t` (hdrLen bytes, of which `cap` are captured) as ipfixprobe
 // reads them: the IANA bitmap, the MSS, and ipfixprobe's 4-byte reading of the MSS value.
@@ -342,7 +342,7 @@ void parseTcpOptions(const std::uint8_t* t, std::uint32_t hdrLen, std::uint32_t 
         if (i + 1 >= end) break;
         const std::uint8_t len = t[i + 1];
         if (kind == 2 && len >= 4 && i + 4 <= end) {
-            out.tcpMss = load16(t + i + 2);
+            out.tcpMss = loadBe16(t + i + 2);
             std::uint32_t raw = 0;
             for (std::uint32_t k = 0; k < 4; ++k)
                 raw = (raw << 8) | (i + 2 + k < cap ? t[i + 2 + k] : 0u);
@@ -367,23 +367,23 @@ void parseTcpOptions(const std::uint8_t* t, std::uint32_t hdrLen, std::uint32_t 
     std::uint32_t header = need;
     switch (proto) {
         case kProtoTcp:
-            out.key.portA = load16(t);
-            out.key.portB = load16(t + 2);
+            out.key.portA = loadBe16(t);
+            out.key.portB = loadBe16(t + 2);
             out.tcpFlags = t[13];
-            out.tcpWindow = load16(t + 14);
+            out.tcpWindow = loadBe16(t + 14);
             header = std::max<std::uint32_t>(header, (t[12] >> 4) * 4u);
-            out.tcpSeq = load32(t + 4);
-            out.tcpAck = load32(t + 8);
+            out.tcpSeq = loadBe32(t + 4);
+            out.tcpAck = loadBe32(t + 8);
             if (header > 20) parseTcpOptions(t, header, r.end - l4, out);
             break;
         case kProtoUdp:
         case kProtoSctp:
-            out.key.portA = load16(t);
-            out.key.portB = load16(t + 2);
+            out.key.portA = loadBe16(t);
+            out.key.portB = loadBe16(t + 2);
             break;
         case kProtoIcmp:
         case kProtoIcmpv6:
-            out.icmpTypeCode = load16(t);
+            out.icmpTypeCode = loadBe16(t);
             break;
         default:
             break;
@@ -397,14 +397,6 @@ void parseTcpOptions(const std::uint8_t* t, std::uint32_t hdrLen, std::uint32_t 
     out.payloadLen = static_cast<std::uint16_t>(std::min<std::uint32_t>(r.end - payload, 0xFFFF));
     out.hasPorts = true;
     return true;
-}
-
-// Big-endian 64-bit load, so that integer order equals byte order.
-inline std::uint64_t loadBe64(const std::uint8_t* p) noexcept {
-    std::uint64_t v;
-    std::memcpy(&v, p, 8);
-    if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap64(v);
-    return v;
 }
 
 // Orders (addrA, portA) <= (addrB, portB); the packet's source was written into A. Two 64-bit
@@ -497,7 +489,7 @@ template <bool kInner>
             if (!has(off, kEthHeaderLen, cap)) return Anomaly::TruncatedL2;
             s.dstMac = off;
             s.srcMac = off + 6;
-            type = load16(d + off + 12);
+            type = loadBe16(d + off + 12);
             off += kEthHeaderLen;
         }
         if (s.dstMac != kNoMac) {
@@ -564,13 +556,13 @@ template <bool kInner>
     }
     if (cap < kEthHeaderLen) return Anomaly::TruncatedL2;
     std::uint32_t off = 0;
-    if (load16(d + 12) == kEtherFabricPath) {  // Cisco FabricPath: skip to the inner frame
+    if (loadBe16(d + 12) == kEtherFabricPath) {  // Cisco FabricPath: skip to the inner frame
         if (cap < kFabricPathHeaderLen + kEthHeaderLen) return Anomaly::TruncatedL2;
         off = kFabricPathHeaderLen;
     }
     std::memcpy(out.dstMac.data(), d + off, 6);
     std::memcpy(out.srcMac.data(), d + off + 6, 6);
-    s.type = load16(d + off + 12);
+    s.type = loadBe16(d + off + 12);
     s.off = off + kEthHeaderLen;
     return kOk;
 }

@@ -6,11 +6,12 @@
 //   tunnels.cpp     recognising a tunnel in a parsed packet and finding the inner header
 //
 // Every function here is pure and noexcept, reads only below the `cap` it is given, and loads
-// multi-byte fields byte by byte (unaligned frames are fine).
+// multi-byte fields byte by byte with rowprobe/byte_order.hpp (unaligned frames are fine).
 #pragma once
 
 #include <cstdint>
 
+#include "rowprobe/byte_order.hpp"
 #include "rowprobe/packet.hpp"
 
 namespace rowprobe::parser {
@@ -40,15 +41,6 @@ inline constexpr std::uint16_t kByVersionNibble = 0x0000;
 
 inline constexpr std::uint32_t kEthHeaderLen = 14;
 inline constexpr std::uint32_t kNoMac = 0xFFFFFFFF;
-
-inline std::uint16_t load16(const std::uint8_t* p) noexcept {
-    return static_cast<std::uint16_t>(p[0] << 8 | p[1]);
-}
-
-inline std::uint32_t load32(const std::uint8_t* p) noexcept {
-    return std::uint32_t{p[0]} << 24 | std::uint32_t{p[1]} << 16 | std::uint32_t{p[2]} << 8 |
-           std::uint32_t{p[3]};
-}
 
 /// True when `need` bytes are available at `off` below `end` (off may already exceed end).
 inline bool has(std::uint32_t off, std::uint32_t need, std::uint32_t end) noexcept {

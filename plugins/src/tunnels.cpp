@@ -8,10 +8,16 @@
 //   UDP 4789     VXLAN (I flag; id = VNI)           UDP 6081  Geneve (version 0; id = VNI)
 //   UDP 2152     GTPv1-U G-PDU (id = TEID)          UDP 5072  AYIYA (opcode forward)
 //   UDP 5247     CAPWAP data (802.3 or 802.11)      UDP 6635  MPLS over UDP (RFC 7510)
-//   UDP 3544     Teredo (origin indication / authentication headers, then IPv6); on other
-//                ports only when the payload is exactly one IPv6 packet to or from 2001::/32
+//   UDP 3544     Teredo (origin indication / authentication headers, then IPv6)
 //
-// Either port may carry the tunnel's well-known number (dst is tried first). A header that is
+// The peer-to-peer UDP tunnels (VXLAN, Geneve, GTP-U, CAPWAP data, MPLS over UDP) are opened on
+// the DESTINATION port only, as Suricata and Zeek do: a sender picks its source port freely, so
+// "from port 4789" would let anyone hide a flow inside a made-up VXLAN header and plant chosen
+// inner flows (issue 21 item 12). The client-server ones, Teredo (3544) and AYIYA (5072), whose
+// server answers from its well-known port, open on that port on either side, as Zeek does; never
+// on other ports: a payload that merely looks like IPv6 with a 2001::/32 address is an ordinary
+// UDP packet, so Teredo client-relay traffic on arbitrary ports stays outer UDP (README.md,
+// "Link types and tunnels"). A header that is
 // recognised but cut off or invalid is TunnelFound::Malformed (counted as BadTunnel by the
 // caller); a packet that merely uses the port without looking like the tunnel (GTP echo,
 // CAPWAP keep-alive, DTLS) is TunnelFound::No and stays an ordinary UDP packet.
@@ -65,7 +71,7 @@ TunnelFound pppInGre(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end
         pos += 1;
     } else {
         if (!has(pos, 2, end)) return TunnelFound::Malformed;
-        proto = load16(d + pos);
+        proto = loadBe16(d + pos);
         pos += 2;
     }
     if (proto == kPppIpv4) return found(step, TunnelType::Gre, kEtherIpv4, pos, key);
@@ -76,8 +82,8 @@ TunnelFound pppInGre(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end
 TunnelFound gre(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end,
                 TunnelStep& step) noexcept {
     if (!has(pos, 4, end)) return TunnelFound::Malformed;
-    const std::uint16_t flags = load16(d + pos);
-    const std::uint16_t proto = load16(d + pos + 2);
+    const std::uint16_t flags = loadBe16(d + pos);
+    const std::uint16_t proto = loadBe16(d + pos + 2);
     const unsigned version = flags & 0x7;
     const bool checksum = (flags & 0x8000) != 0;
     const bool routing = (flags & 0x4000) != 0;
@@ -90,14 +96,14 @@ TunnelFound gre(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end,
         if (checksum || !keyed || proto != kGrePpp) return TunnelFound::Malformed;
         len += 4 + (sequenced ? 4 : 0) + (ack ? 4 : 0);
         if (!has(pos, len, end)) return TunnelFound::Malformed;
-        const std::uint32_t callId = load16(d + pos + 6);
+        const std::uint32_t callId = loadBe16(d + pos + 6);
         if (!sequenced) return TunnelFound::No;  // an acknowledgement without payload
         return pppInGre(d, pos + len, end, callId, step);
     }
     const std::uint32_t keyOff = pos + 4 + (checksum ? 4 : 0);
     len += (checksum ? 4 : 0) + (keyed ? 4 : 0) + (sequenced ? 4 : 0);
     if (!has(pos, len, end)) return TunnelFound::Malformed;
-    const std::uint32_t key = keyed ? load32(d + keyOff) : 0;
+    const std::uint32_t key = keyed ? loadBe32(d + keyOff) : 0;
     const std::uint32_t inner = pos + len;
     switch (proto) {
         case kEtherIpv4:
@@ -114,13 +120,13 @@ TunnelFound gre(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end,
             }
             if (!has(inner, 8, end)) return TunnelFound::Malformed;
             if ((d[inner] >> 4) != 1) return TunnelFound::Malformed;  // type II is version 1
-            const std::uint32_t session = load16(d + inner + 2) & 0x03FF;
+            const std::uint32_t session = loadBe16(d + inner + 2) & 0x03FF;
             return found(step, TunnelType::Erspan, kEtherTeb, inner + 8, session);
         }
         case kGreErspan3: {
             if (!has(inner, 12, end)) return TunnelFound::Malformed;
             if ((d[inner] >> 4) != 2) return TunnelFound::Malformed;  // type III is version 2
-            const std::uint32_t session = load16(d + inner + 2) & 0x03FF;
+            const std::uint32_t session = loadBe16(d + inner + 2) & 0x03FF;
             const unsigned frameType = (d[inner + 10] >> 2) & 0x1F;
             const bool platform = (d[inner + 11] & 0x01) != 0;
             const std::uint32_t frame = inner + 12 + (platform ? 8 : 0);
@@ -137,7 +143,7 @@ TunnelFound vxlan(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end,
                   TunnelStep& step) noexcept {
     if (!has(pos, 8 + kEthHeaderLen, end)) return TunnelFound::Malformed;
     if ((d[pos] & 0x08) == 0) return TunnelFound::Malformed;  // the I flag: VNI valid
-    const std::uint32_t vni = load32(d + pos + 4) >> 8;
+    const std::uint32_t vni = loadBe32(d + pos + 4) >> 8;
     return found(step, TunnelType::Vxlan, kEtherTeb, pos + 8, vni);
 }
 
@@ -146,8 +152,8 @@ TunnelFound geneve(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end,
     if (!has(pos, 8, end)) return TunnelFound::Malformed;
     if ((d[pos] >> 6) != 0) return TunnelFound::Malformed;  // version 0
     const std::uint32_t len = 8 + (d[pos] & 0x3Fu) * 4u;
-    const std::uint16_t proto = load16(d + pos + 2);
-    const std::uint32_t vni = load32(d + pos + 4) >> 8;
+    const std::uint16_t proto = loadBe16(d + pos + 2);
+    const std::uint32_t vni = loadBe32(d + pos + 4) >> 8;
     if (!has(pos, len, end)) return TunnelFound::Malformed;
     if (proto != kEtherTeb && proto != kEtherIpv4 && proto != kEtherIpv6) return TunnelFound::No;
     return found(step, TunnelType::Geneve, proto, pos + len, vni);
@@ -159,7 +165,7 @@ TunnelFound gtpU(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end,
     const std::uint8_t flags = d[pos];
     if ((flags >> 5) != 1 || (flags & 0x10) == 0) return TunnelFound::No;  // GTPv1, not GTP'
     if (d[pos + 1] != 0xFF) return TunnelFound::No;  // echo, error indication, end marker, ...
-    const std::uint32_t teid = load32(d + pos + 4);
+    const std::uint32_t teid = loadBe32(d + pos + 4);
     std::uint32_t off = pos + 8;
     if ((flags & 0x07) != 0) {  // sequence number, N-PDU number, next extension header type
         if (!has(off, 4, end)) return TunnelFound::Malformed;
@@ -177,17 +183,7 @@ TunnelFound gtpU(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end,
     return found(step, TunnelType::GtpU, kByVersionNibble, off, teid);
 }
 
-// True when exactly one IPv6 packet fills the bytes from `pos` to `end`.
-bool ipv6Fills(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end) noexcept {
-    if (!has(pos, 40, end) || (d[pos] >> 4) != 6) return false;
-    return 40u + load16(d + pos + 4) == end - pos;
-}
-
-bool teredoPrefix(const std::uint8_t* a) noexcept {
-    return a[0] == 0x20 && a[1] == 0x01 && a[2] == 0 && a[3] == 0;
-}
-
-TunnelFound teredo(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end, bool wellKnown,
+TunnelFound teredo(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end,
                    TunnelStep& step) noexcept {
     std::uint32_t off = pos;
     // Authentication (00 01 id-len auth-len id auth nonce[8] confirmation) and origin
@@ -196,14 +192,9 @@ TunnelFound teredo(const std::uint8_t* d, std::uint32_t pos, std::uint32_t end, 
         off += 4 + d[off + 2] + d[off + 3] + 9u;
     }
     if (has(off, 8, end) && d[off] == 0 && d[off + 1] == 0) off += 8;
-    if (wellKnown) {
-        // Bubbles and qualification packets are IPv6 with no payload; anything else on 3544
-        // that is not IPv6 is an ordinary UDP packet.
-        if (!has(off, 40, end) || (d[off] >> 4) != 6) return TunnelFound::No;
-        return found(step, TunnelType::Teredo, kEtherIpv6, off, 0);
-    }
-    if (!ipv6Fills(d, off, end)) return TunnelFound::No;
-    if (!teredoPrefix(d + off + 8) && !teredoPrefix(d + off + 24)) return TunnelFound::No;
+    // Bubbles and qualification packets are IPv6 with no payload; anything else on 3544 that is
+    // not IPv6 is an ordinary UDP packet.
+    if (!has(off, 40, end) || (d[off] >> 4) != 6) return TunnelFound::No;
     return found(step, TunnelType::Teredo, kEtherIpv6, off, 0);
 }
 
@@ -226,12 +217,12 @@ TunnelFound capwapData(const std::uint8_t* d, std::uint32_t pos, std::uint32_t e
                        TunnelStep& step) noexcept {
     if (!has(pos, 8, end)) return TunnelFound::Malformed;
     if (d[pos] != 0) return TunnelFound::No;  // version 0, type 1 = DTLS: encrypted
-    const std::uint32_t word = load32(d + pos);
+    const std::uint32_t word = loadBe32(d + pos);
     const std::uint32_t len = ((word >> 19) & 0x1F) * 4u;  // HLEN, in 4-byte words
     const unsigned wbid = (word >> 9) & 0x1F;
     const bool native = (word & 0x100) != 0;  // T: frame in the wireless binding's format
     const bool fragment = (word & 0x80) != 0;
-    const std::uint16_t fragOffset = static_cast<std::uint16_t>(load16(d + pos + 6) >> 3);
+    const std::uint16_t fragOffset = static_cast<std::uint16_t>(loadBe16(d + pos + 6) >> 3);
     const bool keepAlive = (word & 0x08) != 0;
     if (len < 8) return TunnelFound::Malformed;
     if (keepAlive || (fragment && fragOffset != 0)) return TunnelFound::No;
@@ -268,10 +259,6 @@ TunnelFound byPort(std::uint16_t port, const std::uint8_t* d, const TunnelProbe&
             return geneve(d, p.payload, p.end, step);
         case kPortGtpU:
             return gtpU(d, p.payload, p.end, step);
-        case kPortTeredo:
-            return teredo(d, p.payload, p.end, true, step);
-        case kPortAyiya:
-            return ayiya(d, p.payload, p.end, step);
         case kPortCapwapData:
             return capwapData(d, p.payload, p.end, step);
         case kPortMplsUdp:
@@ -293,17 +280,13 @@ TunnelFound findTunnel(const std::uint8_t* d, const TunnelProbe& p, TunnelStep& 
         case kProtoIpv6:
             if (!has(p.l4, 1, p.end)) return TunnelFound::Malformed;
             return found(step, TunnelType::IpInIp, kEtherIpv6, p.l4, 0);
-        case kProtoUdp: {
-            TunnelFound f = byPort(p.dstPort, d, p, step);
-            if (f == TunnelFound::No && p.srcPort != p.dstPort) f = byPort(p.srcPort, d, p, step);
-            if (f != TunnelFound::No) return f;
-            // Teredo between a client and a relay uses arbitrary ports: accept the payload when
-            // it is exactly one IPv6 packet with a Teredo address (2001::/32) at one end.
-            if (has(p.payload, 40, p.end) && (d[p.payload] >> 4) == 6) {
-                return teredo(d, p.payload, p.end, false, step);
-            }
-            return TunnelFound::No;
-        }
+        case kProtoUdp:
+            // Client-server tunnels, whose server answers from its well-known port: either side.
+            if (p.dstPort == kPortTeredo || p.srcPort == kPortTeredo)
+                return teredo(d, p.payload, p.end, step);
+            if (p.dstPort == kPortAyiya || p.srcPort == kPortAyiya)
+                return ayiya(d, p.payload, p.end, step);
+            return byPort(p.dstPort, d, p, step);
         default:
             return TunnelFound::No;
     }

@@ -1,6 +1,6 @@
 // `basicplus`: per direction the highest IP TTL, the IP flags, TCP window, MSS and options of
 // the direction's first packet (options OR-ed over all its packets), and the IP length of an
-// opening SYN — ipfixprobe's BASICPLUS (process-plugins.md B §3.9). Tier-1 state only.
+// opening SYN — ipfixprobe's BASICPLUS (fields: README.md). Tier-1 state only.
 //
 // MSS (A7): by default the MSS option's real 16-bit value (RFC 9293). ipfixprobe reads 4 bytes
 // from the 2-byte option (MSS << 16 | the next two option bytes); `mss=ipfixprobe` exports that.

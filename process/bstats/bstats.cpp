@@ -1,6 +1,6 @@
 // `bstats`: per direction up to 15 bursts — runs of >= 3 packets with payload whose gaps are
 // under 1 s — with packets, payload bytes on the wire, start and stop time; ipfixprobe's
-// BSTATS (process-plugins.md B §3.8). Per flow: a tier-2 record (720 bytes) taken at the
+// BSTATS (fields: README.md). Per flow: a tier-2 record (720 bytes) taken at the
 // flow's first packet; packets are taken before they are counted (preUpdate), as ipfixprobe.
 #include <array>
 #include <cstddef>
@@ -29,39 +29,32 @@ struct Fields {
     VarRef stopRev;
 };
 
-constexpr IpfixElement kBasicList{kPenIana, 291, kIpfixVarLen};
-
-constexpr FieldSpec array(std::string_view name, std::string_view description, std::uint16_t offset,
-                          std::string_view unirec, std::string_view unirecType, FieldType element,
-                          std::uint16_t id, std::uint16_t length) {
-    return {.name = name,
-            .description = description,
-            .type = FieldType::Array,
-            .origin = FieldOrigin::Plugin,
-            .offset = offset,
-            .ipfix = kBasicList,
-            .unirec = {unirec, unirecType},
-            .element = element,
-            .ipfixItem = {kPenCesnet, id, length}};
+// Burst arrays: CESNET elements 1050-1057 inside basicLists, as ipfixprobe.
+constexpr FieldSpec burstArray(std::string_view name, std::string_view description,
+                               std::uint16_t offset, std::string_view unirec,
+                               std::string_view unirecType, FieldType element, std::uint16_t id,
+                               std::uint16_t length) noexcept {
+    return arrayField(name, description, offset, {unirec, unirecType}, element,
+                      {kPenCesnet, id, length});
 }
 
 constexpr FieldSpec kFields[] = {
-    array("burst_packets", "src -> dst packets per burst", offsetof(Fields, packets),
-          "SBI_BRST_PACKETS", "uint32*", FieldType::Unsigned32, 1050, 4),
-    array("burst_bytes", "src -> dst payload bytes per burst", offsetof(Fields, bytes),
-          "SBI_BRST_BYTES", "uint32*", FieldType::Unsigned32, 1051, 4),
-    array("burst_start", "src -> dst burst start times", offsetof(Fields, start),
-          "SBI_BRST_TIME_START", "time*", FieldType::Timestamp, 1052, 8),
-    array("burst_stop", "src -> dst burst stop times", offsetof(Fields, stop), "SBI_BRST_TIME_STOP",
-          "time*", FieldType::Timestamp, 1053, 8),
-    array("burst_packets_rev", "dst -> src packets per burst", offsetof(Fields, packetsRev),
-          "DBI_BRST_PACKETS", "uint32*", FieldType::Unsigned32, 1054, 4),
-    array("burst_bytes_rev", "dst -> src payload bytes per burst", offsetof(Fields, bytesRev),
-          "DBI_BRST_BYTES", "uint32*", FieldType::Unsigned32, 1055, 4),
-    array("burst_start_rev", "dst -> src burst start times", offsetof(Fields, startRev),
-          "DBI_BRST_TIME_START", "time*", FieldType::Timestamp, 1056, 8),
-    array("burst_stop_rev", "dst -> src burst stop times", offsetof(Fields, stopRev),
-          "DBI_BRST_TIME_STOP", "time*", FieldType::Timestamp, 1057, 8),
+    burstArray("burst_packets", "src -> dst packets per burst", offsetof(Fields, packets),
+               "SBI_BRST_PACKETS", "uint32*", FieldType::Unsigned32, 1050, 4),
+    burstArray("burst_bytes", "src -> dst payload bytes per burst", offsetof(Fields, bytes),
+               "SBI_BRST_BYTES", "uint32*", FieldType::Unsigned32, 1051, 4),
+    burstArray("burst_start", "src -> dst burst start times", offsetof(Fields, start),
+               "SBI_BRST_TIME_START", "time*", FieldType::Timestamp, 1052, 8),
+    burstArray("burst_stop", "src -> dst burst stop times", offsetof(Fields, stop),
+               "SBI_BRST_TIME_STOP", "time*", FieldType::Timestamp, 1053, 8),
+    burstArray("burst_packets_rev", "dst -> src packets per burst", offsetof(Fields, packetsRev),
+               "DBI_BRST_PACKETS", "uint32*", FieldType::Unsigned32, 1054, 4),
+    burstArray("burst_bytes_rev", "dst -> src payload bytes per burst", offsetof(Fields, bytesRev),
+               "DBI_BRST_BYTES", "uint32*", FieldType::Unsigned32, 1055, 4),
+    burstArray("burst_start_rev", "dst -> src burst start times", offsetof(Fields, startRev),
+               "DBI_BRST_TIME_START", "time*", FieldType::Timestamp, 1056, 8),
+    burstArray("burst_stop_rev", "dst -> src burst stop times", offsetof(Fields, stopRev),
+               "DBI_BRST_TIME_STOP", "time*", FieldType::Timestamp, 1057, 8),
 };
 
 class Bstats final : public ProcessPluginBase<Bstats> {

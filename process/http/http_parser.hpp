@@ -1,5 +1,8 @@
 // HTTP/1.x request and response header parser (one packet, no reassembly), with ipfixprobe
 // 5.7's detection rules. Pure functions on byte spans: no allocation, no exceptions, one pass.
+// The request/status line and header-line walk are the shared HTTP-style head parser
+// (process/common/http/http_head.hpp, HTTP dialect); this file adds HTTP's detection, its
+// header fields and the Set-Cookie names.
 //
 //   classifyHttp(payload) ─▶ Request | Response | None
 //   parseHttpRequest(payload, req)    request line + Host, User-Agent, Referer

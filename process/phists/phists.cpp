@@ -1,6 +1,6 @@
 // `phists`: per direction, log2 histograms of payload sizes and inter-packet times (ms), 8 bins
-// each (0-15, 16-31, ..., 512-1023, >= 1024) — ipfixprobe's PHISTS (process-plugins.md B
-// §3.7). Tier-1 state only (136 bytes per flow); saturating u32 counters.
+// each (0-15, 16-31, ..., 512-1023, >= 1024) — ipfixprobe's PHISTS (fields:
+// README.md). Tier-1 state only (136 bytes per flow); saturating u32 counters.
 #include <array>
 #include <bit>
 #include <cstddef>
@@ -33,31 +33,24 @@ struct Fields {
     VarRef iptRevRef;
 };
 
-constexpr IpfixElement kBasicList{kPenIana, 291, kIpfixVarLen};
-
-constexpr FieldSpec array(std::string_view name, std::string_view description, std::uint16_t offset,
-                          std::string_view unirec, std::uint16_t id) {
-    return {.name = name,
-            .description = description,
-            .type = FieldType::Array,
-            .origin = FieldOrigin::Plugin,
-            .offset = offset,
-            .ipfix = kBasicList,
-            .unirec = {unirec, "uint32*"},
-            .element = FieldType::Unsigned32,
-            .ipfixItem = {kPenCesnet, id, 4}};
+// Histograms: eight uint32 bins, CESNET elements 1060-1063 inside basicLists.
+constexpr FieldSpec histogram(std::string_view name, std::string_view description,
+                              std::uint16_t offset, std::string_view unirec,
+                              std::uint16_t id) noexcept {
+    return arrayField(name, description, offset, {unirec, "uint32*"}, FieldType::Unsigned32,
+                      {kPenCesnet, id, 4});
 }
 
 // IPFIX order as ipfixprobe: S sizes, S ipt, D sizes, D ipt.
 constexpr FieldSpec kFields[] = {
-    array("phists_sizes", "src -> dst payload size histogram (log2 bins from 16 B)",
-          offsetof(Fields, sizesRef), "S_PHISTS_SIZES", 1060),
-    array("phists_ipt", "src -> dst inter-packet time histogram (log2 bins from 16 ms)",
-          offsetof(Fields, iptRef), "S_PHISTS_IPT", 1061),
-    array("phists_sizes_rev", "dst -> src payload size histogram", offsetof(Fields, sizesRevRef),
-          "D_PHISTS_SIZES", 1062),
-    array("phists_ipt_rev", "dst -> src inter-packet time histogram", offsetof(Fields, iptRevRef),
-          "D_PHISTS_IPT", 1063),
+    histogram("phists_sizes", "src -> dst payload size histogram (log2 bins from 16 B)",
+              offsetof(Fields, sizesRef), "S_PHISTS_SIZES", 1060),
+    histogram("phists_ipt", "src -> dst inter-packet time histogram (log2 bins from 16 ms)",
+              offsetof(Fields, iptRef), "S_PHISTS_IPT", 1061),
+    histogram("phists_sizes_rev", "dst -> src payload size histogram",
+              offsetof(Fields, sizesRevRef), "D_PHISTS_SIZES", 1062),
+    histogram("phists_ipt_rev", "dst -> src inter-packet time histogram",
+              offsetof(Fields, iptRevRef), "D_PHISTS_IPT", 1063),
 };
 
 void bump(std::array<std::uint32_t, kBins>& h, std::uint32_t value) noexcept {

@@ -1,5 +1,5 @@
 // `pstats`: the first 30 packets of a biflow in arrival order — payload length on the wire,
-// time, TCP flags, direction — ipfixprobe's PSTATS (process-plugins.md B §3.6), for traffic
+// time, TCP flags, direction — ipfixprobe's PSTATS (fields: README.md), for traffic
 // classifiers. Per flow: the count of recorded packets in tier 1 (2 bytes) and a tier-2 record
 // (skipdup's last-packet header and 30 entries of 12 bytes, 384 bytes) taken at the flow's first
 // packet; the plugin stops taking packets once 30 are recorded (kDone).
@@ -40,45 +40,18 @@ struct Fields {
     VarRef directions;
 };
 
-constexpr IpfixElement kBasicList{kPenIana, 291, kIpfixVarLen};
-
 constexpr FieldSpec kFields[] = {
-    {.name = "ppi_pkt_lengths",
-     .description = "payload length on the wire of the first 30 packets",
-     .type = FieldType::Array,
-     .origin = FieldOrigin::Plugin,
-     .offset = offsetof(Fields, lengths),
-     .ipfix = kBasicList,
-     .unirec = {"PPI_PKT_LENGTHS", "uint16*"},
-     .element = FieldType::Unsigned16,
-     .ipfixItem = {kPenCesnet, 1013, 2}},
-    {.name = "ppi_pkt_times",
-     .description = "times of the first 30 packets",
-     .type = FieldType::Array,
-     .origin = FieldOrigin::Plugin,
-     .offset = offsetof(Fields, times),
-     .ipfix = kBasicList,
-     .unirec = {"PPI_PKT_TIMES", "time*"},
-     .element = FieldType::Timestamp,
-     .ipfixItem = {kPenCesnet, 1014, 8}},
-    {.name = "ppi_pkt_flags",
-     .description = "TCP flags of the first 30 packets",
-     .type = FieldType::Array,
-     .origin = FieldOrigin::Plugin,
-     .offset = offsetof(Fields, flags),
-     .ipfix = kBasicList,
-     .unirec = {"PPI_PKT_FLAGS", "uint8*"},
-     .element = FieldType::Unsigned8,
-     .ipfixItem = {kPenCesnet, 1015, 1}},
-    {.name = "ppi_pkt_directions",
-     .description = "directions of the first 30 packets: 1 src -> dst, -1 dst -> src",
-     .type = FieldType::Array,
-     .origin = FieldOrigin::Plugin,
-     .offset = offsetof(Fields, directions),
-     .ipfix = kBasicList,
-     .unirec = {"PPI_PKT_DIRECTIONS", "int8*"},
-     .element = FieldType::Int8,
-     .ipfixItem = {kPenCesnet, 1016, 1}},
+    arrayField("ppi_pkt_lengths", "payload length on the wire of the first 30 packets",
+               offsetof(Fields, lengths), {"PPI_PKT_LENGTHS", "uint16*"}, FieldType::Unsigned16,
+               {kPenCesnet, 1013, 2}),
+    arrayField("ppi_pkt_times", "times of the first 30 packets", offsetof(Fields, times),
+               {"PPI_PKT_TIMES", "time*"}, FieldType::Timestamp, {kPenCesnet, 1014, 8}),
+    arrayField("ppi_pkt_flags", "TCP flags of the first 30 packets", offsetof(Fields, flags),
+               {"PPI_PKT_FLAGS", "uint8*"}, FieldType::Unsigned8, {kPenCesnet, 1015, 1}),
+    arrayField("ppi_pkt_directions",
+               "directions of the first 30 packets: 1 src -> dst, -1 dst -> src",
+               offsetof(Fields, directions), {"PPI_PKT_DIRECTIONS", "int8*"}, FieldType::Int8,
+               {kPenCesnet, 1016, 1}),
 };
 
 /// ipfixprobe's test for a sequence number that wrapped.

@@ -1,6 +1,6 @@
 // FloodDetector: notices a flood of new flows (SYN flood, scan, spoofed sources) from the flow
-// table's own counters, with an EWMA forecast and a one-sided CUSUM (Hofstede et al.,
-// "Towards real-time intrusion detection for NetFlow and IPFIX", CNSM 2013; row-policies.md §6).
+// table's own counters, with an EWMA forecast and a one-sided CUSUM (Hofstede et al., "Towards
+// real-time intrusion detection for NetFlow and IPFIX", CNSM 2013; docs/design/flow-cache.md).
 //
 //   worker, after every batch:  observe(now, newFlowsSoFar)   ── one compare unless an interval
 //                                    │                            of packet time has ended
@@ -12,7 +12,7 @@
 //   alarm  = S > k·σ                                   raised: counter, flag, log (by the core)
 //   then, outside an alarm:  e = x − μ;  μ += α·e;  σ² = (1 − α)·σ² + α·e²    (α = 0.3)
 //
-// Choices (the thesis' version is described, with its defects, in row-policies.md §6):
+// Choices (where the thesis' version had defects, this one differs):
 // * doubles throughout; σ is the EWMA standard deviation of the signed forecast error e = x − μ
 //   with μ taken before the update (the "forecast"), so a steady trace has σ ≈ its noise;
 // * the first interval is only counted: it sees every flow already running when the capture

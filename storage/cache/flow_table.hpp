@@ -1,5 +1,5 @@
 // FlowTable<P, L>: the flow cache of one worker, a row-divided hash table whose replacement
-// policy P is a template parameter (row-policies.md §9, style.md §3.4-3.6). This header holds
+// policy P is a template parameter (docs/design/flow-cache.md, docs/style.md). This header holds
 // what must know P and L — the rows and records, the lookup and the policy calls — and
 // declares the rest of the template, defined in
 //   flow_table_expiry.hpp   expireRow (THE row expiry routine), the sweeps, the final flush
@@ -45,7 +45,7 @@
 // block's; a hit only delays its own flow; expireRow recomputes a row exactly.
 //
 // Threads: expiry=inline (default), single writer, no lock; the export thread sees only the
-// ring. expiry=thread (row-policies.md §7.2): the worker locks a row before its lookup and
+// ring. expiry=thread (docs/design/flow-cache.md, "Expiry modes"): the worker locks a row before its lookup and
 // unlocks after the update (no slot index survives an unlock), publishes its clock after every
 // batch and does not sweep; the export thread sweeps under try-locks (flow_table_expiry.hpp).
 // A policy's onErase may then run on the export thread under the row lock, so a policy keeps

@@ -121,9 +121,12 @@ inline std::size_t FlowTable<P, L>::sweepRowLocked(std::size_t r, TimeNs now, Ti
         });
     }
     earliest = std::min(earliest, m_rows[r].deadline);
+    // Counted before the row is unlocked: the worker's flushAll takes every row's lock, so when
+    // it returns, each record a racing scan took off the table is counted (its final statistics
+    // are read right after; counting after the unlock lost one now and then).
+    m_sweeper.counters.count(m_detached.data(), n);
     m_locks.unlock(r);
     for (std::size_t i = 0; i < n; ++i) ring.tryPush(m_detached[i]);  // room for L checked
-    m_sweeper.counters.count(m_detached.data(), n);
     return n;
 }
 

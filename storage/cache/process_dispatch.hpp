@@ -1,4 +1,4 @@
-// ProcessDispatch: how one flow table runs the process plugins (process-plugins.md A1, A2, A4).
+// ProcessDispatch: how one flow table runs the process plugins (docs/design/process-runtime.md).
 //
 //   resolved once (configure):
 //     m_plugins[i]      hooks, state offset, handle offset, wants bit of plugin i (-p order)

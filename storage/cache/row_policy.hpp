@@ -1,5 +1,5 @@
 // The row-policy contract: what a replacement policy decides inside one row, and how the table
-// (the mechanism, flow_table.hpp) calls it. Reference: design/row-policies.md §9.
+// (the mechanism, flow_table.hpp) calls it. Guide: docs/writing-a-row-policy.md.
 //
 //   packet ──▶ table: hash, row, tag match + key compare, timeouts, export
 //                 │
@@ -17,7 +17,7 @@
 // * Policies do not allocate, do I/O, throw, or look outside the row they are given; one
 //   instance per worker table; deterministic. RowState is trivially copyable and <= 64 bytes.
 // * Every removal (timeout, TCP end, eviction, flush) goes through onErase, so holes never
-//   appear behind the policy's back (row-policies.md §10.1).
+//   appear behind the policy's back.
 // * RowRef::evict lets a policy evict another flow of the same row from inside a hook (2Q
 //   promotions); it exports the record and calls back into onErase before returning.
 //

@@ -1,4 +1,4 @@
-// adaptive: a position table tuned offline (row-policies.md §3.9, §4).
+// adaptive: a position table tuned offline (docs/policies.md; the tuner: tools/tuner/README.md).
 //
 // Sources: M. Žádník, M. Canini, "Evolution of Cache Replacement Policies to Track Heavy-hitter
 // Flows", PAM 2011 (LNCS 6579), and ANCS 2010 poster: any row replacement policy over positions

@@ -1,4 +1,4 @@
-// The `adaptive` row policy's configuration: the position table of row-policies.md §3.9, its
+// The `adaptive` row policy's configuration: the position table (docs/policies.md), its
 // versioned text file, validation, and the packet classes it keys on. A small unit shared by
 // the policy (storage/policies/adaptive.cpp) and the offline tuner (tools/), which writes the
 // files the policy loads: link the static library rp_adaptive_config.
@@ -42,7 +42,7 @@
 
 namespace rowprobe::storage {
 
-/// Packet-distance classes (row-policies.md §4.1): how soon the flow's next packet comes.
+/// Packet-distance classes (a J48-style classifier's): how soon the flow's next packet comes.
 enum class PacketClass : std::uint8_t { Short, Medium, Long, Never };
 inline constexpr std::size_t kPacketClassCount = 4;
 

@@ -1,4 +1,4 @@
-// fdrc: Flow-Driven Rule Caching inside one row (row-policies.md §3.6).
+// fdrc: Flow-Driven Rule Caching inside one row (docs/policies.md).
 //
 // Source: H. Li, S. Guo, C. Wu, J. Li, "FDRC: Flow-Driven Rule Caching Optimization in
 // Software Defined Networking", IEEE ICC 2015, pp. 5777-5782 (arXiv 1803.04270). Each cached

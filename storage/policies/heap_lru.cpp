@@ -1,4 +1,4 @@
-// heap-lru: exact LRU kept as a binary min-heap per row (row-policies.md §3.2).
+// heap-lru: exact LRU kept as a binary min-heap per row (docs/policies.md).
 //
 // Source: the thesis plugin `lrumhcache` (Zainullin, CTU FIT 2024, branch feature/LRU-maxheap):
 // each row is a binary heap on last-access time, root = least recent = victim; a hit or a new

@@ -1,4 +1,4 @@
-// lirs: Low Inter-reference Recency Set inside one row (row-policies.md §3.3).
+// lirs: Low Inter-reference Recency Set inside one row (docs/policies.md).
 //
 // Source: S. Jiang, X. Zhang, "LIRS: An Efficient Low Inter-reference Recency Set Replacement
 // Policy to Improve Buffer Cache Performance", SIGMETRICS 2002. Flows whose packets come back

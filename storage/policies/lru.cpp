@@ -1,4 +1,4 @@
-// ipfixprobe's row LRU (CESNET/ipfixprobe v5.7, storage plugin "cache", row-policies.md §3.1): a
+// ipfixprobe's row LRU (CESNET/ipfixprobe v5.7, storage plugin "cache"; docs/policies.md): a
 // hit moves the flow to the front; a new flow takes the free slot nearest the front and stays
 // there; in a full row the flow at the back is evicted and the new one enters at the middle, so
 // a burst of new flows cannot push out the established front half. Faithful: holes keep their

@@ -1,4 +1,4 @@
-// lru-2: LRU-K with K = 2 inside one row (row-policies.md §3.7).
+// lru-2: LRU-K with K = 2 inside one row (docs/policies.md).
 //
 // Source: E. O'Neil, P. O'Neil, G. Weikum, "The LRU-K Page Replacement Algorithm For Database
 // Disk Buffering", SIGMOD 1993: evict the entry whose K-th most recent reference is oldest

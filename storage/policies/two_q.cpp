@@ -1,4 +1,4 @@
-// 2q: simplified 2Q inside one row (row-policies.md §3.4).
+// 2q: simplified 2Q inside one row (docs/policies.md).
 //
 // Source: T. Johnson, D. Shasha, "2Q: A Low Overhead High Performance Buffer Management
 // Replacement Algorithm", VLDB 1994 — the "simplified 2Q": a FIFO probation queue A1 for first

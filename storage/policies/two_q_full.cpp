@@ -1,4 +1,4 @@
-// 2q-full: full 2Q inside one row, with A1out holding live flows (row-policies.md §3.5).
+// 2q-full: full 2Q inside one row, with A1out holding live flows (docs/policies.md).
 //
 // Source: T. Johnson, D. Shasha, "2Q: A Low Overhead High Performance Buffer Management
 // Replacement Algorithm", VLDB 1994 — the full version: A1in (FIFO of first accesses), A1out

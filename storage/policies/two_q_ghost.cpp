@@ -1,4 +1,4 @@
-// 2q-ghost: the true 2Q inside one row, A1out as ghost keys (row-policies.md §9.6).
+// 2q-ghost: the true 2Q inside one row, A1out as ghost keys (docs/policies.md).
 //
 // Source: T. Johnson, D. Shasha, "2Q: A Low Overhead High Performance Buffer Management
 // Replacement Algorithm", VLDB 1994 (full version): A1in is a FIFO of first accesses (~25 % of

@@ -3,13 +3,18 @@
 // statistic of --stats-json (a statistic added without a metric fails here), and once
 // rowprobe_finished is 1 its counters equal --stats-json's at exit.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <regex>
 #include <set>
+#include <thread>
 
 #include "live_capture.hpp"
 #include "test_support.hpp"
@@ -50,9 +55,9 @@ std::uint16_t metricsPort(ChildProcess& child) {
     waitFor(
         [&] {
             const std::string err = child.wait(0).err;
-            static const std::regex url(R"(metrics on http://127\.0\.0\.1:([0-9]+)/metrics)");
+            static const std::regex url(R"(metrics on http://(\S+):([0-9]+)/metrics)");
             std::smatch m;
-            if (std::regex_search(err, m, url)) port = static_cast<std::uint16_t>(std::stoi(m[1]));
+            if (std::regex_search(err, m, url)) port = static_cast<std::uint16_t>(std::stoi(m[2]));
             return port != 0;
         },
         20);
@@ -212,6 +217,131 @@ TEST(Metrics, ABadAddressIsAConfigurationError) {
         EXPECT_EQ(r.exitCode, 2) << bad << ": " << r.err;
         EXPECT_NE(r.err.find("--metrics"), std::string::npos) << r.err;
     }
+}
+
+// ---- Issue 21 item 9: slow and idle clients, the address family, a busy port ----------------
+
+/// A rowprobe that serves metrics for a while (the final values of a small capture).
+ChildProcess lingeringProbe(const std::string& address) {
+    return ChildProcess({rowprobeBinary().string(), "-i",
+                         "pcap;file=" + (sourceDir() / "pcaps" / "mixed.pcap").string(), "-o",
+                         "json;file=/dev/null", "--metrics", address, "--metrics-linger", "60",
+                         "-Q"});
+}
+
+int connectTo(std::uint16_t port, int family = AF_INET) {
+    const int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    int rc = -1;
+    if (family == AF_INET) {
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        rc = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    } else {
+        sockaddr_in6 a{};
+        a.sin6_family = AF_INET6;
+        a.sin6_port = htons(port);
+        a.sin6_addr = in6addr_loopback;
+        rc = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    }
+    if (rc != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/// Seconds one scrape took, and whether it got a 200 with the build info.
+std::pair<double, bool> timedScrape(std::uint16_t port) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string r = httpGet(port);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return {s, r.find("200 OK") != std::string::npos &&
+                   r.find("rowprobe_build_info") != std::string::npos};
+}
+
+TEST(Metrics, SlowClientsDoNotHoldUpAScrape) {
+    ChildProcess child = lingeringProbe("127.0.0.1:0");
+    const std::uint16_t port = metricsPort(child);
+    ASSERT_NE(port, 0) << child.wait(0).err;
+    // Twelve slowloris clients: each sends one byte of its request every 200 ms.
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> slow;
+    for (int i = 0; i < 12; ++i) {
+        slow.emplace_back([&] {
+            while (!stop.load()) {
+                const int fd = connectTo(port);
+                if (fd < 0) return;
+                const std::string req = "GET /metrics HTTP/1.0\r\n";
+                for (char c : req) {
+                    if (stop.load() || ::send(fd, &c, 1, MSG_NOSIGNAL) != 1) break;
+                    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+                }
+                ::close(fd);
+            }
+        });
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    double worst = 0;
+    int good = 0;
+    for (int i = 0; i < 5; ++i) {
+        const auto [seconds, ok] = timedScrape(port);
+        worst = std::max(worst, seconds);
+        good += ok ? 1 : 0;
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+    stop = true;
+    for (auto& t : slow) t.join();
+    EXPECT_EQ(good, 5);
+    EXPECT_LT(worst, 1.0) << "a scrape waited behind slow clients";
+}
+
+TEST(Metrics, ManyIdleConnectionsDoNotHoldUpAScrape) {
+    ChildProcess child = lingeringProbe("127.0.0.1:0");
+    const std::uint16_t port = metricsPort(child);
+    ASSERT_NE(port, 0) << child.wait(0).err;
+    std::vector<int> idle;
+    for (int i = 0; i < 400; ++i) {
+        const int fd = connectTo(port);
+        if (fd >= 0) idle.push_back(fd);
+    }
+    EXPECT_GE(idle.size(), 300U);
+    const auto [seconds, ok] = timedScrape(port);
+    for (int fd : idle) ::close(fd);
+    EXPECT_TRUE(ok);
+    EXPECT_LT(seconds, 1.0) << "a scrape waited behind idle connections";
+}
+
+TEST(Metrics, EveryAddressMeansIpv6AndIpv4) {
+    ChildProcess child = lingeringProbe(":0");
+    const std::uint16_t port = metricsPort(child);
+    ASSERT_NE(port, 0) << child.wait(0).err;
+    EXPECT_NE(httpGet(port).find("200 OK"), std::string::npos);  // IPv4 loopback
+    const int v6 = connectTo(port, AF_INET6);
+    if (v6 < 0) GTEST_SKIP() << "no IPv6 loopback here";
+    ::close(v6);
+}
+
+TEST(Metrics, APortInUseIsAConfigurationError) {
+    const int busy = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(busy, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(busy, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(::listen(busy, 1), 0);
+    socklen_t len = sizeof a;
+    ::getsockname(busy, reinterpret_cast<sockaddr*>(&a), &len);
+    const std::string address = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+    const CommandResult r = runCommand(
+        {rowprobeBinary().string(), "-i",
+         "pcap;file=" + (sourceDir() / "pcaps" / "mixed.pcap").string(), "--metrics", address});
+    ::close(busy);
+    EXPECT_EQ(r.exitCode, 2) << r.err;  // exit 1 made systemd restart it every 5 s forever
+    EXPECT_NE(r.err.find("--metrics"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("in use"), std::string::npos) << r.err;
 }
 
 }  // namespace

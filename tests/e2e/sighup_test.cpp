@@ -205,5 +205,43 @@ TEST(Sighup, AnUnmovedFileKeepsItsRecords) {
     EXPECT_EQ(countLines(out, false), long{kBefore + kMiddle});
 }
 
+// Issue 21 item 14: a reopen that keeps failing (the directory of the path is gone) logs one
+// warning, not one per signal (3,309 lines for 4,084 signals before).
+TEST(Sighup, AFailingReopenIsLoggedOnce) {
+    const fs::path dir = tempDir() / "reopen-fails";
+    fs::remove_all(dir);
+    fs::create_directories(dir / "logs");
+    const fs::path out = dir / "logs" / "flows.json";
+    CaptureFifo fifo(dir / "capture.fifo");
+    ASSERT_TRUE(fifo.ok());
+    ChildProcess child({rowprobeBinary().string(), "-i", "pcap;file=" + fifo.path().string(), "-s",
+                        "cache;inactive=30", "-o", "json;file=" + out.string(), "--metrics",
+                        "127.0.0.1:0", "-Q"});
+    fifo.writeHeader();
+    fifo.writeFlows(1700000000, kBefore, 1000);
+    fifo.writeFlows(1700000100, kMiddle, 2000);
+    const std::uint16_t port = metricsPort(child);
+    ASSERT_NE(port, 0);
+    ASSERT_TRUE(waitFor(
+        [&] { return metric(port, "rowprobe_output_records_total") == std::to_string(kBefore); },
+        20));
+    // rotated away, and the directory removed: the path cannot be opened again
+    fs::rename(out, dir / "rotated.json");
+    fs::remove_all(dir / "logs");
+    for (int i = 0; i < 40; ++i) {
+        child.signal(SIGHUP);
+        std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    fifo.close();
+    const CommandResult r = child.wait(20);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    std::size_t warnings = 0;
+    for (std::size_t at = r.err.find("cannot reopen"); at != std::string::npos;
+         at = r.err.find("cannot reopen", at + 1))
+        ++warnings;
+    EXPECT_EQ(warnings, 1U) << r.err;
+    EXPECT_EQ(countLines(dir / "rotated.json", false), long{kBefore + kMiddle});
+}
+
 }  // namespace
 }  // namespace rowprobe::test

@@ -1,4 +1,4 @@
-// The ipfixprobe reference harness for process plugins (process-plugins.md B §5): runs rowprobe
+// The ipfixprobe reference harness for process plugins (tests/groundtruth/README.md): runs rowprobe
 // on ../shared/testdata/ipfixprobe/inputs/<pcap> with one plugin and the json output, and
 // compares every record and every field with outputs/<plugin> (ipfixprobe 5.7's UniRec logger
 // output: CSV, last line = the UniRec header "type NAME,...").
@@ -22,6 +22,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <sstream>
@@ -41,6 +43,13 @@ struct PluginReferenceCase {
     std::size_t records = 0;      ///< reference records (asserted, so a changed file is noticed)
     std::string processArg = {};  ///< the -p string; default = plugin
     std::vector<std::string> ignore = {};  ///< UniRec columns not compared (give the reason)
+    /// > 0: `float` columns agree within this relative difference (or 1e-6 absolute, the
+    /// reference's printing precision) instead of textually (nettisa: our JSON prints the
+    /// shortest round-trip form, ipfixprobe's logger "%f").
+    double floatRelTol = 0;
+    /// Our `string` values compared without their bytes outside printable ASCII (0x20..0x7e):
+    /// the reference's text output dropped them (give the reason).
+    bool printableStrings = false;
 };
 
 namespace detail {
@@ -218,9 +227,15 @@ inline void expectPluginReference(const PluginReferenceCase& c) {
                 r.values.push_back(normaliseOurArray(col.type, f, col.key));
             } else {
                 const auto it = f.find(col.key);
+                std::string v = it == f.end() ? std::string() : it->second;
+                if (c.printableStrings && col.type == "string")
+                    std::erase_if(v, [](char ch) {
+                        return static_cast<unsigned char>(ch) < 0x20 ||
+                               static_cast<unsigned char>(ch) > 0x7e;
+                    });
                 r.values.push_back(it == f.end()   ? "(absent)"
-                                   : col.textBytes ? hexOf(it->second)
-                                                   : normalise(col.type, it->second));
+                                   : col.textBytes ? hexOf(v)
+                                                   : normalise(col.type, v));
             }
         }
         r.tuple = tupleOf(canonicalIp(flowValue(f, "src_ip")), canonicalIp(flowValue(f, "dst_ip")),
@@ -238,6 +253,40 @@ inline void expectPluginReference(const PluginReferenceCase& c) {
                         std::back_inserter(missing));
     std::set_difference(got.begin(), got.end(), want.begin(), want.end(),
                         std::back_inserter(extra));
+    if (c.floatRelTol > 0) {  // pair the leftovers whose floats agree within the tolerance
+        const auto close = [&](const Rec& a, const Rec& b) {
+            for (std::size_t i = 0; i < cols.size(); ++i) {
+                if (a.values[i] == b.values[i]) continue;
+                if (cols[i].type != "float") return false;
+                char* endA = nullptr;
+                char* endB = nullptr;
+                const double x = std::strtod(a.values[i].c_str(), &endA);
+                const double y = std::strtod(b.values[i].c_str(), &endB);
+                if (*endA != 0 || *endB != 0 || a.values[i].empty() || b.values[i].empty())
+                    return false;
+                if (std::abs(x - y) >
+                    std::max(c.floatRelTol * std::max(std::abs(x), std::abs(y)), 1e-6))
+                    return false;
+            }
+            return true;
+        };
+        const auto recOf = [](const std::vector<Rec>& rs, const std::string& text) {
+            return std::find_if(rs.begin(), rs.end(), [&](const Rec& r) { return r.text == text; });
+        };
+        std::vector<std::string> stillMissing;
+        for (const auto& m : missing) {
+            const auto wanted = recOf(ref, m);
+            const auto hit = std::find_if(extra.begin(), extra.end(), [&](const std::string& e) {
+                return close(*wanted, *recOf(ours, e));
+            });
+            if (hit == extra.end()) {
+                stillMissing.push_back(m);
+            } else {
+                extra.erase(hit);
+            }
+        }
+        missing = stillMissing;
+    }
     std::ostringstream report;
     std::set<std::string> shown;
     for (const auto& m : missing) {

@@ -117,10 +117,16 @@ constexpr NotFitting kNotFitting[] = {
      "the trace has 40 first and 36 last outer fragments: Zeek delivers an inner packet only "
      "from a reassembled datagram and loses 4 (its missed_bytes 5760); rowprobe decapsulates "
      "a first fragment, which holds the whole inner header, and counts those 4 packets"},
-    {"suricata", "decode-teredo-01",
+    {"zeek", "core.tunnels.teredo",
      "2001:0:4137:9e50:8000:f12a:b9c8:2815#0 2001:4860:0:2001::68#0 p58",
-     "Suricata decodes Teredo on UDP 3544 only; the echo reply came from a relay's port 32900 "
-     "and stayed in Suricata's outer UDP flow (Zeek, like rowprobe, has it inside: 1/1)"},
+     "the echo reply came from a Teredo relay's port 32900: Zeek finds Teredo there by the "
+     "payload; rowprobe, like Suricata (1/0 there too), opens Teredo on port 3544 only, since "
+     "any sender can make a UDP payload look like IPv6 with a 2001::/32 address (issue 21)"},
+    {"zeek", "core.tunnels.teredo",
+     "2001:0:4137:9e50:8000:f12a:b9c8:2815#1286 2001:4860:0:2001::68#80 p6",
+     "the HTTP connection runs between the client's port 3797 and a Teredo relay's port 32900: "
+     "Zeek finds Teredo by the payload, rowprobe (like Suricata) only on port 3544; the packets "
+     "stay in the outer UDP flow"},
 };
 
 bool notFitting(const std::string& set, const std::string& caseName, const std::string& conv,

@@ -75,8 +75,8 @@ Flow flowFromIpfixDump(const std::map<std::string, std::string>& r) {
 
 class IpfixDumpInterop : public ::testing::TestWithParam<Capture> {};
 
-// ipfixDump prints dateTimeMicroseconds with a zero fraction (a libfixbuf quirk,
-// wire-formats.md §6.1), so the µs run checks times to the second and the ms run to the ms.
+// ipfixDump prints dateTimeMicroseconds with a zero fraction (a libfixbuf
+// quirk), so the µs run checks times to the second and the ms run to the ms.
 TEST_P(IpfixDumpInterop, DecodesEveryFlowOfAnIpfixFile) {
     ROWPROBE_REQUIRE_BINARY();
     ROWPROBE_REQUIRE_TOOL("ipfixDump", "libfixbuf-tools");

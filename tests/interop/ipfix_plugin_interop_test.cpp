@@ -28,7 +28,11 @@ namespace fs = std::filesystem;
 struct Case {
     std::string name;
     std::vector<std::string> plugins;  ///< -p values
-    std::string pcap;                  ///< under ipfixprobe/inputs
+    std::string pcap;  ///< under ipfixprobe/inputs, or a path below the testdata directory
+    std::filesystem::path path() const {
+        return pcap.find('/') != std::string::npos ? testdataDir() / pcap
+                                                   : testdataDir() / "ipfixprobe" / "inputs" / pcap;
+    }
 };
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
@@ -219,7 +223,7 @@ TEST_P(IpfixPluginInterop, IpfixDumpDecodesEveryPluginFieldEqualToJson) {
     ROWPROBE_REQUIRE_BINARY();
     ROWPROBE_REQUIRE_TOOL("ipfixDump", "libfixbuf-tools");
     const Case& c = GetParam();
-    const fs::path pcap = testdataDir() / "ipfixprobe" / "inputs" / c.pcap;
+    const fs::path pcap = c.path();
     if (!fs::exists(pcap)) GTEST_SKIP() << pcap << " not available";
     for (const auto& p : c.plugins) {
         const std::string name = p.substr(0, p.find(';'));
@@ -400,7 +404,7 @@ TEST_P(IpfixPluginInterop, TsharkDecodesEveryPluginFieldEqualToJson) {
     ROWPROBE_REQUIRE_BINARY();
     ROWPROBE_REQUIRE_TOOL("tshark", "tshark");
     const Case& c = GetParam();
-    const fs::path pcap = testdataDir() / "ipfixprobe" / "inputs" / c.pcap;
+    const fs::path pcap = c.path();
     if (!fs::exists(pcap)) GTEST_SKIP() << pcap << " not available";
     for (const auto& p : c.plugins) {
         const std::string name = p.substr(0, p.find(';'));
@@ -413,7 +417,8 @@ TEST_P(IpfixPluginInterop, TsharkDecodesEveryPluginFieldEqualToJson) {
     std::erase_if(maps, [](const Mapping& m) {
         return m.element.find('/') == std::string::npos || m.element.rfind("29305/", 0) == 0;
     });
-    ASSERT_FALSE(maps.empty());
+    if (maps.empty())
+        GTEST_SKIP() << "only IANA elements (vlan, icmp, flowhash): ipfixDump checks them";
     std::vector<std::string> extra;
     for (const auto& p : c.plugins) extra.insert(extra.end(), {"-p", p});
     const auto json = runRowprobe("pcap;file=" + pcap.string(), "json", extra);
@@ -454,6 +459,14 @@ const Case kCases[] = {
     {"dns", {"dns"}, "dns.pcap"},
     {"passivedns", {"passivedns"}, "dns.pcap"},
     {"tls", {"tls"}, "tls.pcap"},
+    {"icmp_flowhash", {"icmp", "flowhash"}, "mixed.pcap"},
+    {"ntp", {"ntp"}, "ntp.pcap"},
+    {"rtsp", {"rtsp"}, "rtsp.pcap"},
+    {"ssadetector", {"ssadetector"}, "ovpn.pcap"},
+    {"vlan", {"vlan"}, "vlan.pcap"},
+    {"quic", {"quic"}, "quic_initial-sample.pcap"},
+    {"quic_ndpi_quic29", {"quic"}, "ndpi-4.2/pcap/quic-29.pcap"},
+    {"quic_ndpi_t51", {"quic"}, "ndpi-4.2/pcap/quic_t51.pcap"},
 };
 std::string caseName(const ::testing::TestParamInfo<Case>& p) { return p.param.name; }
 INSTANTIATE_TEST_SUITE_P(Plugins, IpfixPluginInterop, ::testing::ValuesIn(kCases), caseName);

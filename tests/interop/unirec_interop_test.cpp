@@ -1,5 +1,5 @@
 // The `unirec` output of the real rowprobe binary read as a NEMEA module would read it (the
-// receiver in unirec_test_reader.hpp is written from wire-formats.md, without libtrap): a
+// receiver in unirec_test_reader.hpp is written from the format's description, without libtrap): a
 // .trapcap file, a UNIX socket and a TCP connection. Every flow must equal the json output.
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -1,10 +1,10 @@
 // ipfixprobe v5.7's functional-test references (../shared/testdata/ipfixprobe/outputs/<plugin>,
-// process-plugins.md part B §5) reproduced through rowprobe's `unirec` output: the reference
-// pcap runs with that one plugin and `-o 'unirec;i=f:OUT;p=PLUGIN;I=0'`; the .trapcap is read
-// back by the test's own TRAP/UniRec reader (unirec_test_reader.hpp, written from
-// wire-formats.md) and printed as NEMEA's `logger -t` prints it. The header (field names, types
-// and order) must equal the reference's last line, and the records, sorted, must equal the
-// reference's, line for line. A plugin that is not built into this rowprobe is skipped.
+// tests/groundtruth/README.md) reproduced through rowprobe's `unirec` output: the reference pcap
+// runs with that one plugin and `-o 'unirec;i=f:OUT;p=PLUGIN;I=0'`; the .trapcap is read back by
+// the test's own TRAP/UniRec reader (unirec_test_reader.hpp, written from the format's description)
+// and printed as NEMEA's `logger -t` prints it. The header (field names, types and order) must
+// equal the reference's last line, and the records, sorted, must equal the reference's, line for
+// line. A plugin that is not built into this rowprobe is skipped.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -127,7 +127,8 @@ TEST(UnirecPluginGroups, MismatchesStopStartUpWithExit2) {
     }
 }
 
-// part B §5 table; tls with ja4=ipfixprobe (JA4 extension count with GREASE, as the reference).
+// The references (tests/groundtruth/README.md); tls with ja4=ipfixprobe (JA4 extension count
+// with GREASE, as the reference).
 const Reference kReferences[] = {
     {"basic", "", "basic", "mixed.pcap"},
     {"basicplus", "basicplus", "basicplus", "http.pcap"},
@@ -139,6 +140,11 @@ const Reference kReferences[] = {
     {"dns", "dns", "dns", "dns.pcap"},
     {"passivedns", "passivedns", "passivedns", "dns.pcap"},
     {"tls", "tls;ja4=ipfixprobe", "tls", "tls.pcap"},
+    {"nettisa", "nettisa", "nettisa", "mixed.pcap"},
+    {"ntp", "ntp;format=ipfixprobe", "ntp", "ntp.pcap"},
+    {"rtsp", "rtsp", "rtsp", "rtsp.pcap"},
+    {"ssadetector", "ssadetector", "ssadetector", "ovpn.pcap"},
+    {"vlan", "vlan", "vlan", "vlan.pcap"},
 };
 
 std::string referenceName(const ::testing::TestParamInfo<Reference>& p) { return p.param.name; }

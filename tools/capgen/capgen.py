@@ -913,7 +913,12 @@ class TunnelEncap:
         k = self.kind
 
         def udp(port, payload):
-            sp, dp = (sport, port) if forward else (port, dport)
+            # Both tunnel ends send to the well-known port (rowprobe, like Suricata and Zeek, opens
+            # a UDP tunnel on the destination port only); Teredo's server answers from 3544.
+            if k == "teredo":
+                sp, dp = (sport, port) if forward else (port, dport)
+            else:
+                sp, dp = port, port
             return 17, udp_datagram(osrc, odst, sp, dp, payload)
 
         if k == "vxlan":

@@ -12,12 +12,12 @@
 // policy gives the same counters as rowprobe's own statistics for that policy.
 //
 // Sessions. `Sessions` splits each key's packets into the flows an unbounded table would build
-// under the table's rules (row-policies.md §9.4; flow_table.hpp): a packet starts a new flow if
-// it comes `inactive` or more after the previous packet of its key, `active` or more after the
-// flow's first packet, or is a SYN without ACK sent in a direction whose flags already hold FIN
-// or RST. No policy can avoid those flow starts; every other miss is the policy's doing. For each
-// packet: whether it starts a flow, and the index of the next packet of the same flow (the
-// "next use" Belady's optimum needs).
+// under the table's rules (docs/design/flow-cache.md; flow_table.hpp): a packet starts a new flow
+// if it comes `inactive` or more after the previous packet of its key, `active` or more after the
+// flow's first packet, or is a SYN without ACK sent in a direction whose flags already hold FIN or
+// RST. No policy can avoid those flow starts; every other miss is the policy's doing. For each
+// packet: whether it starts a flow, and the index of the next packet of the same flow (the "next
+// use" Belady's optimum needs).
 //
 // Thread ownership: built on one thread, then only read (any number of replay threads).
 // Costs: ~120 bytes per packet (ParsedPacket) + 8 per packet for keyId/next; a 10^6-packet

@@ -1,4 +1,4 @@
-// Search over `adaptive` configurations (row-policies.md §3.9, §4.2): the genetic algorithm, the
+// Search over `adaptive` configurations (README.md): the genetic algorithm, the
 // thesis's (1+λ) evolution strategy, and hill climbing / simulated annealing with a taboo list.
 //
 //   generation g:  candidates (drawn from the seeded RNG, in order, on one thread)

@@ -22,12 +22,12 @@
 // the forward element with PEN 29305 (`reverseElement`), and whose `direction` says so. Flow
 // keys, timestamps and flowEndReason have no reverse variant (as in ipfixprobe).
 //
-// Adding fields: a process plugin declares its own `std::span<const FieldSpec>` with origin
-// Plugin: `offset` is relative to the fixed part of one of its exported instances, and the
-// variable-length types (String, Binary, Array) store a VarRef there that points into the
-// instance's variable part (rowprobe/plugin_data.hpp has the layout and the readers; part A5
-// of process-plugins.md the design). Outputs append those fields to their lists. Core fields are listed once in `coreFields()`; the ipfixprobe
-// "basic" templates are ordered lists of FieldIds into it.
+// Adding fields: a process plugin declares its own `std::span<const FieldSpec>` with origin Plugin:
+// `offset` is relative to the fixed part of one of its exported instances, and the variable-length
+// types (String, Binary, Array) store a VarRef there that points into the instance's variable part
+// (rowprobe/plugin_data.hpp has the layout and the readers; docs/design/process-runtime.md the
+// design). Outputs append those fields to their lists. Core fields are listed once in
+// `coreFields()`; the ipfixprobe "basic" templates are ordered lists of FieldIds into it.
 //
 // Thread safety: everything here is immutable static data; the functions are pure and may be
 // called from any thread. Nothing allocates.
@@ -52,7 +52,7 @@ enum class FieldType : std::uint8_t {
     IpAddress,   ///< 16 bytes, network order; IPv4 as IPv4-mapped (::ffff:a.b.c.d)
     MacAddress,  ///< 6 bytes, wire order
     Timestamp,   ///< TimeNs: u64 nanoseconds since the Unix epoch
-    // Process-plugin types (FieldOrigin::Plugin only; see rowprobe/process.hpp, part A5).
+    // Process-plugin types (FieldOrigin::Plugin only; see rowprobe/process.hpp).
     Int8,     ///< 1-byte signed (pstats directions)
     Float32,  ///< IEEE 754 binary32, host order
     String,   ///< VarRef to UTF-8/ASCII bytes, no NUL (JSON: escaped string)
@@ -185,6 +185,28 @@ struct FieldSpec {
     }
 };
 
+/// IANA basicList (element 291, variable length, RFC 6313): the element of every Array field;
+/// the element of the values inside the list is the field's `ipfixItem`.
+inline constexpr IpfixElement kBasicList{kPenIana, 291, kIpfixVarLen};
+
+/// A process-plugin Array field (per-packet sequences, histograms): exported to IPFIX as a
+/// basicList of `item` (as ipfixprobe encodes them), to UniRec as `unirec` (an array type such as
+/// "uint32*"), to JSON as an array of `element` values. `offset` locates its VarRef in the
+/// plugin's field struct.
+constexpr FieldSpec arrayField(std::string_view name, std::string_view description,
+                               std::uint16_t offset, UnirecField unirec, FieldType element,
+                               IpfixElement item) noexcept {
+    return {.name = name,
+            .description = description,
+            .type = FieldType::Array,
+            .origin = FieldOrigin::Plugin,
+            .offset = offset,
+            .ipfix = kBasicList,
+            .unirec = unirec,
+            .element = element,
+            .ipfixItem = item};
+}
+
 /// Values the output plugin supplies for FieldOrigin::Exporter fields (ipfixprobe's `d` and
 /// `I` options). Standard layout so fields can address it by offset.
 struct ExportConstants {
@@ -247,14 +269,14 @@ class Options;
 /// offending part, the known fields and the closest one.
 std::vector<const FieldSpec*> parseRecordFieldList(const Options& options, std::string_view option);
 
-/// ipfixprobe's IPFIX basic template (wire-formats.md §4.3), in template order: 18 elements,
+/// ipfixprobe's IPFIX basic template (docs/design/wire-formats.md), in template order: 18 elements,
 /// 78-byte records for IPv4 and 102 for IPv6. Unlike ipfixprobe, the `dir` constant goes out as
-/// flowDirection (IE 61, 1 byte) where ipfixprobe puts it in ingressInterface (IE 10), an
-/// interface index for which 0 is invalid (the ipfix output adds a real ingressInterface when
-/// the input knows its interface).
+/// flowDirection (IE 61, 1 byte) where ipfixprobe puts it in ingressInterface (IE 10), an interface
+/// index for which 0 is invalid (the ipfix output adds a real ingressInterface when the input knows
+/// its interface).
 std::span<const FieldId> ipfixBasicFields() noexcept;
 
-/// ipfixprobe's UniRec basic template (wire-formats.md §1.6), in ipfixprobe's name-list order;
+/// ipfixprobe's UniRec basic template (NEMEA's standard names), in ipfixprobe's name-list order;
 /// the UniRec output sorts it. With `odid`, ODID replaces LINK_BIT_FIELD.
 std::span<const FieldId> unirecBasicFields(bool odid = false) noexcept;
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -116,11 +117,18 @@ inline char* putSpaces(char* out, std::size_t n) noexcept {
 std::string_view protoName(std::uint8_t proto) noexcept;
 
 /// A buffered text sink for output plugins: a path or "-" for stdout, a large private buffer
-/// (default 1 MiB), plain fwrite calls when it fills. Used by the export thread only.
+/// (default 1 MiB), written with write(2) when it fills. Used by the export thread only.
 ///
 ///     char* p = file.reserve(kMaxLine);   // room for one line
 ///     p = formatUint(p, 42);
 ///     file.commit(p);
+///     file.endRecord();                   // the record's bytes end here
+///
+/// Records are counted as written only once all their bytes reached the file (records()), not
+/// when they enter the buffer: the buffer keeps the offsets where records end (one 32-bit word
+/// per record, a fixed array written out early when full). A write that fails part-way (ENOSPC,
+/// EFBIG) counts the records it completed, and a regular file is cut back to the end of the last
+/// complete record (or header), so the file holds only whole records and records() says how many.
 /// True when `path` names the same file as the open `file` (same device and inode); false
 /// when the path is gone or now names another file (log rotation moved ours away).
 bool isSameFile(std::FILE* file, const std::string& path) noexcept;
@@ -147,6 +155,14 @@ public:
     }
     /// Marks the bytes up to `end` (inside the reserved room) as written.
     void commit(char* end) noexcept { m_pos = end; }
+    /// The bytes committed so far end a record (counted by records() once written out).
+    void endRecord() { mark(kRecordEnd); }
+    /// The bytes committed so far end a header or other non-record text: a failed write may
+    /// cut the file back to here.
+    void endText() { mark(0); }
+    /// Records whose every byte was handed to the file (write(2) accepted them).
+    /// Any thread may read it.
+    std::uint64_t records() const noexcept { return m_records.load(std::memory_order_relaxed); }
     /// Appends `text` (any length). Throws RuntimeError on an I/O failure.
     void append(std::string_view text);
     /// Writes the buffer out and fflushes the file. Throws RuntimeError (naming the plugin, the
@@ -164,7 +180,16 @@ public:
     bool reopen();
 
 private:
-    void drain();                      ///< writes the buffer out (no fflush)
+    static constexpr std::uint32_t kRecordEnd = 0x80000000U;  ///< flag bit of a boundary
+
+    void mark(std::uint32_t flag) {
+        if (m_boundaryCount == m_boundaryCapacity) drain();
+        m_boundaries[m_boundaryCount++] = static_cast<std::uint32_t>(m_pos - m_buffer.get()) | flag;
+    }
+    void drain();  ///< writes the buffer out (no fflush)
+    /// After a write that stopped after `done` of the buffer's bytes: counts the records it
+    /// completed and cuts a regular file back to the last boundary it completed.
+    void partial(std::size_t done) noexcept;
     [[noreturn]] void failed() const;  ///< reports the failed write (errno) and throws
 
     std::string m_component;
@@ -175,6 +200,11 @@ private:
     char* m_pos = nullptr;
     char* m_end = nullptr;
     std::uint64_t m_drained = 0;
+    /// Offsets in the buffer where records (flag kRecordEnd) or headers end, ascending.
+    std::unique_ptr<std::uint32_t[]> m_boundaries;
+    std::size_t m_boundaryCount = 0;
+    std::size_t m_boundaryCapacity = 0;
+    std::atomic<std::uint64_t> m_records{0};  ///< records completely written
 };
 
 }  // namespace rowprobe

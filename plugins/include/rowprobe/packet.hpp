@@ -151,7 +151,7 @@ struct ParsedPacket {
     TunnelInfo tunnel;      ///< the tunnel this packet came out of; with type None (not
                             ///< tunnelled) its other members are unspecified
 
-    // --- What process plugins read (process-plugins.md A3), filled by parsePacket ----------
+    // --- What process plugins read (docs/design/process-runtime.md), filled by parsePacket -
     // ipfixprobe's parser semantics: only TCP and UDP headers are "headers"; for every other
     // protocol (ICMP included) the transport header is part of the payload.
     std::uint32_t payloadWireLen = 0;  ///< IP payload length - TCP/UDP header (on the wire)

@@ -1,5 +1,5 @@
 // Process-plugin data of an exported flow: how a plugin writes it, how it travels to the
-// export thread, and how an output reads it (process-plugins.md A5, A6).
+// export thread, and how an output reads it (docs/design/process-runtime.md).
 //
 //   worker: write hooks ──InstanceWriter──▶ scratch ──ExtRing::waitPush──▶ FlowRecord.ext/extLen
 //   export thread: output.write(records) reads each record's instances through
@@ -14,7 +14,7 @@
 // fields hold a VarRef {offset, length} there, relative to the instance's data, pointing into
 // the variable part. Arrays are packed values of FieldSpec::element (host order; timestamps
 // as TimeNs). A plugin may write several instances for one flow (passivedns: one per answer);
-// an output then writes one record per instance (A6). A flow without plugin data has
+// an output then writes one record per instance. A flow without plugin data has
 // extLen == 0 and costs nothing here.
 //
 // The bytes are a copy (tier-2 records go back to their pool when the flow is exported), so
@@ -224,8 +224,8 @@ inline PluginInstances pluginInstances(const FlowRecord& record) noexcept {
 }
 
 /// A record's instances grouped by plugin, for outputs that write one line per instance
-/// (process-plugins.md A6): `lines()` lines; line k carries instance k of every plugin with
-/// more than k instances and the only instance of every plugin that has exactly one.
+/// (docs/design/process-runtime.md): `lines()` lines; line k carries instance k of every plugin
+/// with more than k instances and the only instance of every plugin that has exactly one.
 class InstanceGroups {
 public:
     /// `plugins`: the length of the -p list; instances naming another index are ignored.

@@ -1,12 +1,19 @@
 // The process-plugin SDK: what a plugin implements, what it sees per packet, and how the flow
-// table calls it (process-plugins.md part A).
+// table calls it (docs/design/process-runtime.md).
 //
 //   -p 'pstats;includezeroes'  ──▶ Registry (PluginKind::Process) ──▶ ProcessPlugin (one
 //                                  instance, shared by every worker: hooks are const)
 //   start-up: storage->enableProcessPlugins(all -p plugins, in -p order)
-//     the cache resolves each plugin's ProcessHooks into per-hook arrays of (fn, self, state
-//     offset, bit) and lays out, per slot, a plugin area after the record:
-//       [ wants mask u32 | pad ][ plugin 0: tier-2 handle u32 | tier-1 state ][ plugin 1 ... ]
+//     the cache (storage/cache/process_dispatch.hpp) resolves each plugin's ProcessHooks into
+//     per-hook arrays of plugin indexes and places each plugin's per-flow data:
+//       in the flow record (CachedFlow, storage/cache/row.hpp, read with the record anyway):
+//         pluginWants u32      bit i set while plugin i still takes this flow's packets
+//         extHandles  4 x u32  tier-2 handles of the first four plugins that have tier 2
+//         inlineState 2 bytes  tier-1 state of the first plugin whose state is 1-2 bytes
+//       in a per-slot plugin area beside the records (one stride per slot, 8-byte aligned):
+//         [ plugin 0: (tier-2 handle u32) | tier-1 state ][ plugin 1: ... ] ...
+//         (a handle here only for plugins that have none in the record, state only when it
+//         is not inline; no area at all when nothing lands in it)
 //     (tier-1 = `stateSize` bytes, zeroed when the flow is created; tier-2 = a per-worker
 //     bounded pool of `extSize`-byte records, taken with FlowContext::attachExt)
 //   per packet, inside the table's update step, in arrival order:
@@ -41,13 +48,16 @@
 // Nothing in a hook may allocate, lock, throw or log: it runs on the packet path.
 //
 // Writing a plugin: derive from ProcessPluginBase<YourPlugin>, give it the const member
-// functions you need (postCreate, preUpdate, postUpdate, preExport, write), a `State` type for
-// tier 1 (optional) and an `Ext` type for tier 2 (optional), declare fields (fields.hpp,
-// origin Plugin) and register it with ROWPROBE_REGISTER_PLUGIN(PluginKind::Process, ...).
+// functions you need (postCreate, preUpdate, postUpdate, preExport, write, touch; a member with
+// a hook's name and another signature, or with ipfixprobe's name of a hook, does not compile:
+// detail::checkHookSignatures), a `State` type for tier 1 (optional) and an `Ext` type for
+// tier 2 (optional), declare fields (fields.hpp, origin Plugin) and register it with
+// ROWPROBE_REGISTER_PLUGIN(PluginKind::Process, ...).
 // docs/writing-a-process-plugin.md walks through one.
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -254,6 +264,136 @@ requires requires { typename T::Ext; }
 struct ExtOf<T> {
     using Type = typename T::Ext;
 };
+
+// Whether T (or a base of T) has a member called `member`, of any kind: one function, overloads,
+// a template, data, public or not. NameProbe inherits T and a class whose only member has that
+// name, so naming the member through NameProbe is ambiguous exactly when T has one too. A final
+// T cannot be inherited; for it, a non-overloaded member is found directly.
+#define ROWPROBE_DETAIL_MEMBER_PROBE(member)                     \
+    struct NameFallback##member {                                \
+        int member;                                              \
+    };                                                           \
+    template <class T>                                           \
+    struct NameProbe##member : T, NameFallback##member {};       \
+    template <class T>                                           \
+    constexpr bool hasMember##member() noexcept {                \
+        if constexpr (std::is_final_v<T>) {                      \
+            return requires { &T::member; };                     \
+        } else {                                                 \
+            return !requires { &NameProbe##member<T>::member; }; \
+        }                                                        \
+    }
+
+// The hooks ProcessPluginBase knows.
+ROWPROBE_DETAIL_MEMBER_PROBE(postCreate)
+ROWPROBE_DETAIL_MEMBER_PROBE(preUpdate)
+ROWPROBE_DETAIL_MEMBER_PROBE(postUpdate)
+ROWPROBE_DETAIL_MEMBER_PROBE(preExport)
+ROWPROBE_DETAIL_MEMBER_PROBE(write)
+ROWPROBE_DETAIL_MEMBER_PROBE(touch)
+// Near misses: ipfixprobe's hook names (a port from ipfixprobe keeps them), other spellings,
+// and a hook rowprobe does not have (ipfixprobe's pre_create: rowprobe creates the flow before
+// any hook runs).
+ROWPROBE_DETAIL_MEMBER_PROBE(post_create)  // NOLINT(readability-identifier-naming)
+ROWPROBE_DETAIL_MEMBER_PROBE(pre_update)   // NOLINT(readability-identifier-naming)
+ROWPROBE_DETAIL_MEMBER_PROBE(post_update)  // NOLINT(readability-identifier-naming)
+ROWPROBE_DETAIL_MEMBER_PROBE(pre_export)   // NOLINT(readability-identifier-naming)
+ROWPROBE_DETAIL_MEMBER_PROBE(pre_create)   // NOLINT(readability-identifier-naming)
+ROWPROBE_DETAIL_MEMBER_PROBE(preCreate)
+ROWPROBE_DETAIL_MEMBER_PROBE(postcreate)
+ROWPROBE_DETAIL_MEMBER_PROBE(preupdate)
+ROWPROBE_DETAIL_MEMBER_PROBE(postupdate)
+ROWPROBE_DETAIL_MEMBER_PROBE(preexport)
+ROWPROBE_DETAIL_MEMBER_PROBE(PostCreate)  // NOLINT(readability-identifier-naming)
+ROWPROBE_DETAIL_MEMBER_PROBE(PreUpdate)   // NOLINT(readability-identifier-naming)
+ROWPROBE_DETAIL_MEMBER_PROBE(PostUpdate)  // NOLINT(readability-identifier-naming)
+ROWPROBE_DETAIL_MEMBER_PROBE(PreExport)   // NOLINT(readability-identifier-naming)
+ROWPROBE_DETAIL_MEMBER_PROBE(Write)       // NOLINT(readability-identifier-naming)
+ROWPROBE_DETAIL_MEMBER_PROBE(Touch)       // NOLINT(readability-identifier-naming)
+#undef ROWPROBE_DETAIL_MEMBER_PROBE
+
+/// Every hook that Derived names must have exactly the signature ProcessPluginBase calls;
+/// anything else would be silently left out of the dispatch, so it is a compile error that
+/// names the hook. Evaluated in ProcessPluginBase::hooks(), where Derived is complete.
+template <class Derived, class State, class Ext>
+constexpr void checkHookSignatures() noexcept {
+    static_assert(
+        !hasMemberpostCreate<Derived>() ||
+            requires(const Derived& d, FlowContext& c) {
+                { d.postCreate(c) }
+                noexcept->std::same_as<HookResult>;
+            },
+        "process plugin hook postCreate: the signature must be "
+        "`HookResult postCreate(FlowContext&) const noexcept` (and public)");
+    static_assert(
+        !hasMemberpreUpdate<Derived>() ||
+            requires(const Derived& d, FlowContext& c) {
+                { d.preUpdate(c) }
+                noexcept->std::same_as<HookResult>;
+            },
+        "process plugin hook preUpdate: the signature must be "
+        "`HookResult preUpdate(FlowContext&) const noexcept` (and public)");
+    static_assert(
+        !hasMemberpostUpdate<Derived>() ||
+            requires(const Derived& d, FlowContext& c) {
+                { d.postUpdate(c) }
+                noexcept->std::same_as<HookResult>;
+            },
+        "process plugin hook postUpdate: the signature must be "
+        "`HookResult postUpdate(FlowContext&) const noexcept` (and public)");
+    static_assert(
+        !hasMemberpreExport<Derived>() ||
+            requires(const Derived& d, FlowContext& c) {
+                { d.preExport(c) }
+                noexcept->std::same_as<void>;
+            },
+        "process plugin hook preExport: the signature must be "
+        "`void preExport(FlowContext&) const noexcept` (and public)");
+    static_assert(
+        !hasMemberwrite<Derived>() ||
+            requires(const Derived& d, FlowContext& c, InstanceWriter& w) {
+                { d.write(c, w) }
+                noexcept->std::same_as<void>;
+            },
+        "process plugin hook write: the signature must be "
+        "`void write(FlowContext&, InstanceWriter&) const noexcept` (and public)");
+    static_assert(
+        !hasMembertouch<Derived>() ||
+            requires(const Derived& d, const Ext& e) {
+                { d.touch(e) }
+                noexcept->std::same_as<std::uint64_t>;
+            } ||
+            requires(const Derived& d, const State& st, const Ext& e) {
+                { d.touch(st, e) }
+                noexcept->std::same_as<std::uint64_t>;
+            },
+        "process plugin hook touch: the signature must be "
+        "`std::uint64_t touch(const Ext&) const noexcept` or "
+        "`std::uint64_t touch(const State&, const Ext&) const noexcept` (and public)");
+    static_assert(!hasMemberpost_create<Derived>() && !hasMemberpostcreate<Derived>() &&
+                      !hasMemberPostCreate<Derived>(),
+                  "process plugin hook postCreate: rowprobe spells it `postCreate` "
+                  "(ipfixprobe's post_create)");
+    static_assert(!hasMemberpre_update<Derived>() && !hasMemberpreupdate<Derived>() &&
+                      !hasMemberPreUpdate<Derived>(),
+                  "process plugin hook preUpdate: rowprobe spells it `preUpdate` "
+                  "(ipfixprobe's pre_update)");
+    static_assert(!hasMemberpost_update<Derived>() && !hasMemberpostupdate<Derived>() &&
+                      !hasMemberPostUpdate<Derived>(),
+                  "process plugin hook postUpdate: rowprobe spells it `postUpdate` "
+                  "(ipfixprobe's post_update)");
+    static_assert(!hasMemberpre_export<Derived>() && !hasMemberpreexport<Derived>() &&
+                      !hasMemberPreExport<Derived>(),
+                  "process plugin hook preExport: rowprobe spells it `preExport` "
+                  "(ipfixprobe's pre_export)");
+    static_assert(!hasMemberWrite<Derived>(),
+                  "process plugin hook write: rowprobe spells it `write`");
+    static_assert(!hasMemberTouch<Derived>(),
+                  "process plugin hook touch: rowprobe spells it `touch`");
+    static_assert(!hasMemberpre_create<Derived>() && !hasMemberpreCreate<Derived>(),
+                  "process plugin hook preCreate: rowprobe has none (ipfixprobe's pre_create); "
+                  "the flow exists before any hook runs: use postCreate");
+}
 }  // namespace detail
 
 /// CRTP helper: generates ProcessHooks from the const member functions Derived defines, e.g.
@@ -278,6 +418,7 @@ public:
         static_assert(std::is_empty_v<State> || sizeof(State) <= kMaxProcessState,
                       "tier-1 State too large: move the bulk into Ext (tier 2)");
         static_assert(alignof(State) <= 8 && alignof(Ext) <= 64);
+        detail::checkHookSignatures<Derived, State, Ext>();
         ProcessHooks h;
         h.self = static_cast<const Derived*>(this);
         h.stateSize = std::is_empty_v<State> ? 0 : sizeof(State);

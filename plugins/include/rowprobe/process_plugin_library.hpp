@@ -1,4 +1,4 @@
-// Process plugins in shared objects (process-plugins.md A8): the C entry point a library
+// Process plugins in shared objects (docs/design/process-runtime.md): the C entry point a library
 // exports, the descriptor it returns, and the loader (plugins/src/loader.cpp).
 //
 //   libmyplugin.so                                   rowprobe (exports its SDK symbols)

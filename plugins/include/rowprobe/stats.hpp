@@ -19,7 +19,7 @@ inline constexpr std::size_t kEndReasonSlots = 6;
 #define ROWPROBE_CACHE_FIELD_DERIVED(member)
 #define ROWPROBE_CACHE_FIELD(src, member, ...) ROWPROBE_CACHE_FIELD_##src(member)
 
-/// Flow-table counters, the columns of the thesis tables (row-policies.md §8): one field per
+/// Flow-table counters, the columns of the thesis tables (docs/statistics.md): one field per
 /// COUNT / REASONS line of ROWPROBE_CACHE_COUNTERS (rowprobe/cache_counters.hpp), in its order,
 /// which also says what each means and how queues merge it.
 struct CacheStats {

@@ -1,7 +1,7 @@
 // MD5 (RFC 1321) and SHA-256 (FIPS 180-4). The round constants are the standard tables (MD5:
 // floor(|sin(i + 1)| * 2^32); SHA-256: the first 32 bits of the fractional parts of the cube
-// roots of the first 64 primes); tests/unit/process/tls_digest_test.cpp checks the published
-// test vectors.
+// roots of the first 64 primes); tests/unit/process/tls_parser_test.cpp (TlsDigest) checks the
+// published test vectors.
 #include "process/common/tls/digest.hpp"
 
 #include <bit>

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of the process-parser fuzz targets (tls_fuzz, http_fuzz, dns_fuzz)
+"""Writes the seed corpora of the process-parser fuzz targets (tls_fuzz, http_fuzz, dns_fuzz,
+ntp_fuzz, mpls_fuzz, rtsp_fuzz)
 into tests/fuzz/corpus/<target>/. The seeds are hand-built, valid messages, so the fuzzer starts
 deep inside each parser. Run from anywhere: python3 tests/fuzz/corpus/make_seeds.py"""
 import os
@@ -49,6 +50,29 @@ write("tls_fuzz", "client_hello_tls12_noext", hello(1, [0x002f, 0x0035], []))
 write("tls_fuzz", "server_hello_tls13", hello(2, [0x1301], [
     ext(43, u16(0x0304)), ext(16, alpn_list(b"h2")), ext(51, b"\x00\x1d" + u16(32) + b"\x01" * 32)]))
 
+# ---- QUIC (quic_fuzz: mode byte 1 = plaintext frames protected by the fuzzer) -----------------
+def varint(v):
+    return bytes([v]) if v < 64 else u16(0x4000 | v)
+
+
+def crypto(off, data):
+    return b"\x06" + u16(0x4000 | off) + u16(0x4000 | len(data)) + data
+
+
+tp = varint(0x3129) + varint(12) + b"Chrome/120.0" + varint(4) + varint(4) + struct.pack(">I", 0x80100000)
+quic_ch = hello(1, [0x1301, 0x1302, 0x1303], [
+    ext(0, sni(b"www.example.com")), ext(16, alpn_list(b"h3")), ext(57, tp),
+    ext(43, b"\x02" + u16(0x0304)), ext(10, u16(2) + u16(29))])[5:]  # no record header
+half = len(quic_ch) // 2
+chunk = lambda frames: u16(len(frames)) + frames
+write("quic_fuzz", "client_hello_one_packet", b"\x01\x00" + chunk(crypto(0, quic_ch)))
+write("quic_fuzz", "client_hello_split_reordered", b"\x01\x02" + chunk(crypto(half, quic_ch[half:]))
+      + chunk(b"\x01\x00\x00" + crypto(0, quic_ch[:half])))
+write("quic_fuzz", "client_hello_t051", b"\x01\x03" + chunk(b"\x08" + crypto(0, quic_ch)[1:]))
+write("quic_fuzz", "ack_ping_padding", b"\x01\x01" + chunk(b"\x02\x00\x00\x00\x00\x01\x00\x00"))
+write("quic_fuzz", "version_negotiation", b"\x00\x80\x00\x00\x00\x00\x04abcd\x00\x00\x00\x00\x01")
+write("quic_fuzz", "retry", b"\x00\xf0\x00\x00\x00\x01\x04abcd\x08ABCDEFGH" + b"t" * 10 + b"\x00" * 16)
+
 # ---- HTTP ---------------------------------------------------------------------------------------
 write("http_fuzz", "request_get", b"GET /index.html HTTP/1.1\r\nHost: www.example.com\r\n"
       b"User-Agent: curl/8.0\r\nReferer: http://example.com/\r\nAccept: */*\r\n\r\n")
@@ -86,3 +110,24 @@ write("dns_fuzz", "response_mx_txt_soa", udp(msg(0x8180, [q], [
     rr(ptr, 16, 300, b"\x0bv=spf1 -all"),
     rr(ptr, 6, 300, name(b"ns1.example.com") + name(b"admin.example.com") + b"\x00" * 20)])))
 write("dns_fuzz", "name_pointer_loop", udp(msg(0x0100, [b"\xc0\x0c" + u16(1) + u16(1)], [])))
+
+
+# ---- NTP, MPLS label stack, RTSP ---------------------------------------------------------------
+def ntp(first, stratum, poll, refid, stamps):
+    return (bytes([first, stratum, poll, 0xEC]) + struct.pack(">II", 0x123, 0x456) + refid
+            + b"".join(struct.pack(">Q", s) for s in stamps))
+
+
+write("ntp_fuzz", "server_v4", ntp(0x24, 2, 6, bytes([195, 113, 144, 238]),
+                                   [0xDAB52BE80500000A, 0, 0xDAB52BE8FFFFFFFF, 0xDAB52BE81F27D8E1]))
+write("ntp_fuzz", "client_kiss_init", ntp(0xE3, 0, 6, b"INIT", [0, 0, 0, 0xDAB51FE51F27D8E1]))
+eth = lambda t: b"\x00" * 12 + u16(t)
+label = lambda l, s, ttl: struct.pack(">I", l << 12 | s << 8 | ttl)
+write("mpls_fuzz", "ethernet_two_labels", eth(0x8847) + label(1000, 0, 64) + label(17, 1, 63))
+write("mpls_fuzz", "vlan_then_label", eth(0x8100) + u16(42) + u16(0x8847) + label(16, 1, 1))
+write("mpls_fuzz", "sll_label", b"\x00" * 14 + u16(0x8847) + label(20, 1, 5))
+write("rtsp_fuzz", "describe", b"DESCRIBE rtsp://example.com/media RTSP/1.0\r\nCSeq: 2\r\n"
+      b"User-Agent: LibVLC/3.0\r\nAccept: application/sdp\r\n\r\n")
+write("rtsp_fuzz", "reply", b"RTSP/1.0 200 OK\r\nCSeq: 2\r\nContent-Type: application/sdp\r\n"
+      b"Server: GStreamer RTSP server\r\n\r\nv=0\r\n")
+write("rtsp_fuzz", "setup_lf", b"SETUP rtsp://h/s/track1 RTSP/1.0\nTransport: RTP/AVP;unicast\n\n")

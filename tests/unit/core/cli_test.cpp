@@ -74,6 +74,62 @@ TEST(CommandLine, ConfigFileSuppliesTheSameOptions) {
               std::string::npos);
 }
 
+// Issue 21 item 10: only a line starting with '#' is a comment (rowprobe.conf(5)); a '#' in a
+// value (a path, a Kafka password) is kept.
+TEST(CommandLine, AHashInsideAConfigValueIsPartOfTheValue) {
+    const std::string path = ::testing::TempDir() + "/rowprobe_cli_hash.conf";
+    {
+        std::FILE* f = std::fopen(path.c_str(), "w");
+        ASSERT_NE(f, nullptr);
+        std::fputs(
+            "# a comment\n   # an indented comment\ninput = pcap;file=/x/in#1.pcap\n"
+            "output = kafka;brokers=b:9092;topic=t;conf=sasl.password=pa#ss\n",
+            f);
+        std::fclose(f);
+    }
+    const CliResult r = parse({"--config", path.c_str()});
+    EXPECT_EQ(r.config.inputs, std::vector<std::string>{"pcap;file=/x/in#1.pcap"});
+    EXPECT_EQ(r.config.output, "kafka;brokers=b:9092;topic=t;conf=sasl.password=pa#ss");
+}
+
+// Issue 21 item 16: a 10 MB configuration line is refused with a short message (it took 550 MB
+// and printed a 10-million-character caret line).
+TEST(CommandLine, AHugeConfigLineIsRefusedWithAShortMessage) {
+    const std::string path = ::testing::TempDir() + "/rowprobe_cli_long.conf";
+    {
+        std::FILE* f = std::fopen(path.c_str(), "w");
+        ASSERT_NE(f, nullptr);
+        const std::string line = "output = json;file=" + std::string(10'000'000, 'x') + "\n";
+        std::fputs(line.c_str(), f);
+        std::fclose(f);
+    }
+    const std::string msg = errorOf({"--config", path.c_str()});
+    EXPECT_NE(msg.find("at most 65536"), std::string::npos) << msg.substr(0, 500);
+    EXPECT_LT(msg.size(), 2000U);
+}
+
+// The same bound on any error's source line: a window around the column, a short caret line.
+TEST(CommandLine, AnErrorInAHugePluginStringShowsAWindow) {
+    ConfigError::Details d;
+    d.component = "json";
+    d.option = "nosuchoption";
+    d.value = "nosuchoption";
+    d.problem = "unknown option";
+    d.source = "json;file=" + std::string(1'000'000, 'x') + ";nosuchoption=1";
+    d.column = d.source.find("nosuchoption");
+    d.flag = "-o";
+    const std::string msg = ConfigError(d).render();
+    EXPECT_LT(msg.size(), 1000U) << msg.substr(0, 500);
+    const std::size_t quote = msg.find("...xxx");
+    const std::size_t caret = msg.find('^');
+    ASSERT_NE(quote, std::string::npos) << msg;
+    ASSERT_NE(caret, std::string::npos) << msg;
+    // the caret sits under the option's name on the line above
+    const std::size_t lineStart = msg.rfind('\n', quote) + 1;
+    const std::size_t caretCol = caret - (msg.rfind('\n', caret) + 1);
+    EXPECT_EQ(msg.substr(lineStart + caretCol, 12), "nosuchoption") << msg;
+}
+
 TEST(Registry, BuiltInPluginsAreAllRegistered) {
     const Registry& reg = Registry::instance();
     EXPECT_NO_THROW(reg.checkConsistent());

@@ -1,5 +1,5 @@
 // Process plugins for the output tests: field schemas shaped like http, pstats and passivedns
-// (process-plugins.md part B: their UniRec names, types and IPFIX elements), no hooks, and
+// (their UniRec names, types and IPFIX elements as in the plugins' READMEs), no hooks, and
 // records carrying their instances as the flow table exports them (rowprobe/plugin_data.hpp).
 #pragma once
 
@@ -36,8 +36,6 @@ struct DnsFields {
     VarRef name;
 };
 
-inline constexpr IpfixElement kBasicList{kPenIana, 291, kIpfixVarLen};
-
 inline constexpr FieldSpec kHttpFields[] = {
     {.name = "http_host",
      .type = FieldType::String,
@@ -60,30 +58,12 @@ inline constexpr FieldSpec kHttpFields[] = {
 };
 
 inline constexpr FieldSpec kStatsFields[] = {
-    {.name = "ppi_pkt_lengths",
-     .type = FieldType::Array,
-     .origin = FieldOrigin::Plugin,
-     .offset = offsetof(StatsFields, lengths),
-     .ipfix = kBasicList,
-     .unirec = {"PPI_PKT_LENGTHS", "uint16*"},
-     .element = FieldType::Unsigned16,
-     .ipfixItem = {kPenCesnet, 1013, 2}},
-    {.name = "ppi_pkt_times",
-     .type = FieldType::Array,
-     .origin = FieldOrigin::Plugin,
-     .offset = offsetof(StatsFields, times),
-     .ipfix = kBasicList,
-     .unirec = {"PPI_PKT_TIMES", "time*"},
-     .element = FieldType::Timestamp,
-     .ipfixItem = {kPenCesnet, 1014, 8}},
-    {.name = "ppi_pkt_directions",
-     .type = FieldType::Array,
-     .origin = FieldOrigin::Plugin,
-     .offset = offsetof(StatsFields, directions),
-     .ipfix = kBasicList,
-     .unirec = {"PPI_PKT_DIRECTIONS", "int8*"},
-     .element = FieldType::Int8,
-     .ipfixItem = {kPenCesnet, 1016, 1}},
+    arrayField("ppi_pkt_lengths", "", offsetof(StatsFields, lengths),
+               {"PPI_PKT_LENGTHS", "uint16*"}, FieldType::Unsigned16, {kPenCesnet, 1013, 2}),
+    arrayField("ppi_pkt_times", "", offsetof(StatsFields, times), {"PPI_PKT_TIMES", "time*"},
+               FieldType::Timestamp, {kPenCesnet, 1014, 8}),
+    arrayField("ppi_pkt_directions", "", offsetof(StatsFields, directions),
+               {"PPI_PKT_DIRECTIONS", "int8*"}, FieldType::Int8, {kPenCesnet, 1016, 1}),
 };
 
 inline constexpr FieldSpec kDnsFields[] = {

@@ -1,5 +1,5 @@
 // The IPFIX encoder against RFC 7011 / RFC 5103 and ipfixprobe's basic template
-// (wire-formats.md §4.2-4.3), checked with the independent test decoder.
+// (output/ipfix/README.md), checked with the independent test decoder.
 #include "ipfix_encoder.hpp"
 
 #include <arpa/inet.h>
@@ -119,7 +119,7 @@ TEST(IpfixEncoder, BasicTemplatesAreIpfixprobesWithIds258And259) {
     EXPECT_EQ(t4.recordLength, 78U);
     EXPECT_EQ(t6.recordLength, 102U);
     EXPECT_EQ(t4.record.size(), 88U);  // 4 + 18 * 4 + 3 PENs * 4
-    // wire-formats.md §4.3, in order: (PEN, id, length), except that the `dir` constant is
+    // ipfixprobe's basic template, in order: (PEN, id, length), except that the `dir` constant is
     // flowDirection (61, 1 byte) where ipfixprobe sends ingressInterface (10, 4 bytes).
     const std::vector<dec::Element> expect4 = {
         {136, 1, 0}, {1, 8, 0},  {1, 8, 29305}, {2, 8, 0},  {2, 8, 29305}, {154, 8, 0},
@@ -252,7 +252,7 @@ TEST(IpfixEncoder, VariableLengthPrefixIsShortBelow255) {
     }
 }
 
-// process-plugins.md part B §2: ipfixprobe's basicList, byte for byte: FF, u16 length = 9 + n x
+// ipfixprobe's basicList, byte for byte: FF, u16 length = 9 + n x
 // elemLen, semantic 3 (allOf), id | 0x8000, element length, PEN 8057, then BE values.
 TEST(IpfixEncoder, BasicListIsIpfixprobesLayout) {
     const std::uint16_t lengths[] = {60, 1500, 0};

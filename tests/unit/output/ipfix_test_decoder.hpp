@@ -1,5 +1,5 @@
 // A small IPFIX decoder and collectors for tests, written from RFC 7011 / RFC 5103 and
-// wire-formats.md, independently of the encoder: it shares no code with output/ipfix.
+// docs/design/wire-formats.md, independently of the encoder: it shares no code with output/ipfix.
 #pragma once
 
 #include <arpa/inet.h>

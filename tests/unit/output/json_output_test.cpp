@@ -218,6 +218,11 @@ TEST(JsonOutput, Ipv4RecordHasEveryDocumentedFieldWithItsValue) {
     EXPECT_EQ(o.at("icmp_type_code_rev").text, "0");
     EXPECT_EQ(o.at("end_reason").text, "end");
     EXPECT_EQ(o.at("queue").text, "3");
+    // Issue 21 item 16: outside a tunnel an IPv4 flow's outer addresses print as the README
+    // shows them, 0.0.0.0 (they printed "::").
+    EXPECT_EQ(o.at("tunnel_type").text, "0");
+    EXPECT_EQ(o.at("tunnel_src").text, "0.0.0.0");
+    EXPECT_EQ(o.at("tunnel_dst").text, "0.0.0.0");
 }
 
 TEST(JsonOutput, Ipv6RecordHasEveryDocumentedFieldWithItsValue) {
@@ -249,6 +254,8 @@ TEST(JsonOutput, Ipv6RecordHasEveryDocumentedFieldWithItsValue) {
     EXPECT_EQ(o.at("icmp_type_code_rev").text, "33024");
     EXPECT_EQ(o.at("end_reason").text, "inactive");
     EXPECT_EQ(o.at("queue").text, "0");
+    EXPECT_EQ(o.at("tunnel_src").text, "::");
+    EXPECT_EQ(o.at("tunnel_dst").text, "::");
 }
 
 TEST(JsonOutput, OneLinePerRecordInOrderAcrossBatchesAndBufferRefills) {

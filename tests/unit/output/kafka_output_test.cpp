@@ -30,6 +30,7 @@
 #include "rowprobe/errors.hpp"
 #include "rowprobe/fields.hpp"
 #include "rowprobe/registry.hpp"
+#include "rowprobe/secrets.hpp"
 #include "test_support.hpp"
 
 namespace rowprobe::output {
@@ -481,6 +482,36 @@ TEST(KafkaOutput, OptionMistakesAreStartUpErrors) {
     EXPECT_NE(m.find("format=json only"), std::string::npos) << m;
     m = message("kafka;community-id-seed=3");
     EXPECT_NE(m.find("key=community-id only"), std::string::npos) << m;
+}
+
+// Issue 21 item 11: conf= refuses properties that run code (a library loaded, a shell command)
+// or break the accounting, and a start-up error never shows a secret's value.
+TEST(KafkaOutput, ConfRefusesPropertiesThatRunCodeAndHidesSecrets) {
+    auto message = [](const std::string& text) -> std::string {
+        try {
+            makeOutput(text);
+        } catch (const ConfigError& e) {
+            return std::string(e.what()) + "\n" + e.render();
+        }
+        return "(no error)";
+    };
+    for (const char* refused :
+         {"plugin.library.paths=/tmp/evil.so", "sasl.kerberos.kinit.cmd=touch /tmp/owned",
+          "delivery.report.only.error=true", "ssl.engine.location=/tmp/engine.so"}) {
+        const std::string name = std::string(refused).substr(0, std::string(refused).find('='));
+        const std::string m = message(std::string("kafka;conf=") + refused);
+        EXPECT_NE(m.find("property '" + name + "' is not allowed"), std::string::npos) << m;
+    }
+    // A mistake elsewhere in a string that carries a password: the password is masked.
+    std::string m = message("kafka;conf=sasl.password=hunter2#x,linger.mss=5");
+    EXPECT_NE(m.find("linger.mss"), std::string::npos) << m;
+    EXPECT_EQ(m.find("hunter2"), std::string::npos) << m;
+    EXPECT_NE(m.find("sasl.password=*********"), std::string::npos) << m;
+    m = message("kafka;conf=ssl.key.password=s3cret;topic=a/b");
+    EXPECT_NE(m.find("option 'topic'"), std::string::npos) << m;
+    EXPECT_EQ(m.find("s3cret"), std::string::npos) << m;
+    EXPECT_EQ(maskSecrets("a;sasl.oauthbearer.client.secret=xy;b=c"),
+              "a;sasl.oauthbearer.client.secret=**;b=c");
 }
 
 TEST(KafkaOutput, RowprobeProcessProducesItsJsonOutputIntoTheMockCluster) {

@@ -1,5 +1,5 @@
-// UniRec layout and encoding against the golden vectors of wire-formats.md §1.5-1.7
-// (produced by libunirec 1.18.2).
+// UniRec layout and encoding against golden vectors (records and time values
+// produced by libunirec 1.18.2).
 #include "unirec_record.hpp"
 
 #include <arpa/inet.h>
@@ -191,7 +191,7 @@ TEST(UnirecRecord, VariableLengthLayoutIsVectorB) {
 }
 
 // The test reader's NEMEA logger printer (used by the plugin reference tests) on vector B:
-// every value kind of part B §5 — ipaddr, time, macaddr, string, bytes, arrays incl. int8 and
+// every value kind logger prints — ipaddr, time, macaddr, string, bytes, arrays incl. int8 and
 // time.
 TEST(UnirecRecord, LoggerLineOfVectorB) {
     const std::string specB =

@@ -1,4 +1,4 @@
-// Test-side TRAP receiver and UniRec decoder, written from wire-formats.md §1-2 and sharing
+// Test-side TRAP receiver and UniRec decoder, written from the formats' description and sharing
 // no code with output/unirec: a NEMEA module's view of our streams.
 #pragma once
 
@@ -34,7 +34,7 @@ inline std::vector<std::uint8_t> hex(const std::string& text) {
     return out;
 }
 
-// wire-formats.md §1.6
+// Golden vector A's specifier: ipfixprobe's basic template as libunirec 1.18.2 writes it.
 inline const std::string kSpecA =
     "ipaddr DST_IP,ipaddr SRC_IP,uint64 BYTES,uint64 BYTES_REV,uint64 LINK_BIT_FIELD,time "
     "TIME_FIRST,"
@@ -152,7 +152,7 @@ struct Layout {
     }
 };
 
-/// One record printed as NEMEA `logger -t` prints it (process-plugins.md part B §5): fields in
+/// One record printed as NEMEA `logger -t` prints it (as in ipfixprobe's references): fields in
 /// layout order, comma-separated; ipaddr as text, macaddr aa:bb:.., time as
 /// YYYY-MM-DDTHH:MM:SS.uuuuuu (UTC), strings double-quoted, bytes as lowercase hex, arrays
 /// [a|b|c], floats %f. Variable fields are read through their (offset, length) slots.

@@ -1,5 +1,5 @@
 // The `unirec` plugin's TRAP interfaces read by a receiver written from the spec
-// (unirec_test_reader.hpp): golden stream and file of wire-formats.md §2.3 / §2.6, framing,
+// (unirec_test_reader.hpp): golden stream and file made with libtrap 1.18.2, framing,
 // sequence numbers, late clients, legacy headers, and configuration errors.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -512,6 +512,23 @@ TEST_F(UnirecTrap, PluginGroupsAreCheckedAgainstTheRunningPlugins) {
     auto basic = makeOutput("unirec;i=" + f);
     basic->setProcessPlugins({});
     EXPECT_EQ(basic->layout(0).specifier(), ur::kSpecA);
+}
+
+// Issue 21 item 16: the shipped unit has PrivateTmp, so `u:` sockets under /tmp were invisible
+// to NEMEA modules outside the service; the unit must put them in a directory both see.
+TEST(UnirecTrap, TheServiceUnitPutsUnixSocketsWhereModulesOutsideItSeeThem) {
+    const std::string unit =
+        test::readFile(test::sourceDir() / "packaging" / "systemd" / "rowprobe@.service.in");
+    ASSERT_FALSE(unit.empty());
+    if (unit.find("\nPrivateTmp=yes") == std::string::npos) GTEST_SKIP() << "no PrivateTmp";
+    const std::string key = "\nEnvironment=TRAP_SOCKET_DIR=";
+    const std::size_t at = unit.find(key);
+    ASSERT_NE(at, std::string::npos) << "no TRAP_SOCKET_DIR: u: sockets land in the private /tmp";
+    const std::string dir = unit.substr(at + key.size(), unit.find('\n', at + 1) - at - key.size());
+    EXPECT_NE(dir.rfind("/tmp", 0), 0U) << dir;
+    EXPECT_EQ(dir.rfind("/run/", 0), 0U) << dir;
+    // the directory exists for the service: RuntimeDirectory= creates it
+    EXPECT_NE(unit.find("\nRuntimeDirectory=" + dir.substr(5)), std::string::npos) << dir;
 }
 
 }  // namespace

@@ -132,7 +132,7 @@ TEST(Fields, BasicListsAreIpfixprobes) {
     EXPECT_EQ(ipfixBasicFields().size(), 18U);
     std::vector<std::string> unirec;
     for (FieldId id : unirecBasicFields()) unirec.emplace_back(fieldSpec(id).unirec.name);
-    // ipfixprobe's name list (wire-formats.md §1.6)
+    // ipfixprobe's name list
     const std::vector<std::string> expected = {
         "SRC_IP",        "DST_IP",        "SRC_PORT",  "DST_PORT",   "PROTOCOL",      "PACKETS",
         "BYTES",         "PACKETS_REV",   "BYTES_REV", "TIME_FIRST", "TIME_LAST",     "TCP_FLAGS",

@@ -1,6 +1,6 @@
-// The ParsedPacket facts process plugins read (process-plugins.md A3), with ipfixprobe's parser
-// semantics: payload on the wire, TCP seq/ack, the options bitmap and both MSS readings, IPv4
-// flags, and the payload() span.
+// The ParsedPacket facts process plugins read (docs/design/process-runtime.md), with ipfixprobe's
+// parser semantics: payload on the wire, TCP seq/ack, the options bitmap and both MSS readings,
+// IPv4 flags, and the payload() span.
 #include <gtest/gtest.h>
 
 #include <cstdint>

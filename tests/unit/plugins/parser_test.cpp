@@ -1180,17 +1180,40 @@ TEST(ParserTunnel, TeredoOnItsPortSkipsOriginIndication) {
     EXPECT_EQ(r.p.ipLen, 60U);
 }
 
-TEST(ParserTunnel, TeredoOnOtherPortsNeedsAnExactIpv6PacketWithATeredoAddress) {
+// Issue 21 item 12: a sender chooses its source port, so the UDP tunnels open on the destination
+// port only (as Suricata and Zeek), and Teredo only with 3544 on one side; before, "from 4789"
+// and any-port IPv6-with-2001::/32 payloads let a sender plant inner flows of its choice.
+TEST(ParserTunnel, UdpTunnelsOpenOnTheDestinationPortOnly) {
+    auto fromPort = [](std::uint16_t sport, std::uint16_t dport, const Bytes& body) {
+        return cat(eth(0x0800), ipv4({.src = "10.1.1.1", .dst = "10.2.2.2", .proto = 17},
+                                     udp(sport, dport, body)));
+    };
+    const Parsed spoofed = parse(fromPort(4789, 5555, cat(vxlanHeader(7), innerEth(innerTcp()))),
+                                 LinkType::Ethernet, kInner);
+    ASSERT_TRUE(spoofed.ok);
+    EXPECT_EQ(spoofed.p.tunnel.type, TunnelType::None);
+    EXPECT_EQ(spoofed.p.key.proto, 17);
+    EXPECT_EQ(spoofed.p.dstPort(), 5555);
+    const Parsed real = parse(fromPort(5555, 4789, cat(vxlanHeader(7), innerEth(innerTcp()))),
+                              LinkType::Ethernet, kInner);
+    ASSERT_TRUE(real.ok);
+    EXPECT_EQ(real.p.tunnel.type, TunnelType::Vxlan);
+    EXPECT_EQ(real.p.key.proto, 6);
+}
+
+TEST(ParserTunnel, TeredoOpensOnlyWithPort3544OnOneSide) {
+    auto fromPort = [](std::uint16_t sport, std::uint16_t dport, const Bytes& body) {
+        return cat(eth(0x0800), ipv4({.src = "10.1.1.1", .dst = "10.2.2.2", .proto = 17},
+                                     udp(sport, dport, body)));
+    };
     const Parsed relay = parse(overUdp(32900, teredoInner()), LinkType::Ethernet, kInner);
     ASSERT_TRUE(relay.ok);
-    EXPECT_EQ(relay.p.tunnel.type, TunnelType::Teredo);
-    const Bytes other = ipv6({.src = "2001:db8::1", .dst = "2001:db8::2"}, tcp(1, 2, 0x10));
-    const Parsed plain = parse(overUdp(32900, other), LinkType::Ethernet, kInner);
-    ASSERT_TRUE(plain.ok);
-    EXPECT_EQ(plain.p.key.proto, 17);  // no Teredo address: an ordinary UDP packet
-    const Parsed longer =
-        parse(overUdp(32900, cat(teredoInner(), payload(3))), LinkType::Ethernet, kInner);
-    EXPECT_EQ(longer.p.key.proto, 17);  // not exactly one IPv6 packet
+    EXPECT_EQ(relay.p.tunnel.type, TunnelType::None);  // looks like Teredo, any port: plain UDP
+    EXPECT_EQ(relay.p.key.proto, 17);
+    const Parsed server = parse(fromPort(3544, 40000, teredoInner()), LinkType::Ethernet, kInner);
+    ASSERT_TRUE(server.ok);
+    EXPECT_EQ(server.p.tunnel.type, TunnelType::Teredo);  // a Teredo server answers from 3544
+    EXPECT_EQ(server.p.key.proto, 6);
 }
 
 TEST(ParserTunnel, AyiyaSkipsIdentityAndSignature) {

@@ -57,7 +57,7 @@ TEST(AdaptiveConfig, ParsesTheDocumentedFormatAndRoundTrips) {
 }
 
 TEST(AdaptiveConfig, ExampleFromTheDesignUnpacksAsDocumented) {
-    // row-policies.md §3.9: L = 8, {2→0}{2→1}{1→2}{3→4 incrementing} = 0,0,1,1,2,4,5,6.
+    // Worked example: L = 8, {2→0}{2→1}{1→2}{3→4 incrementing} = 0,0,1,1,2,4,5,6.
     const AdaptiveConfig c = parseAdaptiveConfig(
         "rowprobe-adaptive 1\nline 8\ntuples 2:0:0 2:1:0 1:2:0 3:4:1\ninsert 4 4 4 4\noffsets 0 0 "
         "0 0\n",

@@ -4,6 +4,9 @@
 // concurrent runs are in tests/e2e (tsan_expiry_thread_test.cpp, expiry_modes_test.cpp).
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "table_harness.hpp"
 
 namespace rowprobe::storage {
@@ -197,6 +200,48 @@ TEST(ExpiryThread, FlushAllExportsWhatIsDueWithItsReasonAndTheRestAsForcedEnd) {
     EXPECT_EQ(t.h.exportedWith(EndReason::ForcedEnd).size(), 1U);
     EXPECT_EQ(t.h.stats().flowsInCache, 0U);
     EXPECT_EQ(t.sweep(), 0U);
+}
+
+// Issue 21 item 15: the worker reads the table's statistics right after flushAll, while the
+// export thread may still be in a scan. Every record that scan took off the table must already be
+// counted (exported, flowsInCache) when flushAll returns, or the final statistics miss it.
+TEST(ExpiryThread, FlushAllReturnsWithTheRacingScanAlreadyCounted) {
+    constexpr int kRounds = 1500;
+    constexpr std::uint16_t kFlows = 48;
+    int wrong = 0;
+    std::string first;
+    for (int round = 0; round < kRounds && wrong == 0; ++round) {
+        TableHarness h("cache;size=6;line=4;seed=1;inactive=30;active=300;expiry=thread");
+        std::vector<ParsedPacket> pkts;
+        for (std::uint16_t i = 0; i < kFlows; ++i)
+            pkts.push_back(packet("10.0.0.1", 1000 + i, "10.0.0.2", 53, at(0), 0, 80, 17));
+        h.feed(pkts);
+        h.feed(packet("10.200.0.1", 1, "10.200.0.2", 2, at(40), 0, 60, 17));  // all due now
+        ExportRing ring(1 << 10);
+        std::atomic<bool> go{false};
+        std::atomic<bool> stop{false};
+        std::thread exporter([&] {
+            go.store(true);
+            FlowRecord r;
+            while (!stop.load(std::memory_order_relaxed)) {
+                h.table().sweepFromExportThread(ring);
+                while (ring.tryPop(r)) {
+                }
+            }
+        });
+        while (!go.load()) std::this_thread::yield();
+        h.table().flushAll();
+        const CacheStats s = h.stats();  // what the worker publishes as final
+        stop.store(true);
+        exporter.join();
+        if (s.flowsInCache != 0 || s.exportedTotal() != kFlows + 1U) {
+            ++wrong;
+            first = "round " + std::to_string(round) + ": flowsInCache " +
+                    std::to_string(s.flowsInCache) + ", exported " +
+                    std::to_string(s.exportedTotal()) + " of " + std::to_string(kFlows + 1);
+        }
+    }
+    EXPECT_EQ(wrong, 0) << first;
 }
 
 }  // namespace

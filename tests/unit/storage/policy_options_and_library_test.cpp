@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "cache/policy_registry.hpp"
 #include "table_harness.hpp"
@@ -125,6 +126,38 @@ TEST(PolicyLibrary, ALibraryBuiltForAnotherAbiIsRefusedWithAClearMessage) {
     const auto names = rowPolicyNames();
     EXPECT_EQ(std::find(names.begin(), names.end(), "future"), names.end())
         << "a refused library registers nothing";
+}
+
+// Issue 21 item 13: libraries that crashed the process (SIGSEGV) are configuration errors.
+TEST(PolicyLibrary, AnEntrySymbolThatIsDataIsRefused) {
+    const auto d =
+        errorOf(std::string("cache;size=8;policy=") + ROWPROBE_DATA_ENTRY_POLICY_LIBRARY);
+    EXPECT_EQ(d.option, "policy");
+    EXPECT_NE(d.problem.find("is data, not a function"), std::string::npos) << d.problem;
+}
+
+TEST(PolicyLibrary, ADescriptorEndingAtAnUnmappedPageIsRefused) {
+    const auto d =
+        errorOf(std::string("cache;size=8;policy=") + ROWPROBE_SHORT_DESCRIPTOR_POLICY_LIBRARY);
+    EXPECT_EQ(d.option, "policy");
+    EXPECT_NE(d.problem.find("ends in unmapped memory"), std::string::npos) << d.problem;
+}
+
+TEST(PolicyLibrary, AWorldWritableLibraryOrDirectoryIsRefused) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(::testing::TempDir()) / "rowprobe-open-plugin-dir";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const fs::path lib = dir / "fifo.so";
+    fs::copy_file(ROWPROBE_EXAMPLE_POLICY_LIBRARY, lib);
+    fs::permissions(dir, fs::perms::others_write, fs::perm_options::add);
+    auto d = errorOf("cache;size=8;policy=" + lib.string());
+    EXPECT_NE(d.problem.find("is writable by anyone"), std::string::npos) << d.problem;
+    fs::permissions(dir, fs::perms::others_write, fs::perm_options::remove);
+    fs::permissions(lib, fs::perms::others_write, fs::perm_options::add);
+    d = errorOf("cache;size=8;policy=" + lib.string());
+    EXPECT_NE(d.problem.find("anyone may write to it"), std::string::npos) << d.problem;
+    fs::remove_all(dir);
 }
 
 TEST(PolicyLibrary, LoadingTheSameLibraryAgainReturnsTheRegisteredPolicy) {

@@ -1,4 +1,4 @@
-// Behaviour every registered row policy must show, whatever its order (style.md §3.8). The
+// Behaviour every registered row policy must show, whatever its order (docs/style.md). The
 // suite runs over rowPolicyNames(), so a new built-in policy is covered without test edits; the
 // example shared-object policy (docs/examples/fifo_policy.cpp) is loaded before the suite's
 // parameters are generated and is covered the same way.

@@ -1,5 +1,6 @@
-// Scripted tests per row policy on small rows (row-policies.md §11): a sequence of flows of
-// one row, and the expected order, segments and victims after each step. Flows are named a, b,
+// Scripted tests per row policy on small rows (docs/writing-a-row-policy.md, "Testing"): a sequence
+// of flows of one row, and the expected order, segments and victims after each step. Flows are
+// named a, b,
 // c ... by their index in the script; the row is shown front first as "flow+segment" items
 // ("bA" = flow b in segment A, "-" = hole), in the policy's positions.
 #include <gtest/gtest.h>
