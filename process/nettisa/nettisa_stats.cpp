@@ -24,10 +24,12 @@ void nettisaUpdate(NettisaState& s, std::uint16_t payloadLen, std::uint16_t fram
     s.min = std::min(s.min, payloadLen);
     s.max = std::max(s.max, payloadLen);
     s.rootMeanSquare = static_cast<float>(static_cast<double>(s.rootMeanSquare) +
-                                          std::pow(static_cast<double>(payloadLen), 2));
+                                          static_cast<double>(payloadLen) * payloadLen);
     s.averageDispersion += std::abs(variation);
-    s.kurtosis = static_cast<float>(static_cast<double>(s.kurtosis) +
-                                    std::pow(static_cast<double>(variation), 4));
+    // pow(v, 4) without the libm call: v² is exact in double (a float has 24 bits), so v²·v²
+    // is the exact v⁴ rounded once, the value pow returns.
+    const double v2 = static_cast<double>(variation) * static_cast<double>(variation);
+    s.kurtosis = static_cast<float>(static_cast<double>(s.kurtosis) + v2 * v2);
     s.meanScaledTime +=
         (static_cast<float>(timeUs - firstUs) - s.meanScaledTime) / static_cast<float>(n);
     s.meanDifftimes += (diff - s.meanDifftimes) / static_cast<float>(n);

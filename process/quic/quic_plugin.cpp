@@ -178,7 +178,9 @@ constexpr FieldSpec kFields[] = {
 class QuicPlugin final : public ProcessPluginBase<QuicPlugin> {
 public:
     using Ext = QuicRecord;
-    static constexpr bool kZeroExt = true;
+    /// initRecord() sets every field it reads; the 4 KiB reassembly buffer and the 1.5 KiB
+    /// extension bytes are not zeroed per flow.
+    static constexpr bool kZeroExt = false;
 
     explicit QuicPlugin(const Options&) {}
     std::string_view name() const noexcept override { return "quic"; }
@@ -229,8 +231,14 @@ private:
         if (QuicRecord* rec = ctx.ext<QuicRecord>()) {
             return applyQuicPacket(pkt, *rec, false) == QuicUpdate::Flush ? kFlush : kContinue;
         }
-        // Not QUIC so far: only a long-header packet can start a record.
+        // Not QUIC so far: only a long-header packet of a known version can start a record
+        // (checked before taking one, so that other UDP traffic touches no record).
         if (payload.size() < kMinPacketLen || (payload[0] & 0x80) == 0) return kContinue;
+        const std::uint32_t version = std::uint32_t{payload[1]} << 24 |
+                                      std::uint32_t{payload[2]} << 16 |
+                                      std::uint32_t{payload[3]} << 8 | payload[4];
+        VersionInfo known;
+        if (!versionInfo(version, known)) return kContinue;
         QuicRecord* rec = ctx.attachExt<QuicRecord>();
         if (rec == nullptr) return kContinue;  // pool exhausted (counted by the table)
         initRecord(*rec);

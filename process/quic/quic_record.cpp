@@ -1,6 +1,7 @@
 #include "process/quic/quic_record.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <string_view>
 
@@ -365,8 +366,12 @@ bool Cid::equals(std::span<const std::uint8_t> s) const noexcept {
 }
 
 void initRecord(QuicRecord& rec) noexcept {
-    rec.tokenLength = kNoToken;
+    // Everything before the bulk buffers; tlsExt and the assembly's bytes are read only up to
+    // tlsExtLen and within the assembly's ranges.
+    std::memset(static_cast<void*>(&rec), 0, offsetof(QuicRecord, tlsExt));
+    rec.keys = InitialKeys{};
     rec.assembly.clear();
+    rec.tokenLength = kNoToken;
 }
 
 QuicUpdate applyQuicPacket(const QuicPacket& pkt, QuicRecord& rec, bool fresh) noexcept {

@@ -74,7 +74,7 @@ struct QuicPacket {
 
 enum class QuicUpdate : std::uint8_t { NotQuic, Quic, Flush };
 
-/// Initialises a freshly attached (zeroed) record.
+/// Initialises a freshly attached record (need not be zeroed: the bulk buffers are not touched).
 void initRecord(QuicRecord& rec) noexcept;
 
 /// Applies one datagram. `fresh`: the record was attached for this packet (ipfixprobe's

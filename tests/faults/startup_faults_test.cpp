@@ -70,11 +70,19 @@ TEST(StartupFaults, ConfigOnOffValuesAreHonouredAndCheckedStrictly) {
     EXPECT_NE(r.err.find("records written"), std::string::npos) << "quiet = no keeps the stats";
 
     const auto on = writeConfig("on.conf",
-                                "input = gen;packets=3 # comment\nquiet = yes\n"
+                                "# a comment line\n  # an indented one\n"
+                                "input = gen;packets=3\nquiet = yes\n"
                                 "output = json;file=/dev/null\n");
     const CommandResult q = rowprobe({"--config", on.string()});
     EXPECT_EQ(q.exitCode, 0) << q.err;
     EXPECT_EQ(q.err.find("records written"), std::string::npos) << "quiet = yes: " << q.err;
+
+    // Only a line starting with '#' is a comment (rowprobe.conf(5)): a '#' after a value is part
+    // of it (issue 21 item 10), here a bad packet count named with the whole value.
+    const auto inlineHash = writeConfig("inline.conf", "input = gen;packets=3 # comment\n");
+    const CommandResult i = rowprobe({"--config", inlineHash.string()});
+    EXPECT_EQ(i.exitCode, 2) << i.err;
+    EXPECT_NE(i.err.find("3 # comment"), std::string::npos) << i.err;
 
     const auto bad = writeConfig("bad.conf", "input = gen;packets=3\nquiet = banana\n");
     const CommandResult b = rowprobe({"--config", bad.string()});

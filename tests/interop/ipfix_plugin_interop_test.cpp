@@ -467,6 +467,16 @@ const Case kCases[] = {
     {"quic", {"quic"}, "quic_initial-sample.pcap"},
     {"quic_ndpi_quic29", {"quic"}, "ndpi-4.2/pcap/quic-29.pcap"},
     {"quic_ndpi_t51", {"quic"}, "ndpi-4.2/pcap/quic_t51.pcap"},
+    // dnssd.pcap is left out: three of its names hold U+2019, which the json output writes
+    // byte by byte as \u00e2\u0080\u0099 (output/json/README.md) while the decoders print
+    // the UTF-8 text, so the comparison here cannot match; its IPFIX strings are the bytes sent.
+    {"mqtt", {"mqtt;topiccount=5"}, "mqtt.pcap"},
+    {"netbios", {"netbios"}, "netbios.pcap"},
+    {"ovpn", {"ovpn"}, "ovpn.pcap"},
+    {"sip", {"sip"}, "sip.pcap"},
+    {"smtp", {"smtp"}, "smtp.pcap"},
+    {"ssdp", {"ssdp"}, "ssdp.pcap"},
+    {"wg", {"wg"}, "wg.pcap"},
 };
 std::string caseName(const ::testing::TestParamInfo<Case>& p) { return p.param.name; }
 INSTANTIATE_TEST_SUITE_P(Plugins, IpfixPluginInterop, ::testing::ValuesIn(kCases), caseName);

@@ -145,6 +145,15 @@ const Reference kReferences[] = {
     {"rtsp", "rtsp", "rtsp", "rtsp.pcap"},
     {"ssadetector", "ssadetector", "ssadetector", "ovpn.pcap"},
     {"vlan", "vlan", "vlan", "vlan.pcap"},
+    // dnssd, netbios and mqtt are compared by the JSON harness only (PluginReference.*): the
+    // first two references lack bytes outside printable ASCII that rowprobe exports as sent,
+    // mqtt.pcap is a cooked capture whose sender address ipfixprobe takes as SRC_MAC (their
+    // READMEs); line-for-line equality cannot hold for them.
+    {"ovpn", "ovpn", "ovpn", "ovpn.pcap"},
+    {"sip", "sip", "sip", "sip.pcap"},
+    {"smtp", "smtp", "smtp", "smtp.pcap"},
+    {"ssdp", "ssdp", "ssdp", "ssdp.pcap"},
+    {"wg", "wg", "wg", "wg.pcap"},
 };
 
 std::string referenceName(const ::testing::TestParamInfo<Reference>& p) { return p.param.name; }

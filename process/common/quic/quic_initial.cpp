@@ -94,8 +94,13 @@ unsigned draftOf(std::uint32_t v) noexcept {
     }
 }
 
-// HMAC-SHA256 and AES contexts of this thread, created once and re-keyed for every use.
+// HMAC-SHA256 and AES contexts of this thread, created once and re-keyed for every use. The
+// algorithms are fetched once too: OpenSSL 3 looks an implicit EVP_sha256() / EVP_aes_*() up in
+// its provider on every init, which cost more than the packet's decryption.
 struct CryptoContexts {
+    EVP_MD* sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    EVP_CIPHER* aesGcm = EVP_CIPHER_fetch(nullptr, "AES-128-GCM", nullptr);
+    EVP_CIPHER* aesEcb = EVP_CIPHER_fetch(nullptr, "AES-128-ECB", nullptr);
     EVP_MD_CTX* md = EVP_MD_CTX_new();
     EVP_CIPHER_CTX* gcm = EVP_CIPHER_CTX_new();
     EVP_CIPHER_CTX* ecb = EVP_CIPHER_CTX_new();
@@ -106,8 +111,14 @@ struct CryptoContexts {
         EVP_MD_CTX_free(md);
         EVP_CIPHER_CTX_free(gcm);
         EVP_CIPHER_CTX_free(ecb);
+        EVP_MD_free(sha256);
+        EVP_CIPHER_free(aesGcm);
+        EVP_CIPHER_free(aesEcb);
     }
-    bool ok() const noexcept { return md != nullptr && gcm != nullptr && ecb != nullptr; }
+    bool ok() const noexcept {
+        return md != nullptr && gcm != nullptr && ecb != nullptr && sha256 != nullptr &&
+               aesGcm != nullptr && aesEcb != nullptr;
+    }
 };
 
 CryptoContexts& contexts() noexcept {
@@ -122,11 +133,12 @@ constexpr std::size_t kBlock = 64;
 bool hmacSha256(std::span<const std::uint8_t> key, std::span<const std::uint8_t> m1,
                 std::span<const std::uint8_t> m2, std::span<const std::uint8_t> m3,
                 std::uint8_t* out) noexcept {
-    EVP_MD_CTX* md = contexts().md;
+    CryptoContexts& c = contexts();
+    EVP_MD_CTX* md = c.md;
     std::array<std::uint8_t, kBlock> k{};
     if (key.size() > kBlock) {
         unsigned n = 0;
-        if (EVP_DigestInit_ex(md, EVP_sha256(), nullptr) != 1 ||
+        if (EVP_DigestInit_ex(md, c.sha256, nullptr) != 1 ||
             EVP_DigestUpdate(md, key.data(), key.size()) != 1 ||
             EVP_DigestFinal_ex(md, k.data(), &n) != 1)
             return false;
@@ -137,7 +149,7 @@ bool hmacSha256(std::span<const std::uint8_t> key, std::span<const std::uint8_t>
     for (std::size_t i = 0; i < kBlock; ++i) pad[i] = static_cast<std::uint8_t>(k[i] ^ 0x36);
     std::array<std::uint8_t, kHashLen> inner{};
     unsigned n = 0;
-    if (EVP_DigestInit_ex(md, EVP_sha256(), nullptr) != 1 ||
+    if (EVP_DigestInit_ex(md, c.sha256, nullptr) != 1 ||
         EVP_DigestUpdate(md, pad.data(), pad.size()) != 1 ||
         (!m1.empty() && EVP_DigestUpdate(md, m1.data(), m1.size()) != 1) ||
         (!m2.empty() && EVP_DigestUpdate(md, m2.data(), m2.size()) != 1) ||
@@ -145,7 +157,7 @@ bool hmacSha256(std::span<const std::uint8_t> key, std::span<const std::uint8_t>
         EVP_DigestFinal_ex(md, inner.data(), &n) != 1)
         return false;
     for (std::size_t i = 0; i < kBlock; ++i) pad[i] = static_cast<std::uint8_t>(k[i] ^ 0x5c);
-    const bool ok = EVP_DigestInit_ex(md, EVP_sha256(), nullptr) == 1 &&
+    const bool ok = EVP_DigestInit_ex(md, c.sha256, nullptr) == 1 &&
                     EVP_DigestUpdate(md, pad.data(), pad.size()) == 1 &&
                     EVP_DigestUpdate(md, inner.data(), inner.size()) == 1 &&
                     EVP_DigestFinal_ex(md, out, &n) == 1;
@@ -308,8 +320,7 @@ std::size_t decryptInitial(std::span<const std::uint8_t> d, const LongHeader& h,
     if (h.end < h.pnOffset + 4 + 16 || h.end - h.pnOffset < 4 + 16 + 1) return 0;
     std::array<std::uint8_t, 32> mask{};
     int n = 0;
-    if (EVP_EncryptInit_ex(c.ecb, EVP_aes_128_ecb(), nullptr, keys.hp.data(), nullptr) != 1)
-        return 0;
+    if (EVP_EncryptInit_ex(c.ecb, c.aesEcb, nullptr, keys.hp.data(), nullptr) != 1) return 0;
     EVP_CIPHER_CTX_set_padding(c.ecb, 0);
     if (EVP_EncryptUpdate(c.ecb, mask.data(), &n, d.data() + h.pnOffset + 4, 16) != 1 || n != 16)
         return 0;
@@ -330,7 +341,7 @@ std::size_t decryptInitial(std::span<const std::uint8_t> d, const LongHeader& h,
     std::memcpy(tag.data(), d.data() + h.end - 16, 16);
     // AAD: the unprotected header (first byte, the rest as sent, the clear packet number).
     const std::size_t middle = h.pnOffset - h.start - 1;
-    if (EVP_DecryptInit_ex(c.gcm, EVP_aes_128_gcm(), nullptr, nullptr, nullptr) != 1 ||
+    if (EVP_DecryptInit_ex(c.gcm, c.aesGcm, nullptr, nullptr, nullptr) != 1 ||
         EVP_CIPHER_CTX_ctrl(c.gcm, EVP_CTRL_AEAD_SET_IVLEN, 12, nullptr) != 1 ||
         EVP_DecryptInit_ex(c.gcm, nullptr, nullptr, keys.key.data(), nonce.data()) != 1 ||
         EVP_DecryptUpdate(c.gcm, nullptr, &n, &first, 1) != 1 ||

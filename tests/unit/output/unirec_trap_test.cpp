@@ -516,7 +516,7 @@ TEST_F(UnirecTrap, PluginGroupsAreCheckedAgainstTheRunningPlugins) {
 
 // Issue 21 item 16: the shipped unit has PrivateTmp, so `u:` sockets under /tmp were invisible
 // to NEMEA modules outside the service; the unit must put them in a directory both see.
-TEST(UnirecTrap, TheServiceUnitPutsUnixSocketsWhereModulesOutsideItSeeThem) {
+TEST(UnirecServiceUnit, PutsUnixSocketsWhereModulesOutsideTheServiceSeeThem) {
     const std::string unit =
         test::readFile(test::sourceDir() / "packaging" / "systemd" / "rowprobe@.service.in");
     ASSERT_FALSE(unit.empty());
