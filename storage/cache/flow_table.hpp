@@ -36,20 +36,7 @@
 //      admission defers the flow or picks a hitless victim (admission.hpp).
 //   Nothing on this path allocates, locks (expiry=inline), throws, logs or makes a virtual call.
 //
-// Time is packet time: the clock (m_now) is the latest batch's last packet's timestamp and
-// follows the capture even when it steps back (concatenated captures such as ipfixprobe's
-// tls.pcap keep their flows together, as in ipfixprobe). Flows end exactly on their own
-// packets (step 2) and the reclaim uses the packet's time; idle flows are found by the sweep,
-// whose lateness (at most a full pass: sweepPeriod of packet time + one batch) never changes
-// flow boundaries or reasons. Deadlines are lower bounds: create lowers the row's and the
-// block's; a hit only delays its own flow; expireRow recomputes a row exactly.
-//
-// Threads: expiry=inline (default), single writer, no lock; the export thread sees only the
-// ring. expiry=thread (docs/design/flow-cache.md, "Expiry modes"): the worker locks a row before its lookup and
-// unlocks after the update (no slot index survives an unlock), publishes its clock after every
-// batch and does not sweep; the export thread sweeps under try-locks (flow_table_expiry.hpp).
-// A policy's onErase may then run on the export thread under the row lock, so a policy keeps
-// all mutable state in RowState / SlotMeta and never evicts from onErase.
+// Time, expiry and the two expiry modes (threads): flow_table_expiry.hpp.
 //
 // Costs: a hit touches the row line and the record's two lines, all loaded in stage 2
 // (expiry=thread: prefetched a few packets ahead). With 2^20 live flows in 2^22 records,
@@ -412,13 +399,6 @@ private:
         }
     }
 
-    /// A plugin's hook asked for a flush (flush semantics in rowprobe/process.hpp). kFlush:
-    /// the flow is exported (a preUpdate flush without the packet, which is dropped).
-    /// kFlushReinsert (ipfixprobe's flush-with-reinsert): exported, then the flow starts again
-    /// in the same slot with the same key and orientation, counters cleared, TIME_FIRST = its
-    /// TIME_LAST, `pkt` counted in direction `dir` (a postUpdate reinsert counts the packet in
-    /// both records, as ipfixprobe) and postCreate run again. The deadline only moves later,
-    /// so the row's and block's bounds stay valid.
     void flushedByPlugin(std::size_t r, Slot s, const ParsedPacket& pkt, std::size_t dir,
                          HookResult res) noexcept;
 
@@ -476,20 +456,11 @@ private:
     /// The worker's expiry of row r: through its own export ring.
     std::size_t expireRow(std::size_t r, TimeNs now) noexcept;
 
-    /// Export thread: try-locks row r; if it is due, detaches its expired records (expireRow)
-    /// under the lock and pushes them into `ring` after unlocking. Lowers `earliest` to the
-    /// row's deadline, or to `unknown` when the row was busy (its block stays due).
     std::size_t sweepRowLocked(std::size_t r, TimeNs now, TimeNs unknown, TimeNs& earliest,
                                ExportRing& ring) noexcept;
 
-    /// Export thread, under row r's lock: the plugin data of the record it detaches, copied
-    /// into the export thread's ExtRing (room for a whole row was checked before the row).
     void sweepPluginData(std::size_t r, Slot s, EndReason why, FlowRecord& rec) noexcept;
 
-    /// Before the flows of `slots` (a mask of row r) are exported: their plugin areas, then
-    /// their tier-2 records, as demand loads issued together (the write hooks read them; the
-    /// records lie anywhere in the pools, so each is a miss). On 1 M flows with pstats, the
-    /// write hook's misses were a tenth of the run (docs/performance.md).
     void loadPluginData(std::size_t r, std::uint32_t slots) noexcept;
 
     /// Exports the flow in slot s of row r with `why`, frees the slot, tells the policy.
@@ -504,22 +475,12 @@ private:
 
     // --- sweep ------------------------------------------------------------------------------
 
-    /// Visits `count` blocks from the cursor, exporting what has expired at m_now. A due row's
-    /// records are read cold (a full row is L × 128 bytes, beyond what the hardware prefetcher
-    /// fetches at page boundaries), so the due rows of a block are listed first and the records
-    /// of the row kSweepAhead places on are prefetched while the current one is expired.
     void sweepBlocks(std::size_t count) noexcept;
 
-    /// The table holds as many flows as its huge-page planes have slots, so the planes beyond
-    /// them are no longer sparse: they take huge pages from now on (fewer TLB misses on a full
-    /// table: ~4 % on 2^20 random flows in 2^22 records). Once per run.
     void promoteHugePages() noexcept;
 
-    /// The plugin data of every occupied slot of row r, as prefetches (its records must have
-    /// been prefetched earlier: their handles are read).
     void prefetchPluginData(std::size_t r) const noexcept;
 
-    /// Both cache lines of every occupied record of row r (expiryAt reads times and flags).
     void prefetchRecords(std::size_t r) const noexcept;
 
     P m_policy;

@@ -48,6 +48,10 @@ inline void FlowTable<P, L>::exportRecord(std::size_t r, Slot s, EndReason why,
     m_target.ring->waitPush(rec, *m_target.abandon);
 }
 
+/// Before the flows of `slots` (a mask of row r) are exported: their plugin areas, then
+/// their tier-2 records, as demand loads issued together (the write hooks read them; the
+/// records lie anywhere in the pools, so each is a miss). On 1 M flows with pstats, the
+/// write hook's misses were a tenth of the run (docs/performance.md).
 template <class P, unsigned L>
 inline void FlowTable<P, L>::loadPluginData(std::size_t r, std::uint32_t slots) noexcept {
     std::uint64_t touched = 0;
@@ -62,6 +66,8 @@ inline void FlowTable<P, L>::loadPluginData(std::size_t r, std::uint32_t slots) 
     detail::keepLoaded(touched);
 }
 
+/// Export thread, under row r's lock: the plugin data of the record it detaches, copied
+/// into the export thread's ExtRing (room for a whole row was checked before the row).
 template <class P, unsigned L>
 inline void FlowTable<P, L>::sweepPluginData(std::size_t r, Slot s, EndReason why,
                                              FlowRecord& rec) noexcept {
@@ -75,6 +81,13 @@ inline void FlowTable<P, L>::sweepPluginData(std::size_t r, Slot s, EndReason wh
     }
 }
 
+/// A plugin's hook asked for a flush (flush semantics in rowprobe/process.hpp). kFlush:
+/// the flow is exported (a preUpdate flush without the packet, which is dropped).
+/// kFlushReinsert (ipfixprobe's flush-with-reinsert): exported, then the flow starts again
+/// in the same slot with the same key and orientation, counters cleared, TIME_FIRST = its
+/// TIME_LAST, `pkt` counted in direction `dir` (a postUpdate reinsert counts the packet in
+/// both records, as ipfixprobe) and postCreate run again. The deadline only moves later,
+/// so the row's and block's bounds stay valid.
 template <class P, unsigned L>
 inline void FlowTable<P, L>::flushedByPlugin(std::size_t r, Slot s, const ParsedPacket& pkt,
                                              std::size_t dir, HookResult res) noexcept {
