@@ -9,12 +9,18 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
 
+#include "counters.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/flow_record.hpp"
 
@@ -37,7 +43,8 @@ struct QueueGauge {
 };
 
 // clang-format off
-/// Every per-queue counter of docs/statistics.md (its JSON name in the help text).
+/// Every per-queue counter of docs/statistics.md outside the flow table's (its JSON name in the
+/// help text); the flow table's come from its counter table (writeCacheMetrics).
 constexpr QueueCounter kQueueCounters[] = {
     {"rowprobe_packets_total", "Frames read from the input (packets).",
         [](const WorkerStats& w) { return w.packets; }},
@@ -54,68 +61,14 @@ constexpr QueueCounter kQueueCounters[] = {
         [](const WorkerStats& w) { return w.input.kernelDrops; }},
     {"rowprobe_input_interface_drops_total", "Packets the interface dropped (input.interface_drops).",
         [](const WorkerStats& w) { return w.input.ifaceDrops; }},
-    {"rowprobe_cache_hits_total", "Packets that found their flow (cache.hits).",
-        [](const WorkerStats& w) { return w.cache.hits; }},
-    {"rowprobe_cache_flows_created_total", "Flows created (cache.flows_created).",
-        [](const WorkerStats& w) { return w.cache.flowsCreated; }},
-    {"rowprobe_cache_exported_by_sweep_total",
-        "Flows exported by the incremental expiry sweep (cache.exported_by_sweep).",
-        [](const WorkerStats& w) { return w.cache.exportedBySweep; }},
-    {"rowprobe_cache_exported_at_end_total", "Flows exported by the final flush (cache.exported_at_end).",
-        [](const WorkerStats& w) { return w.cache.exportedAtEnd; }},
-    {"rowprobe_cache_fragments_filled_total",
-        "Non-first fragments that got their ports from the fragment cache (cache.fragments_filled).",
-        [](const WorkerStats& w) { return w.cache.fragmentsFilled; }},
-    {"rowprobe_cache_fragments_no_ports_total",
-        "Non-first fragments without a known first fragment (cache.fragments_no_ports).",
-        [](const WorkerStats& w) { return w.cache.fragmentsNoPorts; }},
-    {"rowprobe_flood_intervals_total", "Intervals the flood detector evaluated (cache.flood.intervals).",
-        [](const WorkerStats& w) { return w.cache.floodIntervals; }},
-    {"rowprobe_flood_alarms_total", "Floods detected (cache.flood.alarms).",
-        [](const WorkerStats& w) { return w.cache.floodAlarms; }},
-    {"rowprobe_admission_deferred_total",
-        "First packets of new flows not admitted in flood mode (cache.admission_deferred).",
-        [](const WorkerStats& w) { return w.cache.admissionDeferred; }},
-    {"rowprobe_admission_evicted_total",
-        "Flows admitted during a flood evicted before others (cache.admission_evicted).",
-        [](const WorkerStats& w) { return w.cache.admissionEvicted; }},
-    {"rowprobe_plugin_ext_pool_exhausted_total",
-        "Process-plugin records refused by a full per-worker pool; the flow was exported without them (cache.ext_pool_exhausted).",
-        [](const WorkerStats& w) { return w.cache.extPoolExhausted; }},
-    {"rowprobe_plugin_data_dropped_total",
-        "Process-plugin instances beyond the per-record limit, not exported (cache.plugin_data_dropped).",
-        [](const WorkerStats& w) { return w.cache.pluginDataDropped; }},
-    {"rowprobe_plugin_flushes_total", "Flows ended by a process plugin: flush or flush-reinsert (cache.plugin_flushes).",
-        [](const WorkerStats& w) { return w.cache.pluginFlushes; }},
     {"rowprobe_batches_total", "Blocks of up to 64 packets processed (batches).",
         [](const WorkerStats& w) { return w.batches; }},
 };
 
-/// Every per-queue gauge of docs/statistics.md.
+/// Every per-queue gauge of docs/statistics.md outside the flow table's.
 constexpr QueueGauge kQueueGauges[] = {
     {"rowprobe_busy_seconds_total", "Time spent parsing and in the flow table (busy_ns / 1e9).",
         [](const WorkerStats& w) { return static_cast<double>(w.busyNs) / 1e9; }},
-    {"rowprobe_cache_flows", "Flows in the cache (cache.flows_in_cache).",
-        [](const WorkerStats& w) { return static_cast<double>(w.cache.flowsInCache); }},
-    {"rowprobe_cache_capacity", "Flow records the cache can hold (cache.capacity).",
-        [](const WorkerStats& w) { return static_cast<double>(w.cache.capacity); }},
-    {"rowprobe_cache_load_factor", "Flows in the cache / capacity (cache.load_factor).",
-        [](const WorkerStats& w) { return w.cache.loadFactor(); }},
-    {"rowprobe_cache_hit_position_mean",
-        "Mean 1-based position of the hit flow in its row's policy order (cache.hit_position_mean).",
-        [](const WorkerStats& w) { return w.cache.hitPositionMean(); }},
-    {"rowprobe_cache_hit_position_variance",
-        "Variance of the hit position (cache.hit_position_variance).",
-        [](const WorkerStats& w) { return w.cache.hitPositionVariance(); }},
-    {"rowprobe_flood_active", "1 while a flood is detected (cache.flood.active).",
-        [](const WorkerStats& w) { return static_cast<double>(w.cache.floodActive); }},
-    {"rowprobe_flood_last_alarm_timestamp_seconds",
-        "Packet time of the latest flood alarm, 0 if none (cache.flood.last_alarm_ns / 1e9).",
-        [](const WorkerStats& w) { return static_cast<double>(w.cache.floodLastAlarm) / 1e9; }},
-    {"rowprobe_flood_last_alarm_flows", "New flows in the interval that raised the latest alarm (cache.flood.last_count).",
-        [](const WorkerStats& w) { return static_cast<double>(w.cache.floodLastCount); }},
-    {"rowprobe_flood_baseline", "Expected new flows per interval at the latest alarm (cache.flood.baseline).",
-        [](const WorkerStats& w) { return static_cast<double>(w.cache.floodBaseline); }},
 };
 // clang-format on
 
@@ -130,6 +83,55 @@ void family(std::ostringstream& o, const char* name, const char* type, const cha
     // for counters in OpenMetrics, but format 0.0.4 (what promtool and the Python parser
     // read) uses the sample name itself.
     o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
+}
+
+/// The flow table's metrics, generated from its counter table (core/counters.hpp): one family
+/// per metric name (entries sharing a name are told apart by their label), a sample per queue.
+void writeCacheMetrics(std::ostringstream& o, const StatsSnapshot& s) {
+    struct Family {
+        std::string_view name;
+        CounterKind kind;
+        std::string_view help;
+        std::string samples;
+    };
+    std::vector<Family> families;
+    for (std::size_t i = 0; i < s.queues.size(); ++i) {
+        const std::string queue = "{queue=\"" + std::to_string(i) + "\"";
+        visitCacheCounters(s.queues[i].cache, [&](const CounterInfo& info, const auto& value) {
+            if (info.metric.empty()) return;
+            auto at = std::find_if(families.begin(), families.end(),
+                                   [&](const Family& f) { return f.name == info.metric; });
+            if (at == families.end())
+                at = families.insert(at, Family{info.metric, info.kind, info.help, {}});
+            std::string& out = at->samples;
+            using V = std::decay_t<decltype(value)>;
+            if constexpr (std::is_arithmetic_v<V>) {
+                out.append(info.metric).append(queue);
+                if (!info.label.empty()) out.append(",").append(info.label);
+                out += "} ";
+                if (info.kind == CounterKind::Counter) {
+                    out += std::to_string(value);
+                } else if (info.kind == CounterKind::Nanoseconds) {
+                    out += formatDouble(static_cast<double>(value) / 1e9);
+                } else {
+                    out += formatDouble(static_cast<double>(value));
+                }
+                out += '\n';
+            } else {  // per end reason, the label named by `label`
+                for (std::size_t r = 1; r < kEndReasonSlots; ++r) {
+                    out.append(info.metric).append(queue).append(",").append(info.label);
+                    out.append("=\"").append(endReasonName(static_cast<EndReason>(r)));
+                    out.append("\"} ").append(std::to_string(value[r])) += '\n';
+                }
+            }
+        });
+    }
+    for (const Family& f : families) {
+        const std::string name(f.name);
+        const std::string help(f.help);
+        family(o, name.c_str(), f.kind == CounterKind::Counter ? "counter" : "gauge", help.c_str());
+        o << f.samples;
+    }
 }
 
 }  // namespace
@@ -191,25 +193,7 @@ std::string formatPrometheus(const StatsSnapshot& s, bool finished) {
               << '\n';
         }
     }
-    family(o, "rowprobe_cache_misses_total", "counter",
-           "New flows by where they were placed: free slot, evicting a live flow, or an expired "
-           "flow's slot (cache.miss_free, miss_evict, miss_reclaim).");
-    for (std::size_t i = 0; i < queues; ++i) {
-        const CacheStats& c = s.queues[i].cache;
-        o << "rowprobe_cache_misses_total" << q(i) << ",kind=\"free\"} " << c.missFree << '\n'
-          << "rowprobe_cache_misses_total" << q(i) << ",kind=\"evict\"} " << c.missEvict << '\n'
-          << "rowprobe_cache_misses_total" << q(i) << ",kind=\"reclaim\"} " << c.missReclaim
-          << '\n';
-    }
-    family(o, "rowprobe_flows_exported_total", "counter",
-           "Flows exported by end reason (cache.exported.<reason>).");
-    for (std::size_t i = 0; i < queues; ++i) {
-        for (std::size_t r = 1; r < kEndReasonSlots; ++r) {
-            o << "rowprobe_flows_exported_total" << q(i) << ",reason=\""
-              << endReasonName(static_cast<EndReason>(r)) << "\"} " << s.queues[i].cache.exported[r]
-              << '\n';
-        }
-    }
+    writeCacheMetrics(o, s);
     family(o, "rowprobe_export_records_total", "counter",
            "Records the export thread took off the workers' rings (export.records).");
     o << "rowprobe_export_records_total " << s.exportedRecords << '\n';

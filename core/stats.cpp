@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
+#include <string_view>
+#include <type_traits>
 
+#include "counters.hpp"
 #include "rowprobe/flow_record.hpp"
 #include "rowprobe/format.hpp"
 
@@ -11,44 +14,57 @@ namespace rowprobe::core {
 
 namespace {
 
-void addInto(CacheStats& a, const CacheStats& b) {
-    a.hits += b.hits;
-    a.missFree += b.missFree;
-    a.missEvict += b.missEvict;
-    a.missReclaim += b.missReclaim;
-    a.flowsCreated += b.flowsCreated;
-    for (std::size_t i = 0; i < a.exported.size(); ++i) a.exported[i] += b.exported[i];
-    a.exportedBySweep += b.exportedBySweep;
-    a.exportedAtEnd += b.exportedAtEnd;
-    a.positionSum += b.positionSum;
-    a.positionSqSum += b.positionSqSum;
-    a.flowsInCache += b.flowsInCache;
-    a.capacity += b.capacity;
-    a.fragmentsFilled += b.fragmentsFilled;
-    a.fragmentsNoPorts += b.fragmentsNoPorts;
-    a.floodIntervals = std::max(a.floodIntervals, b.floodIntervals);
-    a.floodAlarms += b.floodAlarms;
-    a.floodActive += b.floodActive;             // queues in a flood
-    if (b.floodLastAlarm > a.floodLastAlarm) {  // the latest alarm of any queue
-        a.floodLastAlarm = b.floodLastAlarm;
-        a.floodLastCount = b.floodLastCount;
-        a.floodBaseline = b.floodBaseline;
-    }
-    a.admissionDeferred += b.admissionDeferred;
-    a.admissionEvicted += b.admissionEvicted;
-    a.extPoolExhausted += b.extPoolExhausted;
-    a.pluginDataDropped += b.pluginDataDropped;
-    a.pluginFlushes += b.pluginFlushes;
-}
-
 std::string number(double v) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.6g", v);
     return buf;
 }
 
+/// The "cache" object: every entry of the counter table with a JSON key, in table order;
+/// "group.key" entries nest under "group".
+void writeCache(std::ostringstream& o, const CacheStats& c) {
+    std::string_view group;
+    bool first = true;
+    bool firstInGroup = true;
+    visitCacheCounters(c, [&](const CounterInfo& info, const auto& value) {
+        if (info.json.empty()) return;
+        const std::size_t dot = info.json.find('.');
+        const std::string_view g = dot == std::string_view::npos ? "" : info.json.substr(0, dot);
+        const std::string_view key = info.json.substr(dot == std::string_view::npos ? 0 : dot + 1);
+        if (g != group) {
+            if (!group.empty()) o << '}';
+            if (!g.empty()) {
+                o << (first ? "" : ",") << '"' << g << "\":{";
+                first = false;
+                firstInGroup = true;
+            }
+            group = g;
+        }
+        bool& isFirst = group.empty() ? first : firstInGroup;
+        o << (isFirst ? "" : ",") << '"' << key << "\":";
+        isFirst = false;
+        using V = std::decay_t<decltype(value)>;
+        if constexpr (std::is_same_v<V, double>) {
+            o << number(value);
+        } else if constexpr (std::is_integral_v<V>) {
+            if (info.kind == CounterKind::Iso) {
+                o << '"' << (value != 0 ? formatTimeIso(value, 0) : std::string()) << '"';
+            } else {
+                o << value;
+            }
+        } else {  // per end reason
+            o << '{';
+            for (std::size_t r = 1; r < kEndReasonSlots; ++r) {
+                o << (r > 1 ? "," : "") << '"' << endReasonName(static_cast<EndReason>(r))
+                  << "\":" << value[r];
+            }
+            o << '}';
+        }
+    });
+    if (!group.empty()) o << '}';
+}
+
 void writeWorker(std::ostringstream& o, const WorkerStats& w) {
-    const CacheStats& c = w.cache;
     o << "\"packets\":" << w.packets << ",\"parsed\":" << w.parsed << ",\"ip_bytes\":" << w.ipBytes
       << ",\"skipped\":" << (w.packets - w.parsed) << ",\"anomalies\":{";
     for (std::size_t i = 0; i < kAnomalyCount; ++i) {
@@ -58,31 +74,9 @@ void writeWorker(std::ostringstream& o, const WorkerStats& w) {
     o << "},\"input\":{\"received\":" << w.input.received
       << ",\"kernel_drops\":" << w.input.kernelDrops
       << ",\"interface_drops\":" << w.input.ifaceDrops << "}"
-      << ",\"cache\":{\"hits\":" << c.hits << ",\"miss_free\":" << c.missFree
-      << ",\"miss_evict\":" << c.missEvict << ",\"miss_reclaim\":" << c.missReclaim
-      << ",\"flows_created\":" << c.flowsCreated << ",\"exported\":{";
-    for (std::size_t r = 1; r < kEndReasonSlots; ++r) {
-        o << (r > 1 ? "," : "") << '"' << endReasonName(static_cast<EndReason>(r))
-          << "\":" << c.exported[r];
-    }
-    o << "},\"exported_total\":" << c.exportedTotal()
-      << ",\"exported_by_sweep\":" << c.exportedBySweep
-      << ",\"exported_at_end\":" << c.exportedAtEnd
-      << ",\"hit_position_mean\":" << number(c.hitPositionMean())
-      << ",\"hit_position_variance\":" << number(c.hitPositionVariance())
-      << ",\"flows_in_cache\":" << c.flowsInCache << ",\"capacity\":" << c.capacity
-      << ",\"load_factor\":" << number(c.loadFactor())
-      << ",\"fragments_filled\":" << c.fragmentsFilled
-      << ",\"fragments_no_ports\":" << c.fragmentsNoPorts
-      << ",\"flood\":{\"intervals\":" << c.floodIntervals << ",\"alarms\":" << c.floodAlarms
-      << ",\"active\":" << c.floodActive << ",\"last_alarm\":\""
-      << (c.floodLastAlarm != 0 ? formatTimeIso(c.floodLastAlarm, 0) : std::string())
-      << "\",\"last_alarm_ns\":" << c.floodLastAlarm << ",\"last_count\":" << c.floodLastCount
-      << ",\"baseline\":" << c.floodBaseline << "},\"admission_deferred\":" << c.admissionDeferred
-      << ",\"admission_evicted\":" << c.admissionEvicted
-      << ",\"ext_pool_exhausted\":" << c.extPoolExhausted
-      << ",\"plugin_data_dropped\":" << c.pluginDataDropped
-      << ",\"plugin_flushes\":" << c.pluginFlushes << "}"
+      << ",\"cache\":{";
+    writeCache(o, w.cache);
+    o << "}"
       << ",\"batches\":" << w.batches << ",\"busy_ns\":" << w.busyNs << ",\"ns_per_packet\":"
       << number(w.packets ? static_cast<double>(w.busyNs) / static_cast<double>(w.packets) : 0.0);
 }
@@ -98,7 +92,7 @@ WorkerStats StatsSnapshot::total() const {
         t.anomalies += w.anomalies;
         t.batches += w.batches;
         t.busyNs += w.busyNs;
-        addInto(t.cache, w.cache);
+        mergeCacheStats(t.cache, w.cache);
         t.input.received += w.input.received;
         t.input.kernelDrops += w.input.kernelDrops;
         t.input.ifaceDrops += w.input.ifaceDrops;

@@ -42,6 +42,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cache/cache_layout.hpp"
 #include "cache/flow_table.hpp"
 #include "rowprobe/options.hpp"
 #include "rowprobe/plugin.hpp"
@@ -96,7 +97,8 @@ std::span<const OptionSpec> cacheOptionTable();
 /// the same library again returns the existing entry. Start-up only.
 const RowPolicyInfo& registerRowPolicyLibrary(const std::string& path);
 
-/// The fingerprint of the flow-table types a policy library compiles in (checked at load).
+/// The fingerprint of the flow-table types a policy library compiles in (checked at load;
+/// cache_layout.hpp).
 std::uint64_t cacheLayoutFingerprint() noexcept;
 
 /// Builds the `cache` plugin's table from its options: looks up `policy` (ConfigError with the
@@ -111,16 +113,6 @@ namespace detail {
 constexpr std::span<const OptionSpec> policyOptions() noexcept { return {}; }
 constexpr std::span<const OptionSpec> policyOptions(std::span<const OptionSpec> options) noexcept {
     return options;
-}
-
-constexpr std::uint64_t cacheLayoutFingerprintOf() noexcept {
-    std::uint64_t h = 1469598103934665603ULL;
-    for (const std::size_t v :
-         {sizeof(TableConfig), sizeof(CachedFlow), sizeof(HashFunction), sizeof(SlotView),
-          sizeof(PacketContext), sizeof(FragCache), std::size_t{kMaxLine}}) {
-        h = (h ^ v) * 1099511628211ULL;
-    }
-    return h;
 }
 
 template <template <unsigned> class P>

@@ -1,4 +1,5 @@
-// Software prefetches for the flow table and the process-plugin dispatch.
+// Software prefetches for the flow table and the process-plugin dispatch, and keepLoaded, the
+// sink that keeps the batch's grouped demand loads.
 //
 // Each is __builtin_prefetch followed by an empty volatile asm that takes the address. GCC
 // treats __builtin_prefetch as free of side effects, so a loop made of nothing but prefetches
@@ -7,6 +8,8 @@
 // record prefetches were never in the binary until these wrappers. The asm emits no
 // instruction; it only makes the loop observable.
 #pragma once
+
+#include <cstdint>
 
 namespace rowprobe::storage::detail {
 
@@ -19,5 +22,8 @@ inline void prefetchWrite(const void* p) noexcept {
     __builtin_prefetch(p, 1, 3);
     asm volatile("" : : "r"(p));
 }
+
+/// Makes the demand loads that produced `v` observable, so the compiler keeps them (no code).
+inline void keepLoaded(std::uint64_t v) noexcept { asm volatile("" : : "r"(v)); }
 
 }  // namespace rowprobe::storage::detail

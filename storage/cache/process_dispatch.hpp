@@ -49,6 +49,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cache/cached_flow_ops.hpp"
 #include "cache/prefetch.hpp"
 #include "cache/row.hpp"
 #include "cache/table_array.hpp"
@@ -65,83 +66,7 @@ public:
 
     /// Start-up: resolves the hooks and lays out `slots` areas and the pools. Throws
     /// ConfigError when there are too many plugins or a state is too large.
-    void configure(std::span<ProcessPlugin* const> plugins, std::size_t slots) {
-        if (plugins.size() > kMaxProcessPlugins) {
-            throw ConfigError({.component = "command line",
-                               .option = "-p",
-                               .value = std::to_string(plugins.size()) + " plugins",
-                               .problem = "at most " + std::to_string(kMaxProcessPlugins) +
-                                          " process plugins can be enabled at once"});
-        }
-        std::size_t offset = 0;
-        std::size_t handles = 0;
-        std::size_t recordHandles = 0;
-        bool inlineUsed = false;
-        for (std::size_t i = 0; i < plugins.size(); ++i) {
-            Entry e;
-            e.hooks = plugins[i]->hooks();
-            if (e.hooks.stateSize > kMaxProcessState) {
-                throw ConfigError({.component = "process '" + std::string(plugins[i]->name()) + "'",
-                                   .option = "state",
-                                   .value = std::to_string(e.hooks.stateSize),
-                                   .problem = "per-flow state over " +
-                                              std::to_string(kMaxProcessState) +
-                                              " bytes: keep bulk data in the tier-2 record"});
-            }
-            e.bit = std::uint32_t{1} << i;
-            if (e.hooks.extSize != 0 && recordHandles < kRecordHandles) {
-                e.recordHandle = static_cast<std::int8_t>(recordHandles++);
-            } else {
-                e.handleOffset = static_cast<std::uint32_t>(offset);
-                offset += sizeof(std::uint32_t);
-                offset = (offset + 7) & ~std::size_t{7};
-            }
-            if (e.hooks.stateSize != 0 && e.hooks.stateSize <= sizeof(CachedFlow::inlineState) &&
-                !inlineUsed) {
-                e.stateInline = true;  // a size of 1 or 2 has an alignment of at most 2
-                inlineUsed = true;
-            }
-            if (e.recordHandle < 0 || (e.hooks.stateSize != 0 && !e.stateInline))
-                m_needsArea = true;
-            e.stateOffset = static_cast<std::uint32_t>(offset);
-            if (!e.stateInline) offset += (e.hooks.stateSize + 7) & ~std::size_t{7};
-            if (e.hooks.postCreate) m_postCreate.push_back(static_cast<std::uint8_t>(i));
-            if (e.hooks.preUpdate) m_preUpdate.push_back(static_cast<std::uint8_t>(i));
-            if (e.hooks.postUpdate) m_postUpdate.push_back(static_cast<std::uint8_t>(i));
-            if (e.hooks.preExport) m_preExport.push_back(static_cast<std::uint8_t>(i));
-            if (e.hooks.write) m_write.push_back(static_cast<std::uint8_t>(i));
-            if (e.hooks.preUpdate) m_preMask |= e.bit;
-            if (e.hooks.postUpdate) m_postMask |= e.bit;
-            m_plugins.push_back(e);
-        }
-        m_wantsInit = m_preMask | m_postMask;  // a new flow is wanted by every plugin with one
-        m_stride = (offset + 7) & ~std::size_t{7};
-        m_stride = std::max<std::size_t>(m_stride, 8);
-        m_area = detail::TableArray<std::byte>(slots * m_stride);
-        if (!m_area.zeroed()) std::memset(m_area.data(), 0, slots * m_stride);
-        m_pools.resize(m_plugins.size());
-        for (std::size_t i = 0; i < m_plugins.size(); ++i) {
-            const ProcessHooks& h = m_plugins[i].hooks;
-            if (h.extSize == 0) continue;
-            m_extPlugins.push_back(static_cast<std::uint8_t>(i));
-            const std::size_t record = (h.extSize + 63) & ~std::size_t{63};
-            std::size_t count = h.extPoolRecords != 0 ? h.extPoolRecords : slots;
-            count = std::min(count, std::max<std::size_t>(1024, kMaxPoolBytes / record));
-            count = std::min<std::size_t>(count, 0x7FFFFFFF);
-            PoolMemory& mem = m_poolMemory.emplace_back();
-            // Untouched pages cost no memory: only records in use are ever written.
-            mem.records.reset(static_cast<std::byte*>(std::aligned_alloc(64, count * record)));
-            if (!mem.records) throw std::bad_alloc();
-            mem.freeList =
-                std::make_unique_for_overwrite<std::uint32_t[]>(count);  // lazily, see ExtPool
-            m_pools[i] = ExtPool(mem.records.get(), mem.freeList.get(),
-                                 static_cast<std::uint32_t>(count), record, h.zeroExt);
-            handles += count;
-        }
-        m_returned = std::make_unique<SpscRing<std::uint64_t>>(std::max<std::size_t>(handles, 2));
-        m_scratch = std::make_unique<std::uint8_t[]>(kMaxPluginData);
-        m_sweepScratch = std::make_unique<std::uint8_t[]>(kMaxPluginData);
-    }
+    void configure(std::span<ProcessPlugin* const> plugins, std::size_t slots);
 
     /// True when some plugin still takes this flow's packets.
     static bool wantsAny(const CachedFlow& f) noexcept { return f.pluginWants != 0; }
@@ -227,6 +152,26 @@ public:
         }
         f.pluginWants = w;
         return acc & kFlushReinsert;
+    }
+
+    /// A packet of a flow some plugin wants (wantsAny), in ipfixprobe's order: preUpdate, the
+    /// packet counted in direction `forward ? 0 : 1`, postUpdate. Returns the flush bits of the
+    /// first hook pass that asked for a flush (a preUpdate flush leaves the packet uncounted).
+    HookResult updateFlow(std::size_t slot, CachedFlow& f, const ParsedPacket& pkt,
+                          bool forward) noexcept {
+        const HookResult res = update(slot, f, pkt, forward, true);
+        if ((res & kFlush) != 0) return res;
+        addPacket(f, pkt, forward ? 0 : 1);
+        return update(slot, f, pkt, forward, false);
+    }
+
+    /// Stage 2 of the table's batch: the payload lines the hooks read first (http scans 32
+    /// bytes for its method, tls reads the record header), which the parser has not touched.
+    static void prefetchPayload(const ParsedPacket& pkt) noexcept {
+        const auto payload = pkt.payload();
+        if (payload.empty()) return;
+        detail::prefetchRead(payload.data());
+        detail::prefetchRead(payload.data() + std::min<std::size_t>(payload.size(), 32) - 1);
     }
 
     /// preUpdate (before = true) or postUpdate hooks of the plugins that want this flow.
@@ -323,6 +268,11 @@ private:
         std::unique_ptr<std::byte, FreeDelete> records;
         std::unique_ptr<std::uint32_t[]> freeList;
     };
+
+    /// configure, first half: each plugin's entry, hook lists and place in the area.
+    void layOut(std::span<ProcessPlugin* const> plugins);
+    /// configure, second half: the areas of `slots` slots, the tier-2 pools, the return ring.
+    void allocate(std::size_t slots);
 
     std::byte* areaOf(std::size_t slot) noexcept { return m_area.data() + slot * m_stride; }
     /// Where plugin `e`'s tier-2 handle of a flow lives: in its record or in its area.

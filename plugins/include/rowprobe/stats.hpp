@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 
+#include "rowprobe/cache_counters.hpp"
 #include "rowprobe/packet.hpp"
 
 namespace rowprobe {
@@ -13,35 +14,16 @@ namespace rowprobe {
 /// Number of EndReason values + 1 (index = IPFIX flowEndReason value, index 0 unused).
 inline constexpr std::size_t kEndReasonSlots = 6;
 
-/// Flow-table counters, the columns of the thesis tables (docs/statistics.md).
+#define ROWPROBE_CACHE_FIELD_COUNT(member) std::uint64_t member = 0;
+#define ROWPROBE_CACHE_FIELD_REASONS(member) std::array<std::uint64_t, kEndReasonSlots> member{};
+#define ROWPROBE_CACHE_FIELD_DERIVED(member)
+#define ROWPROBE_CACHE_FIELD(src, member, ...) ROWPROBE_CACHE_FIELD_##src(member)
+
+/// Flow-table counters, the columns of the thesis tables (docs/statistics.md): one field per
+/// COUNT / REASONS line of ROWPROBE_CACHE_COUNTERS (rowprobe/cache_counters.hpp), in its order,
+/// which also says what each means and how queues merge it.
 struct CacheStats {
-    std::uint64_t hits = 0;         ///< packets that found their flow
-    std::uint64_t missFree = 0;     ///< "empty": new flow placed into a free slot
-    std::uint64_t missEvict = 0;    ///< "not empty": new flow evicted a live flow
-    std::uint64_t missReclaim = 0;  ///< new flow took the slot of an expired flow
-    std::uint64_t flowsCreated = 0;
-    std::array<std::uint64_t, kEndReasonSlots> exported{};  ///< by EndReason value
-    std::uint64_t exportedBySweep = 0;                      ///< periodic / incremental expiry
-    std::uint64_t exportedAtEnd = 0;                        ///< forced end at EOF or shutdown
-    std::uint64_t positionSum = 0;                          ///< sum of 1-based hit positions
-    std::uint64_t positionSqSum = 0;
-    std::uint64_t flowsInCache = 0;
-    std::uint64_t capacity = 0;
-    std::uint64_t fragmentsFilled = 0;   ///< non-first fragments that got ports from the frag cache
-    std::uint64_t fragmentsNoPorts = 0;  ///< non-first fragments without a known first fragment
-    // Flood detector (EWMA + CUSUM over new flows per interval of packet time).
-    std::uint64_t floodIntervals = 0;     ///< intervals the detector has evaluated
-    std::uint64_t floodAlarms = 0;        ///< floods detected (alarm raised; rising edges)
-    std::uint64_t floodActive = 0;        ///< 1 while a flood is detected, else 0
-    TimeNs floodLastAlarm = 0;            ///< packet time at which the latest alarm was raised
-    std::uint64_t floodLastCount = 0;     ///< new flows in the interval that raised it
-    std::uint64_t floodBaseline = 0;      ///< the detector's expected new flows per interval then
-    std::uint64_t admissionDeferred = 0;  ///< first packets of new flows not admitted (flood mode)
-    std::uint64_t admissionEvicted = 0;   ///< flows admitted during a flood evicted before others
-    // Process plugins (rowprobe/process.hpp).
-    std::uint64_t extPoolExhausted = 0;   ///< tier-2 records refused: flow exported without them
-    std::uint64_t pluginDataDropped = 0;  ///< plugin instances over kMaxPluginData, not exported
-    std::uint64_t pluginFlushes = 0;      ///< flows ended by a plugin (flush / flush-reinsert)
+    ROWPROBE_CACHE_COUNTERS(ROWPROBE_CACHE_FIELD)
 
     std::uint64_t exportedTotal() const noexcept {
         std::uint64_t n = 0;
