@@ -46,12 +46,9 @@ TEST(PluginReference, DnssdOfDnssdPcap) {
 }
 
 TEST(PluginReference, MqttOfMqttPcap) {
-    // SRC_MAC not compared: mqtt.pcap is a Linux cooked capture (SLL); ipfixprobe's packet
-    // parser takes the SLL header's sender address as the source MAC, rowprobe's link layer
-    // leaves both MACs zero for SLL (a core difference, not the plugin's). Every mqtt field and
-    // every other core field is compared.
-    expectPluginReference(
-        {.plugin = "mqtt", .pcap = "mqtt.pcap", .records = 5, .ignore = {"SRC_MAC"}});
+    // mqtt.pcap is a Linux cooked capture (SLL): SRC_MAC is the SLL header's sender address, as
+    // ipfixprobe's packet parser takes it, so every column is compared.
+    expectPluginReference({.plugin = "mqtt", .pcap = "mqtt.pcap", .records = 5});
 }
 
 TEST(PluginReference, NetbiosOfNetbiosPcap) {
