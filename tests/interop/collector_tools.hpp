@@ -85,6 +85,39 @@ inline std::uint64_t tsharkTime(const std::string& text) {
     return static_cast<std::uint64_t>(timegm(&tm)) * 1'000'000'000ULL + frac;
 }
 
+/// Runs `tshark -T fields` on a capture of flow-export datagrams sent to `port` (decoded as
+/// cflow, plus `extra` options) and returns, per packet, every occurrence of each field in
+/// order; packets with fewer columns than `fields` are left out.
+inline std::vector<std::vector<std::vector<std::string>>> tsharkCflowColumns(
+    const fs::path& pcap, std::uint16_t port, const std::vector<std::string>& fields,
+    const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {"tshark", "-r", pcap.string(), "-d",
+                                     "udp.port==" + std::to_string(port) + ",cflow"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    for (const char* a :
+         {"-T", "fields", "-E", "occurrence=a", "-E", "aggregator=|", "-E", "separator=/t"}) {
+        argv.emplace_back(a);
+    }
+    for (const auto& f : fields) {
+        argv.push_back("-e");
+        argv.push_back(f);
+    }
+    ::setenv("TZ", "UTC", 1);
+    const auto r = runCommand(argv, 300);
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    std::vector<std::vector<std::vector<std::string>>> packets;
+    std::istringstream in(r.out);
+    std::string line;
+    while (std::getline(in, line)) {
+        const auto cols = splitOn(line, '\t');
+        if (cols.size() < fields.size()) continue;
+        std::vector<std::vector<std::string>> v;
+        for (const auto& c : cols) v.push_back(splitOn(c, '|'));
+        packets.push_back(std::move(v));
+    }
+    return packets;
+}
+
 /// Decodes the capture with `tshark -T fields`: per packet, every occurrence of each field in
 /// order. Flows are rebuilt by walking ip_version (addresses come from the v4 or v6 list) and
 /// taking counters in (forward, reverse) pairs, or one per record for uniflow templates.
@@ -95,36 +128,9 @@ inline std::vector<Flow> tsharkFlows(const fs::path& pcap, std::uint16_t port,
         "cflow.dstaddrv6",  "cflow.srcport", "cflow.dstport",  "cflow.protocol",
         "cflow.packets",    "cflow.octets",  "cflow.tcpflags", "cflow.abstimestart",
         "cflow.abstimeend"};
-    std::vector<std::string> argv = {"tshark",
-                                     "-r",
-                                     pcap.string(),
-                                     "-d",
-                                     "udp.port==" + std::to_string(port) + ",cflow",
-                                     "-o",
-                                     "cflow.max_template_fields:0",
-                                     "-T",
-                                     "fields",
-                                     "-E",
-                                     "occurrence=a",
-                                     "-E",
-                                     "aggregator=|",
-                                     "-E",
-                                     "separator=/t"};
-    for (const auto& f : fields) {
-        argv.push_back("-e");
-        argv.push_back(f);
-    }
-    ::setenv("TZ", "UTC", 1);
-    const auto r = runCommand(argv, 300);
-    EXPECT_EQ(r.exitCode, 0) << r.err;
     std::vector<Flow> out;
-    std::istringstream in(r.out);
-    std::string line;
-    while (std::getline(in, line)) {
-        const auto cols = splitOn(line, '\t');
-        if (cols.size() < fields.size()) continue;
-        std::vector<std::vector<std::string>> v;
-        for (const auto& c : cols) v.push_back(splitOn(c, '|'));
+    for (const auto& v :
+         tsharkCflowColumns(pcap, port, fields, {"-o", "cflow.max_template_fields:0"})) {
         std::size_t i4 = 0;
         std::size_t i6 = 0;
         for (std::size_t i = 0; i < v[0].size(); ++i) {
