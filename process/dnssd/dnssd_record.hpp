@@ -74,7 +74,8 @@ struct DnssdOptions {
 };
 
 /// Parses one DNS message (`tcp`: with the 2-byte length prefix) into `r`; false when it is
-/// not a DNS message or a name in it cannot be decoded (what was added before stays).
+/// not a DNS message or a name in it is malformed (what was added before stays). A message cut
+/// short by the end of the captured data, inside a name too, counts with what was read.
 bool applyDnssdMessage(std::span<const std::uint8_t> payload, bool tcp, const DnssdOptions& opt,
                        DnssdRecord& r) noexcept;
 
