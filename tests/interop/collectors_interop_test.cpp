@@ -45,7 +45,8 @@ struct Nfcapd {
             argv.push_back(std::to_string(buffer));
         }
         child = std::make_unique<ChildProcess>(argv);
-        EXPECT_TRUE(dec::waitUntil([&] { return udpPortBusy(port); })) << "nfcapd did not start";
+        EXPECT_TRUE(dec::waitUntil([&] { return udpPortBusy(port); }, 20))
+            << "nfcapd did not start";
     }
     /// Stops nfcapd (it writes its file) and returns its log.
     std::string stop() {
@@ -185,7 +186,7 @@ std::vector<Flow> nfacctdFlows(const Capture& capture, const std::string& output
         << "timestamps_since_epoch: true\n"
         << "logfile: " << (dir / "nfacctd.log").string() << "\n";
     ChildProcess nfacctd({findTool("nfacctd"), "-f", (dir / "nfacctd.conf").string()});
-    EXPECT_TRUE(dec::waitUntil([&] { return udpPortBusy(port); })) << "nfacctd did not start";
+    EXPECT_TRUE(dec::waitUntil([&] { return udpPortBusy(port); }, 20)) << "nfacctd did not start";
     // Paced (about 0.5 s for synth10k): unpaced, a burst can overflow nfacctd's socket buffer
     // on a loaded machine, and the test would measure the machine, not the records.
     runRowprobe("pcap;file=" + capture.path().string(),
@@ -289,7 +290,7 @@ std::vector<Flow> goflow2Flows(const Capture& capture, const std::string& output
     ChildProcess goflow({findTool("goflow2"), "-listen",
                          "netflow://127.0.0.1:" + std::to_string(port) + "?workers=1", "-format",
                          "json", "-transport", "file", "-transport.file", out.string()});
-    EXPECT_TRUE(dec::waitUntil([&] { return udpPortBusy(port); })) << "goflow2 did not start";
+    EXPECT_TRUE(dec::waitUntil([&] { return udpPortBusy(port); }, 20)) << "goflow2 did not start";
     runRowprobe("pcap;file=" + capture.path().string(), output + ";port=" + std::to_string(port));
     // GoFlow2 decodes and writes asynchronously: wait until its file stops growing (a loaded
     // machine can take seconds), at most 30 s.
