@@ -287,9 +287,13 @@ std::vector<Flow> goflow2Flows(const Capture& capture, const std::string& output
     fs::create_directories(dir);
     const std::uint16_t port = freeLoopbackPort(SOCK_DGRAM);
     const fs::path out = dir / "flows.json";
+    // Its HTTP server gets a free port too: on the default :8080, two GoFlow2 cases run side by
+    // side by ctest -j2 collide and the second exits at start-up.
+    const std::uint16_t httpPort = freeLoopbackPort(SOCK_STREAM);
     ChildProcess goflow({findTool("goflow2"), "-listen",
-                         "netflow://127.0.0.1:" + std::to_string(port) + "?workers=1", "-format",
-                         "json", "-transport", "file", "-transport.file", out.string()});
+                         "netflow://127.0.0.1:" + std::to_string(port) + "?workers=1", "-addr",
+                         "127.0.0.1:" + std::to_string(httpPort), "-format", "json", "-transport",
+                         "file", "-transport.file", out.string()});
     EXPECT_TRUE(dec::waitUntil([&] { return udpPortBusy(port); }, 20)) << "goflow2 did not start";
     runRowprobe("pcap;file=" + capture.path().string(), output + ";port=" + std::to_string(port));
     // GoFlow2 decodes and writes asynchronously: wait until its file stops growing (a loaded
