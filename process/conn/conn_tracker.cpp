@@ -38,9 +38,11 @@ constexpr std::array<std::uint16_t, 49> kTcpServerPorts = {
     445,  465,  502,  514,  563,  585,  587,  614,  631,  636,  989,  990,  992,
     993,  995,  1080, 1434, 1883, 2811, 3128, 3268, 3306, 3389, 5222, 5223, 5269,
     5432, 6379, 6666, 6667, 6668, 6669, 8000, 8080, 8888, 20000};
-constexpr std::array<std::uint16_t, 28> kUdpServerPorts = {
-    53,   67,   68,   88,   123,  137,  161,  162,  389,  443,  514,  784,  853,   1812,
-    2123, 2152, 3389, 3544, 4011, 4754, 4789, 5060, 5072, 5353, 5355, 6081, 20000, 0};
+// Only the server ports: DHCP's client port 68 and QUIC's DNS-over-QUIC ports 784/853 are
+// registered as non-server ports and stay out of the set.
+constexpr std::array<std::uint16_t, 24> kUdpServerPorts = {
+    53,   67,   88,   123,  137,  161,  162,  389,  443,  514,  1812, 2123,
+    2152, 3389, 3544, 4011, 4754, 4789, 5060, 5072, 5353, 5355, 6081, 20000};
 
 std::int32_t seqDelta(std::uint32_t a, std::uint32_t b) noexcept {
     return static_cast<std::int32_t>(a - b);
@@ -506,8 +508,8 @@ bool likelyServerPort(std::uint8_t proto, std::uint16_t port) noexcept {
         return std::find(kTcpServerPorts.begin(), kTcpServerPorts.end(), port) !=
                kTcpServerPorts.end();
     if (proto == kProtoUdp)
-        return port != 0 && std::find(kUdpServerPorts.begin(), kUdpServerPorts.end(), port) !=
-                                kUdpServerPorts.end();
+        return std::find(kUdpServerPorts.begin(), kUdpServerPorts.end(), port) !=
+               kUdpServerPorts.end();
     return false;
 }
 
