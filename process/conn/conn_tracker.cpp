@@ -48,6 +48,10 @@ std::int32_t seqDelta(std::uint32_t a, std::uint32_t b) noexcept {
     return static_cast<std::int32_t>(a - b);
 }
 
+// Sequence order modulo 2^32.
+bool after(std::uint32_t a, std::uint32_t b) noexcept { return seqDelta(a, b) > 0; }
+bool before(std::uint32_t a, std::uint32_t b) noexcept { return seqDelta(a, b) < 0; }
+
 std::uint64_t fullSeq(std::uint32_t seq, std::uint32_t wraps) noexcept {
     return (std::uint64_t{wraps} << 32) + seq;
 }
@@ -105,12 +109,13 @@ private:
     void endpointAddHistory(int d, char code) noexcept {
         addHistory(isOrig(d) ? code : lower(code));
     }
-    // Session::ScaledHistoryEntry with base 10: the letter at 1, 10, 100, ... occurrences.
-    void scaled(int d, char code, std::uint32_t& counter) noexcept {
+    // Session::ScaledHistoryEntry with base 10: the letter at 1, 10, 100, ... occurrences
+    // (the 16-bit counter saturates: the last letter is the one at 10000).
+    void scaled(int d, char code, std::uint16_t& counter) noexcept {
+        if (counter == UINT16_MAX) return;
         ++counter;
-        std::uint32_t t = 1;
-        while (t < counter && t <= 100000000U) t *= 10;
-        if (t == counter) endpointAddHistory(d, code);
+        if (counter == 1 || counter == 10 || counter == 100 || counter == 1000 || counter == 10000)
+            endpointAddHistory(d, code);
     }
     static void setState(TcpEndpoint& e, State s) noexcept {
         if (s != e.state) {
@@ -134,8 +139,8 @@ private:
                   std::uint8_t flags) noexcept;
     void stateMachine(int d, std::uint32_t baseSeq, std::uint32_t len, bool orig,
                       std::uint8_t flags) noexcept;
-    void ackReceived(int d, std::uint64_t seq) noexcept;
-    void dataSent(int d, std::uint64_t seq, std::uint32_t len) noexcept;
+    void ackReceived(int d, std::uint32_t seq) noexcept;
+    void dataSent(int d, std::uint32_t seq, std::uint32_t len) noexcept;
     void gap(int d, std::uint64_t len) noexcept;
 
     ConnState& m_s;
@@ -351,46 +356,50 @@ void Tracker::gap(int d, std::uint64_t len) noexcept {
 
 // TCP_Reassembler::AckReceived of endpoint d (its data acknowledged by the peer), with one
 // buffered out-of-order block standing in for the reassembler's block list.
-void Tracker::ackReceived(int d, std::uint64_t seq) noexcept {
+void Tracker::ackReceived(int d, std::uint32_t seq) noexcept {
     TcpEndpoint& e = m_s.ep[d];
-    if (e.finCnt > 0 && seq >= e.finSeq) seq = e.finSeq - 1;
-    if (seq <= e.trim) return;
-    if (seq > e.reassem) {
+    if (e.finCnt > 0 && !before(seq, e.finSeq)) seq = e.finSeq - 1;
+    if (!after(seq, e.trim)) return;
+    if (after(seq, e.reassem)) {
         if (seq <= 2 && m_s.partial != 0) {
             e.reassem = seq;
         } else {
-            if (e.ooEnd != 0 && e.ooStart >= e.reassem && e.ooStart < seq) {
+            if (e.ooValid != 0 && !before(e.ooStart, e.reassem) && before(e.ooStart, seq)) {
                 gap(d, e.ooStart - e.reassem);
-                e.reassem = std::max(e.reassem, e.ooEnd);
-                e.ooStart = e.ooEnd = 0;
+                if (after(e.ooEnd, e.reassem)) e.reassem = e.ooEnd;
+                e.ooValid = 0;
             }
-            if (seq > e.reassem) gap(d, seq - e.reassem);
-            e.reassem = std::max(e.reassem, seq);
+            if (after(seq, e.reassem)) gap(d, seq - e.reassem);
+            if (after(seq, e.reassem)) e.reassem = seq;
         }
     }
     e.trim = seq;
-    if (e.ooEnd != 0 && e.ooEnd <= seq) e.ooStart = e.ooEnd = 0;
+    if (e.ooValid != 0 && !after(e.ooEnd, seq)) e.ooValid = 0;
 }
 
-void Tracker::dataSent(int d, std::uint64_t seq, std::uint32_t len) noexcept {
+void Tracker::dataSent(int d, std::uint32_t seq, std::uint32_t len) noexcept {
     TcpEndpoint& e = m_s.ep[d];
-    const std::uint64_t upper = seq + len;
-    if (upper <= e.trim) return;  // delivered and acknowledged before
-    seq = std::max(seq, e.trim);
-    if (seq <= e.reassem) {
-        e.reassem = std::max(e.reassem, upper);
-        if (e.ooEnd != 0 && e.ooStart <= e.reassem) {
-            e.reassem = std::max(e.reassem, e.ooEnd);
-            e.ooStart = e.ooEnd = 0;
+    const std::uint32_t upper = seq + len;
+    if (!after(upper, e.trim)) return;  // delivered and acknowledged before
+    if (before(seq, e.trim)) seq = e.trim;
+    if (!after(seq, e.reassem)) {
+        if (after(upper, e.reassem)) e.reassem = upper;
+        if (e.ooValid != 0 && !after(e.ooStart, e.reassem)) {
+            if (after(e.ooEnd, e.reassem)) e.reassem = e.ooEnd;
+            e.ooValid = 0;
         }
-    } else if (e.ooEnd == 0 || seq > e.ooEnd || upper < e.ooStart) {
-        if (e.ooEnd == 0 || seq < e.ooStart) {  // keep the block nearest the hole
+    } else if (e.ooValid == 0) {
+        e.ooStart = seq;
+        e.ooEnd = upper;
+        e.ooValid = 1;
+    } else if (after(seq, e.ooEnd) || before(upper, e.ooStart)) {
+        if (before(seq, e.ooStart)) {  // keep the block nearest the hole
             e.ooStart = seq;
             e.ooEnd = upper;
         }
     } else {
-        e.ooStart = std::min(e.ooStart, seq);
-        e.ooEnd = std::max(e.ooEnd, upper);
+        if (before(seq, e.ooStart)) e.ooStart = seq;
+        if (after(upper, e.ooEnd)) e.ooEnd = upper;
     }
 }
 
@@ -428,7 +437,7 @@ void Tracker::tcp(const ConnPacket& p, int d) noexcept {
 
     if ((flags & kFin) != 0) {
         if (e.finCnt < 255) ++e.finCnt;
-        e.finSeq = static_cast<std::uint32_t>(relSeq + segLen);
+        e.finSeq = static_cast<std::uint32_t>(relSeq + segLen);  // modulo 2^32 like the rest
     }
     if ((flags & kRst) != 0 && e.rstCnt < 255) ++e.rstCnt;
 
@@ -458,9 +467,9 @@ void Tracker::tcp(const ConnPacket& p, int d) noexcept {
 
     updateLastSeq(d, onePast, flags, len);
     stateMachine(d, p.seq, len, orig, flags);
-    if ((flags & kAck) != 0) ackReceived(1 - d, relAck);
+    if ((flags & kAck) != 0) ackReceived(1 - d, static_cast<std::uint32_t>(relAck));
     if (len > 0 && (flags & kRst) == 0 && !underflow)
-        dataSent(d, (flags & kSyn) != 0 ? relSeq + 1 : relSeq, len);
+        dataSent(d, static_cast<std::uint32_t>((flags & kSyn) != 0 ? relSeq + 1 : relSeq), len);
 }
 
 bool matchesRstos0(std::string_view h) noexcept {

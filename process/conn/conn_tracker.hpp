@@ -11,7 +11,7 @@
 //       state/prevState  INACTIVE SYN_SENT SYN_ACK_SENT PARTIAL ESTABLISHED CLOSED RESET
 //       startSeq/lastSeq/ackSeq + wraps   Zeek's sequence bookkeeping (Size() = bytes)
 //       histLast{Syn,Fin,Rst}  relative sequence of the last S/H, F, R letter
-//       rxmt/win0/gap  counters of the logarithmic letters T, W, G (1, 10, 100, ...)
+//       rxmt/win0/gap  counters of the logarithmic letters T, W, G (1, 10, ..., 10000)
 //       reassem/trim/oo*  a one-hole model of the reassembler: next expected byte, highest
 //                         ack seen, one buffered out-of-order block
 //     history     the letters in order (kMaxHistory, then truncated: `histFull`)
@@ -50,14 +50,16 @@ struct TcpEndpoint {
     std::uint32_t histLastSyn;
     std::uint32_t histLastFin;
     std::uint32_t histLastRst;
-    std::uint32_t finSeq;   ///< relative sequence just past the FIN (low 32 bits)
-    std::uint32_t rxmt;     ///< retransmissions (T)
-    std::uint32_t win0;     ///< zero windows (W)
-    std::uint32_t gap;      ///< content gaps (G)
-    std::uint64_t reassem;  ///< reassembler: next relative sequence to deliver
-    std::uint64_t trim;     ///< reassembler: highest acknowledged relative sequence
-    std::uint64_t ooStart;  ///< one buffered out-of-order block [ooStart, ooEnd), 0 = none
-    std::uint64_t ooEnd;
+    std::uint32_t finSeq;  ///< relative sequence just past the FIN (low 32 bits)
+    // The reassembler model, in relative sequence numbers compared modulo 2^32 (as TCP does):
+    std::uint32_t reassem;  ///< next relative sequence to deliver
+    std::uint32_t trim;     ///< highest acknowledged relative sequence
+    std::uint32_t ooStart;  ///< one buffered out-of-order block [ooStart, ooEnd)
+    std::uint32_t ooEnd;
+    std::uint8_t ooValid;  ///< the block is set
+    std::uint16_t rxmt;    ///< retransmissions (T), saturating
+    std::uint16_t win0;    ///< zero windows (W), saturating
+    std::uint16_t gap;     ///< content gaps (G), saturating
     std::uint16_t seqWraps;
     std::uint16_t ackWraps;
     TcpEndpointState state;
@@ -66,7 +68,7 @@ struct TcpEndpoint {
     std::uint8_t rstCnt;  ///< RSTs seen (saturating)
 };
 
-inline constexpr std::size_t kMaxHistory = 30;
+inline constexpr std::size_t kMaxHistory = 32;
 
 struct ConnState {
     std::array<TcpEndpoint, 2> ep;
@@ -82,7 +84,7 @@ struct ConnState {
     std::uint8_t partial;    ///< Zeek's is_partial
     std::uint8_t histFull;   ///< a letter did not fit
 };
-static_assert(sizeof(ConnState) <= 256);
+static_assert(sizeof(ConnState) <= 192);
 
 /// What the tracker needs of one packet.
 struct ConnPacket {
