@@ -26,6 +26,8 @@ namespace fs = std::filesystem;
 
 constexpr std::uint32_t kPen = 32473;  // RFC 5612's documentation PEN
 
+unsigned num(const std::string& s) { return static_cast<unsigned>(std::stoul(s)); }
+
 struct Expected {
     std::string src, dst;
     unsigned sport = 0, dport = 0, proto = 0;
@@ -62,10 +64,10 @@ std::map<std::string, std::string> fromJson(const fs::path& pcap, unsigned seed)
     for (std::string line; std::getline(in, line);) {
         if (line.empty()) continue;
         const auto f = parseJsonFlat(line);
-        const unsigned proto = std::stoul(f.at("proto"));
+        const unsigned proto = num(f.at("proto"));
         const bool ports = proto == 6 || proto == 17 || proto == 132;
-        out[tupleKey(f.at("src_ip"), ports ? std::stoul(f.at("src_port")) : 0, f.at("dst_ip"),
-                     ports ? std::stoul(f.at("dst_port")) : 0, proto)] = f.at("community_id");
+        out[tupleKey(f.at("src_ip"), ports ? num(f.at("src_port")) : 0, f.at("dst_ip"),
+                     ports ? num(f.at("dst_port")) : 0, proto)] = f.at("community_id");
     }
     return out;
 }
@@ -73,10 +75,11 @@ std::map<std::string, std::string> fromJson(const fs::path& pcap, unsigned seed)
 /// The same from the ipfix output, decoded by ipfixDump (elements 8/12 or 27/28, 7, 11, 4).
 std::map<std::string, std::string> fromIpfix(const fs::path& pcap, unsigned seed) {
     const fs::path file = tempDir() / (pcap.stem().string() + "-cid.ipfix");
-    runRowprobe("pcap;file=" + pcap.string(), "ipfix;file=" + file.string(),
-                {"-p", "communityid;seed=" + std::to_string(seed) + ";pen=" + std::to_string(kPen)});
-    const auto dump = runCommand({"ipfixDump", "--in", file.string(), "--data", "--element-file",
-                                  elementFile().string()});
+    runRowprobe(
+        "pcap;file=" + pcap.string(), "ipfix;file=" + file.string(),
+        {"-p", "communityid;seed=" + std::to_string(seed) + ";pen=" + std::to_string(kPen)});
+    const auto dump = runCommand(
+        {"ipfixDump", "--in", file.string(), "--data", "--element-file", elementFile().string()});
     EXPECT_EQ(dump.exitCode, 0) << dump.err;
     std::map<std::string, std::string> out;
     std::vector<std::map<std::string, std::string>> records;
@@ -96,12 +99,14 @@ std::map<std::string, std::string> fromIpfix(const fs::path& pcap, unsigned seed
     }
     for (auto& v : records) {
         const bool v6 = v.count("27") != 0;
-        const unsigned proto = std::stoul(v["4"]);
+        const unsigned proto = num(v["4"]);
         const bool ports = proto == 6 || proto == 17 || proto == 132;
         std::string id = v[std::to_string(kPen) + "/110"];
-        if (id.size() >= 2 && id.front() == '"') id = id.substr(1, id.size() - 2);
-        out[tupleKey(v[v6 ? "27" : "8"], ports ? std::stoul(v["7"]) : 0, v[v6 ? "28" : "12"],
-                     ports ? std::stoul(v["11"]) : 0, proto)] = id;
+        // ipfixDump prints a string as `(len: 30) 1:...`
+        if (id.rfind("(len: ", 0) == 0 && id.find(") ") != std::string::npos)
+            id = id.substr(id.find(") ") + 2);
+        out[tupleKey(v[v6 ? "27" : "8"], ports ? num(v["7"]) : 0, v[v6 ? "28" : "12"],
+                     ports ? num(v["11"]) : 0, proto)] = id;
     }
     return out;
 }
@@ -130,8 +135,8 @@ std::vector<Expected> suricataExpected(const fs::path& yaml) {
             Expected e;
             e.src = cur["src_ip"];
             e.dst = cur["dest_ip"];
-            e.sport = std::stoul(cur["src_port"]);
-            e.dport = std::stoul(cur["dest_port"]);
+            e.sport = num(cur["src_port"]);
+            e.dport = num(cur["dest_port"]);
             e.proto = cur["proto"] == "TCP" ? 6 : cur["proto"] == "UDP" ? 17 : 0;
             e.id = cur["community_id"];
             if (e.proto != 0) out.push_back(e);
@@ -153,7 +158,7 @@ unsigned suricataSeed(const fs::path& yaml) {
     const std::regex seed(R"(^\s*community-id-seed:\s*(\d+))");
     for (std::string l; std::getline(in, l);) {
         std::smatch m;
-        if (std::regex_search(l, m, seed)) return std::stoul(m[1]);
+        if (std::regex_search(l, m, seed)) return num(m[1].str());
     }
     return 0;
 }
@@ -207,32 +212,32 @@ constexpr SpecCase kSpec[] = {
      "1:+TW+HtLHvV1xnGhV1lv7XoJrqQg=", "1:GfZxjAkDk2MkegpBYHV6tadtFXQ="},
     {58, "3ffe:501:0:1001::2", "3ffe:507:0:1:200:86ff:fe05:80da", 129, 128,
      "1:+TW+HtLHvV1xnGhV1lv7XoJrqQg=", "1:GfZxjAkDk2MkegpBYHV6tadtFXQ="},
-    {58, "fe80::200:86ff:fe05:80da", "ff02::2", 133, 134, "1:hO+sN4H+MG5MY/8hIrXPqc4ZQz0=",
-     "1:L7Ka0ZMYu+J3bL4ulW2PrqyXNo8="},
-    {58, "fe80::260:97ff:fe07:69ea", "ff02::1", 134, 133, "1:pkvHqCL88/tg1k4cPigmZXUtL00=",
-     "1:K/ee5UCqAMAQXDorP5nSa2CGLjc="},
-    {1, "192.168.0.89", "192.168.0.1", 8, 0, "1:X0snYXpgwiv9TZtqg64sgzUn6Dk=",
-     "1:03g6IloqVBdcZlPyX8r0hgoE7kA="},
-    {1, "192.168.0.1", "192.168.0.89", 0, 8, "1:X0snYXpgwiv9TZtqg64sgzUn6Dk=",
-     "1:03g6IloqVBdcZlPyX8r0hgoE7kA="},
-    {1, "10.0.0.1", "10.0.0.2", 11, 0, "1:YHxtAirCG//0OzkcVAukqKQN9xM=",
-     "1:XjUibYHaafLQ3pxQeiMI8g25q20="},
+    {58, "fe80::200:86ff:fe05:80da", "ff02::2", 133, 134,
+     "1:hO+sN4H+MG5MY/8hIrXPqc4ZQz0=", "1:L7Ka0ZMYu+J3bL4ulW2PrqyXNo8="},
+    {58, "fe80::260:97ff:fe07:69ea", "ff02::1", 134, 133,
+     "1:pkvHqCL88/tg1k4cPigmZXUtL00=", "1:K/ee5UCqAMAQXDorP5nSa2CGLjc="},
+    {1, "192.168.0.89", "192.168.0.1", 8, 0,
+     "1:X0snYXpgwiv9TZtqg64sgzUn6Dk=", "1:03g6IloqVBdcZlPyX8r0hgoE7kA="},
+    {1, "192.168.0.1", "192.168.0.89", 0, 8,
+     "1:X0snYXpgwiv9TZtqg64sgzUn6Dk=", "1:03g6IloqVBdcZlPyX8r0hgoE7kA="},
+    {1, "10.0.0.1", "10.0.0.2", 11, 0,
+     "1:YHxtAirCG//0OzkcVAukqKQN9xM=", "1:XjUibYHaafLQ3pxQeiMI8g25q20="},
     {6, "2001:470:e5bf:dead:4957:2174:e82c:4887", "2607:f8b0:400c:c03::1a", 63943, 25,
      "1:/qFaeAR+gFe1KYjMzVDsMv+wgU4=", "1:eJYTW6AOzFLlSUoESovMjnu7rMw="},
     {6, "2607:f8b0:400c:c03::1a", "2001:470:e5bf:dead:4957:2174:e82c:4887", 25, 63943,
      "1:/qFaeAR+gFe1KYjMzVDsMv+wgU4=", "1:eJYTW6AOzFLlSUoESovMjnu7rMw="},
-    {132, "192.168.170.8", "192.168.170.56", 7, 7, "1:MP2EtRCAUIZvTw6MxJHLV7N7JDs=",
-     "1:5w3ZRjeKBzqT3zsaEECDGjUbYeg="},
-    {132, "192.168.170.56", "192.168.170.8", 7, 7, "1:MP2EtRCAUIZvTw6MxJHLV7N7JDs=",
-     "1:5w3ZRjeKBzqT3zsaEECDGjUbYeg="},
-    {6, "128.232.110.120", "66.35.250.204", 34855, 80, "1:LQU9qZlK+B5F3KDmev6m5PMibrg=",
-     "1:3V71V58M3Ksw/yuFALMcW0LAHvc="},
-    {6, "66.35.250.204", "128.232.110.120", 80, 34855, "1:LQU9qZlK+B5F3KDmev6m5PMibrg=",
-     "1:3V71V58M3Ksw/yuFALMcW0LAHvc="},
-    {17, "192.168.1.52", "8.8.8.8", 54585, 53, "1:d/FP5EW3wiY1vCndhwleRRKHowQ=",
-     "1:Q9We8WO3piVF8yEQBNJF4uiSVrI="},
-    {17, "8.8.8.8", "192.168.1.52", 53, 54585, "1:d/FP5EW3wiY1vCndhwleRRKHowQ=",
-     "1:Q9We8WO3piVF8yEQBNJF4uiSVrI="},
+    {132, "192.168.170.8", "192.168.170.56", 7, 7,
+     "1:MP2EtRCAUIZvTw6MxJHLV7N7JDs=", "1:5w3ZRjeKBzqT3zsaEECDGjUbYeg="},
+    {132, "192.168.170.56", "192.168.170.8", 7, 7,
+     "1:MP2EtRCAUIZvTw6MxJHLV7N7JDs=", "1:5w3ZRjeKBzqT3zsaEECDGjUbYeg="},
+    {6, "128.232.110.120", "66.35.250.204", 34855, 80,
+     "1:LQU9qZlK+B5F3KDmev6m5PMibrg=", "1:3V71V58M3Ksw/yuFALMcW0LAHvc="},
+    {6, "66.35.250.204", "128.232.110.120", 80, 34855,
+     "1:LQU9qZlK+B5F3KDmev6m5PMibrg=", "1:3V71V58M3Ksw/yuFALMcW0LAHvc="},
+    {17, "192.168.1.52", "8.8.8.8", 54585, 53,
+     "1:d/FP5EW3wiY1vCndhwleRRKHowQ=", "1:Q9We8WO3piVF8yEQBNJF4uiSVrI="},
+    {17, "8.8.8.8", "192.168.1.52", 53, 54585,
+     "1:d/FP5EW3wiY1vCndhwleRRKHowQ=", "1:Q9We8WO3piVF8yEQBNJF4uiSVrI="},
 };
 
 bool icmpPairType(unsigned proto, unsigned type) {
@@ -254,8 +259,13 @@ fs::path specCapture(const SpecCase& c, std::size_t index) {
     std::vector<std::uint8_t> l4;
     if (c.proto == 1 || c.proto == 58) {
         l4 = {static_cast<std::uint8_t>(c.sport),
-              static_cast<std::uint8_t>(icmpPairType(c.proto, c.sport) ? 0 : c.dport), 0, 0,
-              0, 1, 0, 1};
+              static_cast<std::uint8_t>(icmpPairType(c.proto, c.sport) ? 0 : c.dport),
+              0,
+              0,
+              0,
+              1,
+              0,
+              1};
     } else {
         put16(l4, c.sport);
         put16(l4, c.dport);
