@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 
 namespace rowprobe::conn {
 
@@ -64,6 +65,7 @@ public:
     void first(const ConnPacket& p) noexcept;
 
     void addHistory(char c) noexcept {
+        m_s.histIsH = m_s.histLen == 0 && c == 'H' ? 1 : 0;
         if (m_s.histLen < kMaxHistory) {
             m_s.history[m_s.histLen++] = c;
         } else {
@@ -93,11 +95,12 @@ private:
 
     // TCP_Endpoint::CheckHistory, with the flip of a connection that began with a SYN-ACK.
     bool checkHistory(int d, std::uint32_t mask, char code) noexcept {
-        if ((code == 'A' || code == 'D') && m_s.histLen == 1 && m_s.history[0] == 'H') {
+        if ((code == 'A' || code == 'D') && m_s.histIsH != 0) {
             flipRoles();
             m_s.history[0] = '^';
             m_s.history[1] = 'h';
             m_s.histLen = 2;
+            m_s.histIsH = 0;
             m_s.seenFirst |= kSeenOrig;
         }
         if (!isOrig(d)) {
@@ -110,9 +113,10 @@ private:
         addHistory(isOrig(d) ? code : lower(code));
     }
     // Session::ScaledHistoryEntry with base 10: the letter at 1, 10, 100, ... occurrences
-    // (the 16-bit counter saturates: the last letter is the one at 10000).
-    void scaled(int d, char code, std::uint16_t& counter) noexcept {
-        if (counter == UINT16_MAX) return;
+    // (the counters saturate: the last letter is the one at 10000, or 100 for a u8).
+    template <class Counter>
+    void scaled(int d, char code, Counter& counter) noexcept {
+        if (counter == std::numeric_limits<Counter>::max()) return;
         ++counter;
         if (counter == 1 || counter == 10 || counter == 100 || counter == 1000 || counter == 10000)
             endpointAddHistory(d, code);
@@ -358,23 +362,25 @@ void Tracker::gap(int d, std::uint64_t len) noexcept {
 // buffered out-of-order block standing in for the reassembler's block list.
 void Tracker::ackReceived(int d, std::uint32_t seq) noexcept {
     TcpEndpoint& e = m_s.ep[d];
-    if (e.finCnt > 0 && !before(seq, e.finSeq)) seq = e.finSeq - 1;
+    if ((e.flags & kEndpointFin) != 0 && !before(seq, e.finSeq)) seq = e.finSeq - 1;
     if (!after(seq, e.trim)) return;
     if (after(seq, e.reassem)) {
         if (seq <= 2 && m_s.partial != 0) {
             e.reassem = seq;
         } else {
-            if (e.ooValid != 0 && !before(e.ooStart, e.reassem) && before(e.ooStart, seq)) {
+            if ((e.flags & kEndpointOo) != 0 && !before(e.ooStart, e.reassem) &&
+                before(e.ooStart, seq)) {
                 gap(d, e.ooStart - e.reassem);
                 if (after(e.ooEnd, e.reassem)) e.reassem = e.ooEnd;
-                e.ooValid = 0;
+                e.flags &= static_cast<std::uint8_t>(~kEndpointOo);
             }
             if (after(seq, e.reassem)) gap(d, seq - e.reassem);
             if (after(seq, e.reassem)) e.reassem = seq;
         }
     }
     e.trim = seq;
-    if (e.ooValid != 0 && !after(e.ooEnd, seq)) e.ooValid = 0;
+    if ((e.flags & kEndpointOo) != 0 && !after(e.ooEnd, seq))
+        e.flags &= static_cast<std::uint8_t>(~kEndpointOo);
 }
 
 void Tracker::dataSent(int d, std::uint32_t seq, std::uint32_t len) noexcept {
@@ -384,14 +390,14 @@ void Tracker::dataSent(int d, std::uint32_t seq, std::uint32_t len) noexcept {
     if (before(seq, e.trim)) seq = e.trim;
     if (!after(seq, e.reassem)) {
         if (after(upper, e.reassem)) e.reassem = upper;
-        if (e.ooValid != 0 && !after(e.ooStart, e.reassem)) {
+        if ((e.flags & kEndpointOo) != 0 && !after(e.ooStart, e.reassem)) {
             if (after(e.ooEnd, e.reassem)) e.reassem = e.ooEnd;
-            e.ooValid = 0;
+            e.flags &= static_cast<std::uint8_t>(~kEndpointOo);
         }
-    } else if (e.ooValid == 0) {
+    } else if ((e.flags & kEndpointOo) == 0) {
         e.ooStart = seq;
         e.ooEnd = upper;
-        e.ooValid = 1;
+        e.flags |= kEndpointOo;
     } else if (after(seq, e.ooEnd) || before(upper, e.ooStart)) {
         if (before(seq, e.ooStart)) {  // keep the block nearest the hole
             e.ooStart = seq;
@@ -436,10 +442,9 @@ void Tracker::tcp(const ConnPacket& p, int d) noexcept {
         scaled(d, 'W', e.win0);
 
     if ((flags & kFin) != 0) {
-        if (e.finCnt < 255) ++e.finCnt;
+        e.flags |= kEndpointFin;
         e.finSeq = static_cast<std::uint32_t>(relSeq + segLen);  // modulo 2^32 like the rest
     }
-    if ((flags & kRst) != 0 && e.rstCnt < 255) ++e.rstCnt;
 
     std::uint64_t relAck = 0;
     if ((flags & kAck) != 0) {
@@ -531,8 +536,8 @@ std::uint64_t tcpEndpointSize(const TcpEndpoint& e, const TcpEndpoint& peer) noe
         return 0;  // a half-open connection discovered and aborted
     const std::uint64_t last = fullSeq(e.lastSeq, e.seqWraps);
     std::uint64_t size = last > ack ? last - start : ack - start;
-    if (size != 0) --size;                  // the SYN
-    if (e.finCnt > 0 && size != 0) --size;  // the FIN
+    if (size != 0) --size;                                   // the SYN
+    if ((e.flags & kEndpointFin) != 0 && size != 0) --size;  // the FIN
     return size;
 }
 

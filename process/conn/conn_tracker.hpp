@@ -11,12 +11,12 @@
 //       state/prevState  INACTIVE SYN_SENT SYN_ACK_SENT PARTIAL ESTABLISHED CLOSED RESET
 //       startSeq/lastSeq/ackSeq + wraps   Zeek's sequence bookkeeping (Size() = bytes)
 //       histLast{Syn,Fin,Rst}  relative sequence of the last S/H, F, R letter
-//       rxmt/win0/gap  counters of the logarithmic letters T, W, G (1, 10, ..., 10000)
+//       rxmt/win0/gap  counters of the logarithmic letters T, W (1, 10, ..., 10000), G (to 100)
 //       reassem/trim/oo*  a one-hole model of the reassembler: next expected byte, highest
 //                         ack seen, one buffered out-of-order block
 //     history     the letters in order (kMaxHistory, then truncated: `histFull`)
 //     histSeen    Zeek's once-only mask per letter and direction
-//     udpBytes    UDP payload bytes per direction
+//     udpBytes    UDP payload bytes per direction (in the place of ep)
 //
 // Zeek's rules that decide the roles: a connection that does not start with a pure SYN is
 // flipped when its source port is a likely server port (Zeek's `likely_server_ports`: the
@@ -43,6 +43,9 @@ enum class TcpEndpointState : std::uint8_t {
     Reset,
 };
 
+inline constexpr std::uint8_t kEndpointFin = 0x01;  ///< TcpEndpoint::flags: a FIN was seen
+inline constexpr std::uint8_t kEndpointOo = 0x02;   ///< the out-of-order block is set
+
 struct TcpEndpoint {
     std::uint32_t startSeq;
     std::uint32_t lastSeq;
@@ -56,35 +59,41 @@ struct TcpEndpoint {
     std::uint32_t trim;     ///< highest acknowledged relative sequence
     std::uint32_t ooStart;  ///< one buffered out-of-order block [ooStart, ooEnd)
     std::uint32_t ooEnd;
-    std::uint8_t ooValid;  ///< the block is set
-    std::uint16_t rxmt;    ///< retransmissions (T), saturating
-    std::uint16_t win0;    ///< zero windows (W), saturating
-    std::uint16_t gap;     ///< content gaps (G), saturating
+    std::uint16_t rxmt;  ///< retransmissions (T), saturating
+    std::uint16_t win0;  ///< zero windows (W), saturating
     std::uint16_t seqWraps;
     std::uint16_t ackWraps;
+    std::uint8_t gap;  ///< content gaps (G), saturating
     TcpEndpointState state;
     TcpEndpointState prevState;
-    std::uint8_t finCnt;  ///< FINs seen (saturating)
-    std::uint8_t rstCnt;  ///< RSTs seen (saturating)
+    std::uint8_t flags;  ///< kEndpointFin, kEndpointOo
 };
+static_assert(sizeof(TcpEndpoint) == 56);
 
 inline constexpr std::size_t kMaxHistory = 32;
 
-struct ConnState {
-    std::array<TcpEndpoint, 2> ep;
-    std::uint64_t missedBytes;
-    std::array<std::uint64_t, 2> udpBytes;  ///< by rowprobe direction
+// Line 0-1 (what every packet reads, loaded by the plugin's touch hook): the endpoints (UDP and
+// other protocols: the byte counts in their place), the once-only mask and the roles. Line 2:
+// the history letters and the missed bytes, written only when a letter or a gap is added (the
+// first packets of a flow, whose record is still in cache from its creation) and read at export.
+struct alignas(64) ConnState {
+    union {
+        std::array<TcpEndpoint, 2> ep;          ///< TCP
+        std::array<std::uint64_t, 2> udpBytes;  ///< other protocols, by rowprobe direction
+    };
     std::uint32_t histSeen;
-    std::array<char, kMaxHistory> history;
-    std::uint8_t histLen;
     std::uint8_t zeekOrig;  ///< rowprobe direction of Zeek's originator (0 or 1)
     std::uint8_t proto;     ///< 6, 17, other (set by the first packet)
     std::uint8_t started;
     std::uint8_t seenFirst;  ///< Zeek's first_packet_seen bits (1 = orig, 2 = resp)
     std::uint8_t partial;    ///< Zeek's is_partial
-    std::uint8_t histFull;   ///< a letter did not fit
+    std::uint8_t histIsH;    ///< the history is exactly "H" (Zeek's SYN-ACK flip rule)
+    alignas(64) std::uint64_t missedBytes;
+    std::array<char, kMaxHistory> history;
+    std::uint8_t histLen;
+    std::uint8_t histFull;  ///< a letter did not fit
 };
-static_assert(sizeof(ConnState) <= 192);
+static_assert(sizeof(ConnState) == 192 && offsetof(ConnState, missedBytes) == 128);
 
 /// What the tracker needs of one packet.
 struct ConnPacket {
