@@ -355,7 +355,15 @@ void Tracker::gap(int d, std::uint64_t len) noexcept {
     TcpEndpoint& e = m_s.ep[d];
     if (!isClean(e) || !isClean(m_s.ep[1 - d])) return;
     scaled(d, 'G', e.gap);
-    m_s.missedBytes += len;
+    if (len > UINT32_MAX - m_s.missedLow) {  // rare: carried into the cold line
+        m_s.missedBytes += m_s.missedLow;
+        m_s.missedLow = 0;
+        if (len > UINT32_MAX) {
+            m_s.missedBytes += len;
+            return;
+        }
+    }
+    m_s.missedLow += static_cast<std::uint32_t>(len);
 }
 
 // TCP_Reassembler::AckReceived of endpoint d (its data acknowledged by the peer), with one
@@ -565,7 +573,7 @@ ConnSummary connSummary(const ConnState& s) noexcept {
         out.state = tcpConnState(s, out.history);
         out.origBytes = tcpEndpointSize(s.ep[o], s.ep[1 - o]);
         out.respBytes = tcpEndpointSize(s.ep[1 - o], s.ep[o]);
-        out.missedBytes = s.missedBytes;
+        out.missedBytes = s.missedBytes + s.missedLow;
     } else {
         out.origBytes = s.udpBytes[o];
         out.respBytes = s.udpBytes[1 - o];

@@ -73,7 +73,8 @@ static_assert(sizeof(TcpEndpoint) == 56);
 inline constexpr std::size_t kMaxHistory = 32;
 
 // Line 0-1 (what every packet reads, loaded by the plugin's touch hook): the endpoints (UDP and
-// other protocols: the byte counts in their place), the once-only mask and the roles. Line 2:
+// other protocols: the byte counts in their place), the once-only mask, the roles and the
+// missed bytes below 4 GiB (gaps are frequent on traffic with random numbers). Line 2:
 // the history letters and the missed bytes, written only when a letter or a gap is added (the
 // first packets of a flow, whose record is still in cache from its creation) and read at export.
 struct alignas(64) ConnState {
@@ -82,13 +83,14 @@ struct alignas(64) ConnState {
         std::array<std::uint64_t, 2> udpBytes;  ///< other protocols, by rowprobe direction
     };
     std::uint32_t histSeen;
-    std::uint8_t zeekOrig;  ///< rowprobe direction of Zeek's originator (0 or 1)
-    std::uint8_t proto;     ///< 6, 17, other (set by the first packet)
+    std::uint32_t missedLow;  ///< missed bytes, carried into missedBytes before it overflows
+    std::uint8_t zeekOrig;    ///< rowprobe direction of Zeek's originator (0 or 1)
+    std::uint8_t proto;       ///< 6, 17, other (set by the first packet)
     std::uint8_t started;
     std::uint8_t seenFirst;  ///< Zeek's first_packet_seen bits (1 = orig, 2 = resp)
     std::uint8_t partial;    ///< Zeek's is_partial
     std::uint8_t histIsH;    ///< the history is exactly "H" (Zeek's SYN-ACK flip rule)
-    alignas(64) std::uint64_t missedBytes;
+    alignas(64) std::uint64_t missedBytes;  ///< missed bytes beyond missedLow
     std::array<char, kMaxHistory> history;
     std::uint8_t histLen;
     std::uint8_t histFull;  ///< a letter did not fit
