@@ -37,6 +37,7 @@ struct ZeekConn {
     std::string history;
     std::string origBytes;
     std::string respBytes;
+    std::string service;
     double duration = -1;
 };
 
@@ -79,6 +80,7 @@ std::vector<ZeekConn> readConnLog(const fs::path& file) {
         c.origBytes = r["orig_bytes"];  // "-": Zeek sets them only when the duration is > 0
         c.respBytes = r["resp_bytes"];
         c.duration = r["duration"] == "-" ? 0 : std::stod(r["duration"]);
+        c.service = r["service"] == "-" ? "" : r["service"];
         out.push_back(c);
     }
     return out;
@@ -190,6 +192,37 @@ TEST(ZeekConn, StateAndHistoryEqualConnLogForAtLeast95PercentOfConnections) {
               << " connections not fitting\n"
               << problems.str();
     EXPECT_GE(share, 0.95) << problems.str();
+}
+
+// conn_service through the SDK's service facility, end to end: with `-p http -p conn`, every
+// record of a connection Zeek labels "http" says "http", and no record of a connection Zeek
+// leaves without a service does (the http plugin may split a keep-alive flow into several
+// records, so records are checked per tuple rather than joined one to one).
+TEST(ZeekConn, ServiceFromTheHttpPluginEqualsConnLog) {
+    ROWPROBE_REQUIRE_BINARY();
+    const fs::path base = testdataDir() / "zeek";
+    const fs::path pcap = base / "Traces" / "http" / "concurrent-range-requests.pcap";
+    const fs::path log =
+        base / "baseline" / "scripts.base.protocols.http.concurrent-range-requests" / "conn.log";
+    ROWPROBE_REQUIRE_FILE(pcap);
+    ROWPROBE_REQUIRE_FILE(log);
+    const ProbeRun run =
+        runProbe(pcap, {"-p", "http", "-p", "conn"}, "cache;seed=1;inactive=86400;active=86400");
+    ASSERT_EQ(run.result.exitCode, 0) << run.commandLine << "\n" << run.result.err;
+    std::map<std::string, std::set<std::string>> ours;  // tuple -> conn_service values
+    for (const auto& f : run.flows) {
+        ours[tupleKey(flowValue(f, "src_ip"), flowValue(f, "src_port"), flowValue(f, "dst_ip"),
+                      flowValue(f, "dst_port"), flowValue(f, "proto"))]
+            .insert(flowValue(f, "conn_service"));
+    }
+    std::size_t http = 0;
+    for (const ZeekConn& c : readConnLog(log)) {
+        const auto it = ours.find(c.tuple);
+        ASSERT_NE(it, ours.end()) << c.tuple;
+        EXPECT_EQ(it->second, std::set<std::string>{c.service}) << c.tuple;
+        if (c.service == "http") ++http;
+    }
+    EXPECT_GT(http, 0U);
 }
 
 }  // namespace
