@@ -264,18 +264,15 @@ std::int32_t Tracker::updateLastSeq(int d, std::uint32_t lastSeq, std::uint8_t f
                                     std::uint32_t len) noexcept {
     TcpEndpoint& e = m_s.ep[d];
     const std::int32_t delta = seqDelta(lastSeq, e.lastSeq);
-    const auto update = [&] {
+    // An outlandish SYN/RST number is not trusted, nor anything after a RST, except a FIN of a
+    // > 2 GB connection of which only the SYN and the FIN were seen.
+    const bool outlandish =
+        (flags & (kSyn | kRst)) != 0 && (delta > kTooLargeSeqDelta || delta < -kTooLargeSeqDelta);
+    const bool finAfterSyn = (flags & kFin) != 0 && e.lastSeq == e.startSeq + 1;
+    if (outlandish || (!finAfterSyn && e.state == State::Reset)) return delta;
+    if (finAfterSyn || delta > 0) {
         if (lastSeq < e.lastSeq) ++e.seqWraps;
         e.lastSeq = lastSeq;
-    };
-    if ((flags & (kSyn | kRst)) != 0 && (delta > kTooLargeSeqDelta || delta < -kTooLargeSeqDelta)) {
-        // an outlandish SYN/RST number is not trusted
-    } else if ((flags & kFin) != 0 && e.lastSeq == e.startSeq + 1) {
-        update();  // > 2 GB connections of which only the SYN and the FIN were seen
-    } else if (e.state == State::Reset) {
-        // nothing after a RST is trusted
-    } else if (delta > 0) {
-        update();
     } else if (len > 0) {
         scaled(d, 'T', e.rxmt);
     }
