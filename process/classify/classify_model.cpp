@@ -317,11 +317,7 @@ bool decodeModel(std::span<const std::uint8_t> bytes, Model& out, std::string& e
         error = "larger than " + std::to_string(kMaxModelBytes >> 20U) + " MiB";
         return false;
     }
-    const std::size_t body = bytes.size() - 4;
-    Reader crcReader(bytes.subspan(body));
-    std::uint32_t stored = 0;
-    crcReader.u32(stored);
-    Reader r(bytes.first(body));
+    Reader r(bytes);
     const auto truncated = [&](const char* what) {
         error = std::string("truncated: the file ends inside ") + what + " (" +
                 std::to_string(bytes.size()) + " bytes)";
@@ -344,10 +340,6 @@ bool decodeModel(std::span<const std::uint8_t> bytes, Model& out, std::string& e
     }
     if (!r.u8(kind) || !r.u8(n) || !r.u8(minPackets) || !r.u8(reserved) || !r.u16(k) || !r.u16(f))
         return truncated("the header");
-    if (crc32(bytes.first(body)) != stored) {
-        error = "checksum mismatch (the file is corrupt or was edited)";
-        return false;
-    }
     if (kind != 1 && kind != 2) {
         error = "model kind " + std::to_string(kind) + " is not 1 (naive Bayes) or 2 (tree)";
         return false;
@@ -390,8 +382,8 @@ bool decodeModel(std::span<const std::uint8_t> bytes, Model& out, std::string& e
             return false;
         }
         const std::size_t leaves = std::size_t{1} << spec.depth;
-        if (r.left() != (leaves - 1) * 5 + leaves * 6) {
-            if (r.left() < (leaves - 1) * 5 + leaves * 6) return truncated("the tree");
+        if (r.left() != (leaves - 1) * 5 + leaves * 6 + 4) {
+            if (r.left() < (leaves - 1) * 5 + leaves * 6 + 4) return truncated("the tree");
             error = "trailing bytes after the tree";
             return false;
         }
@@ -418,8 +410,8 @@ bool decodeModel(std::span<const std::uint8_t> bytes, Model& out, std::string& e
         }
         const std::size_t rows = 2 * std::size_t{spec.binsPerDir} + 1;
         const std::size_t floats = k + std::size_t{n} * rows * k;
-        if (r.left() != floats * 4) {
-            if (r.left() < floats * 4) return truncated("the naive Bayes table");
+        if (r.left() != floats * 4 + 4) {
+            if (r.left() < floats * 4 + 4) return truncated("the naive Bayes table");
             error = "trailing bytes after the naive Bayes table";
             return false;
         }
@@ -427,6 +419,13 @@ bool decodeModel(std::span<const std::uint8_t> bytes, Model& out, std::string& e
         for (auto& v : spec.logPrior) r.f32(v);
         spec.table.resize(floats - k);
         for (auto& v : spec.table) r.f32(v);
+    }
+    const std::size_t body = r.pos();
+    std::uint32_t stored = 0;
+    r.u32(stored);
+    if (crc32(bytes.first(body)) != stored) {
+        error = "checksum mismatch (the file is corrupt or was edited)";
+        return false;
     }
     return buildModel(std::move(spec), out, error);
 }

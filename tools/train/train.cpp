@@ -177,6 +177,12 @@ int protoNumber(const std::string& name) {
     if (name == "UDP") return 17;
     if (name == "ICMP") return 1;
     if (name == "ICMPV6") return 58;
+    if (name == "IGMP") return 2;
+    if (name == "GRE") return 47;
+    if (name == "ESP") return 50;
+    if (name == "AH") return 51;
+    if (name == "OSPF") return 89;
+    if (name == "SCTP") return 132;
     long long v = 0;
     if (toInt(name, v) && v >= 0 && v <= 255) return static_cast<int>(v);
     return -1;
