@@ -37,10 +37,53 @@ bool validName(std::string_view s) {
     return std::all_of(s.begin(), s.end(), [](char c) { return c > 0x20 && c < 0x7F; });
 }
 
-std::size_t padTo8(std::size_t k) { return (k + 7) / 8 * 8; }
+std::size_t padClasses(std::size_t k) { return k <= 8 ? 8 : k <= 16 ? 16 : (k + 7) / 8 * 8; }
+
+constexpr float kPadPrior = -1e30F;
+constexpr float kMinLogProb = -1e6F;
+
+/// Every entry a log-probability: finite, in [kMinLogProb, 0].
+bool allLogProbs(const std::vector<float>& v) {
+    return std::all_of(v.begin(), v.end(),
+                       [](float x) { return std::isfinite(x) && x >= kMinLogProb && x <= 0.0F; });
+}
+
+/// e^x for x <= 0 (x < -87 gives e^-87), relative error below 2e-7: 2^(x log2 e) split into
+/// an integer power (the exponent bits) and a degree-6 polynomial of the fraction. Written so
+/// that a loop over it vectorises (no libm call, no branch).
+inline float expNonPositive(float x) noexcept {
+    x = x < -87.0F ? -87.0F : x;
+    const float t = x * 1.44269504088896341F;
+    const float fl = std::floor(t);
+    const float f = t - fl;  // [0, 1)
+    float p = 1.535336188319500e-4F;
+    p = p * f + 1.339887440266574e-3F;
+    p = p * f + 9.618437357674640e-3F;
+    p = p * f + 5.550332471162809e-2F;
+    p = p * f + 2.402264791363012e-1F;
+    p = p * f + 6.931472028550421e-1F;
+    p = p * f + 1.0F;
+    const auto e = static_cast<std::int32_t>(fl) + 127;
+    return p * std::bit_cast<float>(static_cast<std::uint32_t>(e) << 23U);
+}
 
 bool allFinite(const std::vector<float>& v) {
     return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
+}
+
+template <std::size_t KP>
+float expSum(const float* acc, float top) noexcept {
+    std::array<float, KP> e;
+    for (std::size_t c = 0; c < KP; ++c) e[c] = expNonPositive(acc[c] - top);
+    float sum = 0;
+    for (std::size_t c = 0; c < KP; ++c) sum += e[c];
+    return sum;
+}
+
+float expSumAny(const float* acc, float top, std::size_t k) noexcept {
+    float sum = 0;
+    for (std::size_t c = 0; c < k; ++c) sum += expNonPositive(acc[c] - top);
+    return sum;
 }
 
 }  // namespace
@@ -83,7 +126,7 @@ bool buildModel(ModelSpec spec, Model& out, std::string& error) {
     m.m_packets = n;
     m.m_minPackets = spec.minPackets;
     m.m_classes = spec.classes;
-    m.m_kPad = padTo8(k);
+    m.m_kPad = padClasses(k);
     if (spec.kind == ModelKind::NaiveBayes) {
         if (spec.binWidth < 1 || spec.binsPerDir < 1 || spec.binsPerDir > 4096) {
             error = "naive Bayes bin width " + std::to_string(spec.binWidth) + " / bins " +
@@ -99,10 +142,14 @@ bool buildModel(ModelSpec spec, Model& out, std::string& error) {
             error = "naive Bayes table holds a NaN or infinite entry";
             return false;
         }
+        if (!allLogProbs(spec.logPrior) || !allLogProbs(spec.table)) {
+            error = "naive Bayes table holds an entry outside [-1e6, 0] (not a log-probability)";
+            return false;
+        }
         m.m_binWidth = spec.binWidth;
         m.m_bins = spec.binsPerDir;
         m.m_rows = rows;
-        m.m_prior.assign(m.m_kPad, 0.0F);
+        m.m_prior.assign(m.m_kPad, kPadPrior);
         std::copy(spec.logPrior.begin(), spec.logPrior.end(), m.m_prior.begin());
         m.m_table.assign(n * rows * m.m_kPad, 0.0F);
         for (std::size_t r = 0; r < n * rows; ++r)
@@ -141,8 +188,9 @@ bool buildModel(ModelSpec spec, Model& out, std::string& error) {
             }
         }
         m.m_depth = spec.depth;
-        m.m_feature = spec.nodeFeature;
-        m.m_threshold = spec.nodeThreshold;
+        m.m_nodes.resize(leaves - 1);
+        for (std::size_t i = 0; i + 1 < leaves; ++i)
+            m.m_nodes[i] = {spec.nodeThreshold[i], spec.nodeFeature[i]};
         m.m_leafClass = spec.leafClass;
         m.m_leafScore = spec.leafScore;
     } else {
@@ -155,7 +203,22 @@ bool buildModel(ModelSpec spec, Model& out, std::string& error) {
     return true;
 }
 
-std::uint16_t Model::argmaxNb(const Features& f, float* acc) const noexcept {
+template <std::size_t KP>
+std::uint16_t Model::sumNb(const Features& f, float* acc) const noexcept {
+    for (std::size_t c = 0; c < KP; ++c) acc[c] = m_prior[c];
+    const float* base = m_table.data();
+    for (std::size_t p = 0; p < m_packets; ++p) {
+        const float* row = base + (p * m_rows + nbRow(f.size[p], m_binWidth, m_bins)) * KP;
+        for (std::size_t c = 0; c < KP; ++c) acc[c] += row[c];
+    }
+    float mx = acc[0];
+    for (std::size_t c = 1; c < KP; ++c) mx = acc[c] > mx ? acc[c] : mx;
+    std::uint32_t mask = 0;
+    for (std::size_t c = 0; c < KP; ++c) mask |= static_cast<std::uint32_t>(acc[c] == mx) << c;
+    return static_cast<std::uint16_t>(std::countr_zero(mask));
+}
+
+std::uint16_t Model::sumNbAny(const Features& f, float* acc) const noexcept {
     const std::size_t kp = m_kPad;
     std::memcpy(acc, m_prior.data(), kp * sizeof(float));
     const float* base = m_table.data();
@@ -169,35 +232,48 @@ std::uint16_t Model::argmaxNb(const Features& f, float* acc) const noexcept {
     return best;
 }
 
+std::uint16_t Model::classNb(const Features& f, float* acc) const noexcept {
+    if (m_kPad == 8) return sumNb<8>(f, acc);
+    if (m_kPad == 16) return sumNb<16>(f, acc);
+    return sumNbAny(f, acc);
+}
+
+std::size_t Model::leafOf(const Features& f) const noexcept {
+    std::size_t i = 0;
+    const Node* nodes = m_nodes.data();
+    for (std::size_t d = 0; d < m_depth; ++d) {
+        const Node n = nodes[i];
+        i = 2 * i + 1 + static_cast<std::size_t>(f.size[n.feature] > n.threshold);
+    }
+    return i - ((std::size_t{1} << m_depth) - 1);
+}
+
 std::uint16_t Model::predictClass(const Features& f) const noexcept {
     if (m_kind == ModelKind::NaiveBayes) {
-        alignas(32) std::array<float, kMaxClasses + 8> acc;
-        return argmaxNb(f, acc.data());
+        alignas(64) std::array<float, kMaxClasses + 8> acc;
+        return classNb(f, acc.data());
     }
-    std::size_t i = 0;
-    const std::uint8_t* feat = m_feature.data();
-    const std::int32_t* thr = m_threshold.data();
-    for (std::size_t d = 0; d < m_depth; ++d)
-        i = 2 * i + 1 + static_cast<std::size_t>(f.size[feat[i]] > thr[i]);
-    return m_leafClass[i - ((std::size_t{1} << m_depth) - 1)];
+    return m_leafClass[leafOf(f)];
 }
 
 Prediction Model::predict(const Features& f) const noexcept {
     const auto unknown = static_cast<std::uint16_t>(m_classes.size());
     if (f.count < m_minPackets) return {unknown, 0.0F};
     if (m_kind == ModelKind::NaiveBayes) {
-        alignas(32) std::array<float, kMaxClasses + 8> acc;
-        const std::uint16_t best = argmaxNb(f, acc.data());
-        double sum = 0;
-        for (std::size_t c = 0; c < m_classes.size(); ++c)
-            sum += std::exp(static_cast<double>(acc[c]) - static_cast<double>(acc[best]));
-        // sum >= 1 (the best class adds exp(0)) and finite (every term <= 1).
-        return {best, static_cast<float>(1.0 / sum)};
+        alignas(64) std::array<float, kMaxClasses + 8> acc;
+        const std::uint16_t best = classNb(f, acc.data());
+        // posterior of the best class = 1 / sum over classes of e^(acc - acc[best]); every
+        // term is at most 1 and the best class's is 1, so the sum is in [1, K].
+        // The padding (-1e30) adds e^-87 per padded class, nothing at float precision; so with
+        // 8 or 16 classes the loop has a fixed length and vectorises.
+        const float top = acc[best];
+        const std::size_t k = m_kPad == 8 || m_kPad == 16 ? m_kPad : m_classes.size();
+        const float sum = m_kPad == 8    ? expSum<8>(acc.data(), top)
+                          : m_kPad == 16 ? expSum<16>(acc.data(), top)
+                                         : expSumAny(acc.data(), top, k);
+        return {best, 1.0F / sum};
     }
-    std::size_t i = 0;
-    for (std::size_t d = 0; d < m_depth; ++d)
-        i = 2 * i + 1 + static_cast<std::size_t>(f.size[m_feature[i]] > m_threshold[i]);
-    const std::size_t leaf = i - ((std::size_t{1} << m_depth) - 1);
+    const std::size_t leaf = leafOf(f);
     return {m_leafClass[leaf], m_leafScore[leaf]};
 }
 

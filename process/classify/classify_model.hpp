@@ -18,13 +18,17 @@
 //   table  [position 0: row 0 | row 1 | ... | row 2B] [position 1: ...] ...
 //   row    [class 0, class 1, ..., class K-1, pad to a multiple of 8]   (floats)
 //
-// With K <= 16 a row is one or two 32-byte vectors, so a flow costs N loads of a row plus
-// vector adds (W = 4, B = 384: 769 rows x N = 4 x 16 classes x 4 bytes = 197 KB, L2-resident).
+// Rows are padded to 8 or 16 classes (or a multiple of 8 above 16); the padding's prior is
+// -1e30, so a padded class never wins, and with 8 or 16 the sums, the maximum and the index of
+// the maximum (a bit mask of the classes equal to it, then its lowest bit) are fixed-length
+// loops the compiler turns into a few vector instructions, without a branch on the data. A flow
+// costs N row loads (W = 4, B = 384: 769 rows x N = 4 x 16 classes x 4 bytes = 197 KB,
+// L2-resident). Every NB entry must be a log-probability in [-1e6, 0].
 //
 // Kind 2, a C4.5-style decision tree compiled to a complete binary tree of fixed depth D
 // (D <= 16) stored breadth-first in flat arrays:
 //
-//   node i (0 <= i < 2^D - 1): feature[i] (uint8), threshold[i] (int32); children 2i+1, 2i+2
+//   node i (0 <= i < 2^D - 1): {threshold int32, feature uint32}, 8 bytes; children 2i+1, 2i+2
 //   leaf j (0 <= j < 2^D):     class[j] (uint16), score[j] (float)
 //
 // The walk is D iterations of `i = 2*i + 1 + (x[feature[i]] > threshold[i])`, then leaf
@@ -138,9 +142,19 @@ public:
 
     const ModelSpec& spec() const noexcept { return m_spec; }
 
+    /// A tree node as walked: one 8-byte load per level.
+    struct Node {
+        std::int32_t threshold;
+        std::uint32_t feature;
+    };
+
 private:
     friend bool buildModel(ModelSpec spec, Model& out, std::string& error);
-    std::uint16_t argmaxNb(const Features& f, float* acc) const noexcept;
+    template <std::size_t KP>
+    std::uint16_t sumNb(const Features& f, float* acc) const noexcept;
+    std::uint16_t sumNbAny(const Features& f, float* acc) const noexcept;
+    std::uint16_t classNb(const Features& f, float* acc) const noexcept;
+    std::size_t leafOf(const Features& f) const noexcept;
 
     ModelKind m_kind = ModelKind::NaiveBayes;
     std::size_t m_packets = 0;
@@ -153,8 +167,7 @@ private:
     std::vector<float> m_prior;  ///< kPad
     std::vector<float> m_table;  ///< N x rows x kPad
     std::size_t m_depth = 0;
-    std::vector<std::uint8_t> m_feature;
-    std::vector<std::int32_t> m_threshold;
+    std::vector<Node> m_nodes;
     std::vector<std::uint16_t> m_leafClass;
     std::vector<float> m_leafScore;
     ModelSpec m_spec;

@@ -148,10 +148,11 @@ TEST(ClassifyModel, FeatureOverflowsClampAndNeverGiveNaN) {
     EXPECT_EQ(f.size[0], 65535);
     EXPECT_EQ(f.size[1], -65535);
     EXPECT_EQ(f.size[2], 1);
-    // Every entry at the floor and huge priors apart: the score stays a number in (0, 1].
+    // Every entry at the lowest value a file may hold and priors far apart: the score stays a
+    // number in (0, 1].
     ModelSpec s = smallNb();
-    std::fill(s.table.begin(), s.table.end(), -1000.0F);
-    s.logPrior = {0.0F, -3.0e38F, 3.0e38F};
+    std::fill(s.table.begin(), s.table.end(), -1e6F);
+    s.logPrior = {0.0F, -1e6F, -0.5F};
     Model m;
     std::string error;
     ASSERT_TRUE(buildModel(s, m, error)) << error;
@@ -200,6 +201,12 @@ TEST(ClassifyModelFile, RejectsHugeCountsNaNAndMismatches) {
     s = smallNb();
     s.logPrior[0] = std::numeric_limits<float>::infinity();
     EXPECT_NE(decodeError(encodeModel(s)).find("infinite"), std::string::npos);
+    s = smallNb();
+    s.table[3] = 0.5F;  // a log-probability above 0
+    EXPECT_NE(decodeError(encodeModel(s)).find("log-probability"), std::string::npos);
+    s = smallNb();
+    s.logPrior[2] = -3e38F;
+    EXPECT_NE(decodeError(encodeModel(s)).find("log-probability"), std::string::npos);
     // a class count of 65535 with the bytes of 3: refused before anything is allocated
     std::vector<std::uint8_t> b = encodeModel(smallNb());
     b[14] = 0xFF;
