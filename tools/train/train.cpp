@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 namespace rowprobe::classify::train {
 
@@ -339,7 +340,14 @@ LabelMap readLabelCsv(const std::string& path) {
     return m;
 }
 
-Dataset buildDataset(const std::vector<Flow>& flows, const DatasetOptions& opt) {
+Dataset buildDataset(const std::vector<Flow>& input, const DatasetOptions& opt) {
+    // A canonical order first: rowprobe's JSON lists flows in export order, which varies
+    // between runs, and the seeded split must pick the same flows every time.
+    std::vector<Flow> flows = input;
+    std::sort(flows.begin(), flows.end(), [](const Flow& a, const Flow& b) {
+        return std::tie(a.key, a.features.count, a.features.size, a.label) <
+               std::tie(b.key, b.features.count, b.features.size, b.label);
+    });
     Dataset d;
     std::map<std::string, std::size_t> counts;
     for (const Flow& f : flows) {

@@ -79,7 +79,8 @@ struct DatasetOptions {
     std::size_t minPackets = 1;
 };
 
-/// Builds the class list (sorted by name) and samples from labelled flows.
+/// Builds the class list (sorted by name) and samples from labelled flows, in a canonical
+/// order (by 5-tuple and features) whatever the order of `flows`.
 Dataset buildDataset(const std::vector<Flow>& flows, const DatasetOptions& opt);
 
 /// A reproducible permutation of 0..n-1 (splitmix64 + Fisher-Yates; the same on every
