@@ -1,7 +1,7 @@
 // The "classify" process plugin: the direction-signed payload sizes of a flow's first N packets
 // with payload go through a statistical model loaded at start-up (`model=FILE`, see
-// classify_model.hpp) and become a label and a score. Tier 1 only (24 bytes per flow): the
-// sizes so far, then the label. The flow is labelled on its N-th packet with payload, which
+// classify_model.hpp) and become a label and a score. Per flow: 2 bytes of tier 1 (count and
+// directions, inside the flow's record) and a 64-byte tier-2 record (sizes, label, score). The flow is labelled on its N-th packet with payload, which
 // returns kDone (no more per-packet work); a flow that ends earlier is labelled at export with
 // what it has, or `unknown` when the model's minimum says so.
 #include <array>
@@ -23,7 +23,7 @@ constexpr OptionSpec kOptions[] = {
     {.name = "model",
      .shortName = "m",
      .type = OptionType::String,
-     .help = "model file written by rowprobe-train (required)",
+     .help = "model file written by rowprobe-train",
      .required = true},
     {.name = "packets",
      .shortName = "n",
@@ -78,16 +78,23 @@ constexpr std::array<FieldSpec, 3> fieldSpecs(std::uint32_t pen) {
 
 class Classify final : public ProcessPluginBase<Classify> {
 public:
-    /// Tier 1, 24 bytes: payload sizes (the direction in `dirs`, bit i set = from the
-    /// responder), the count, then the label (class + 1; 0 = not labelled yet) and score.
+    /// Tier 1, 2 bytes, so the table keeps it inside the flow's record (CachedFlow's inline
+    /// state, when classify is the first plugin with such a small state) and a packet of a flow
+    /// classify is done with touches nothing else: packets with payload recorded so far, and
+    /// their directions (bit i set = the i-th came from the responder).
     struct State {
-        std::array<std::uint16_t, kMaxPackets> size;
-        std::uint8_t dirs;
         std::uint8_t count;
+        std::uint8_t dirs;
+    };
+    /// Tier 2, one line: the sizes, then the label (class + 1; 0 = not labelled yet) and score.
+    struct Ext {
+        std::array<std::uint16_t, kMaxPackets> size;
         std::uint16_t label;
         float score;
     };
-    static_assert(sizeof(State) == 24);
+    static_assert(sizeof(State) == 2 && sizeof(Ext) <= 64);
+    /// postCreate sets the label; the sizes are written before they are read.
+    static constexpr bool kZeroExt = false;
 
     explicit Classify(const Options& options)
         : m_model(std::make_shared<Model>()),
@@ -108,44 +115,54 @@ public:
     std::string_view name() const noexcept override { return "classify"; }
     std::span<const FieldSpec> fields() const noexcept override { return m_fields; }
 
-    HookResult postCreate(FlowContext& ctx) const noexcept { return add(ctx); }
-    HookResult postUpdate(FlowContext& ctx) const noexcept { return add(ctx); }
+    HookResult postCreate(FlowContext& ctx) const noexcept {
+        Ext* e = ctx.attachExt<Ext>();
+        if (e == nullptr) return kDone;  // pool exhausted: exported without classify fields
+        e->label = 0;
+        return add(ctx, *e);
+    }
+    HookResult postUpdate(FlowContext& ctx) const noexcept {
+        Ext* e = ctx.ext<Ext>();
+        if (e == nullptr) return kDone;
+        return add(ctx, *e);
+    }
 
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {
-        State& st = ctx.stateAs<State>();
-        if (st.label == 0) label(st);
+        Ext* e = ctx.ext<Ext>();
+        if (e == nullptr) return;
+        const State& st = ctx.stateAs<State>();
+        if (e->label == 0) label(st, *e);
         Fields* f = out.begin<Fields>();
         if (f == nullptr) return;
-        const std::string_view name = m_model->label(static_cast<std::uint16_t>(st.label - 1));
-        f->label = out.appendString(name);
-        f->score = st.score;
+        f->label = out.appendString(m_model->label(static_cast<std::uint16_t>(e->label - 1)));
+        f->score = e->score;
         f->packets = st.count;
         out.commit();
     }
 
 private:
-    HookResult add(FlowContext& ctx) const noexcept {
+    HookResult add(FlowContext& ctx, Ext& e) const noexcept {
         State& st = ctx.stateAs<State>();
         const std::uint32_t len = ctx.packet->payloadWireLen;
         if (len == 0 || st.count >= m_n) return kContinue;
-        st.size[st.count] = static_cast<std::uint16_t>(len > 65535U ? 65535U : len);
+        e.size[st.count] = static_cast<std::uint16_t>(len > 65535U ? 65535U : len);
         if (!ctx.forward) st.dirs = static_cast<std::uint8_t>(st.dirs | (1U << st.count));
         ++st.count;
         if (st.count < m_n) return kContinue;
-        label(st);
+        label(st, e);
         return kDone;
     }
 
-    void label(State& st) const noexcept {
+    void label(const State& st, Ext& e) const noexcept {
         Features f;
         f.count = st.count;
         for (std::size_t i = 0; i < st.count; ++i) {
-            const auto s = static_cast<std::int32_t>(st.size[i]);
+            const auto s = static_cast<std::int32_t>(e.size[i]);
             f.size[i] = ((st.dirs >> i) & 1U) != 0 ? -s : s;
         }
         const Prediction p = m_model->predict(f);
-        st.label = static_cast<std::uint16_t>(p.cls + 1);
-        st.score = p.score;
+        e.label = static_cast<std::uint16_t>(p.cls + 1);
+        e.score = p.score;
     }
 
     std::shared_ptr<Model> m_model;
