@@ -42,7 +42,7 @@
 // flows of that length), unless it has fewer than `minPackets` (in the file): then `unknown`.
 //
 // File format (little-endian), validated as a whole before use (loadModel):
-//   "RPCLSMDL" | u16 version (1) | u8 kind | u8 N | u8 minPackets | u8 0 | u16 K | u16 F (= N)
+//   "RPCLSMDL" | u16 version (1) | u8 kind | u8 N | u8 minPackets | u8 0 | u16 K (<= 255) | u16 F (= N)
 //   | F x (u8 length, name) | K x (u8 length, name) | kind body | u32 CRC-32 of all before it
 //   NB body:   u16 W | u16 B | K x f32 log prior | N x (2B+1) x K x f32 table
 //   tree body: u8 D | (2^D - 1) x (u8 feature, i32 threshold) | 2^D x (u16 class, f32 score)
@@ -61,7 +61,7 @@
 namespace rowprobe::classify {
 
 inline constexpr std::size_t kMaxPackets = 8;
-inline constexpr std::size_t kMaxClasses = 1024;
+inline constexpr std::size_t kMaxClasses = 255;
 inline constexpr std::size_t kMaxTreeDepth = 16;
 inline constexpr std::uint16_t kModelVersion = 1;
 inline constexpr std::size_t kMaxModelBytes = 64U << 20U;

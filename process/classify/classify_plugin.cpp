@@ -1,10 +1,12 @@
 // The "classify" process plugin: the direction-signed payload sizes of a flow's first N packets
 // with payload go through a statistical model loaded at start-up (`model=FILE`, see
-// classify_model.hpp) and become a label and a score. Per flow: 2 bytes of tier 1 (count and
-// directions, inside the flow's record) and a 64-byte tier-2 record (sizes, label, score). The flow is labelled on its N-th packet with payload, which
+// classify_model.hpp) and become a label and a score. Per flow: a 16-bit tier-1 word (count
+// and directions, then the label and the score), and a tier-2 record for the sizes until the
+// N-th packet with payload. The flow is labelled on its N-th packet with payload, which
 // returns kDone (no more per-packet work); a flow that ends earlier is labelled at export with
 // what it has, or `unknown` when the model's minimum says so.
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -78,23 +80,25 @@ constexpr std::array<FieldSpec, 3> fieldSpecs(std::uint32_t pen) {
 
 class Classify final : public ProcessPluginBase<Classify> {
 public:
-    /// Tier 1, 2 bytes, so the table keeps it inside the flow's record (CachedFlow's inline
-    /// state, when classify is the first plugin with such a small state) and a packet of a flow
-    /// classify is done with touches nothing else: packets with payload recorded so far, and
-    /// their directions (bit i set = the i-th came from the responder).
+    /// Tier 1, one 16-bit word, so that the table keeps it inside the flow's own record
+    /// (CachedFlow's inline state, when classify is the first plugin with a state that small):
+    ///   bit 15 = 0, collecting: bits 0-3 packets with payload so far, bits 4-11 their
+    ///                directions (bit 4+i set = the i-th came from the responder)
+    ///   bit 15 = 1, labelled:   bits 7-14 the class (K = unknown), bits 0-6 the score x 127
     struct State {
-        std::uint8_t count;
-        std::uint8_t dirs;
+        std::uint16_t word;
     };
-    /// Tier 2, one line: the sizes, then the label (class + 1; 0 = not labelled yet) and score.
+    /// Tier 2, only while collecting: the sizes. Given back to the pool on the N-th packet, so
+    /// a labelled flow holds no record and its export touches nothing but its own.
     struct Ext {
         std::array<std::uint16_t, kMaxPackets> size;
-        std::uint16_t label;
-        float score;
     };
     static_assert(sizeof(State) == 2 && sizeof(Ext) <= 64);
-    /// postCreate sets the label; the sizes are written before they are read.
+    static_assert(kMaxClasses <= 255, "the class and unknown fit in 8 bits");
+    /// The sizes are written before they are read.
     static constexpr bool kZeroExt = false;
+    static constexpr std::uint16_t kLabelled = 0x8000;
+    static constexpr float kScoreSteps = 127.0F;
 
     explicit Classify(const Options& options)
         : m_model(std::make_shared<Model>()),
@@ -118,7 +122,6 @@ public:
     HookResult postCreate(FlowContext& ctx) const noexcept {
         Ext* e = ctx.attachExt<Ext>();
         if (e == nullptr) return kDone;  // pool exhausted: exported without classify fields
-        e->label = 0;
         return add(ctx, *e);
     }
     HookResult postUpdate(FlowContext& ctx) const noexcept {
@@ -128,41 +131,69 @@ public:
     }
 
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {
-        Ext* e = ctx.ext<Ext>();
-        if (e == nullptr) return;
-        const State& st = ctx.stateAs<State>();
-        if (e->label == 0) label(st, *e);
+        const std::uint16_t w = ctx.stateAs<State>().word;
+        std::uint16_t cls = 0;
+        float score = 0;
+        std::uint8_t packets = 0;
+        if ((w & kLabelled) != 0) {
+            cls = static_cast<std::uint16_t>((w >> 7U) & 0xFFU);
+            score = static_cast<float>(w & 0x7FU) / kScoreSteps;
+            packets = static_cast<std::uint8_t>(m_n);
+        } else {
+            // A flow that ended before its N-th packet with payload: labelled now.
+            const Ext* e = ctx.ext<Ext>();
+            if (e == nullptr) return;
+            const std::uint16_t q = quantised(m_model->predict(features(w, *e)), cls);
+            score = static_cast<float>(q) / kScoreSteps;
+            packets = static_cast<std::uint8_t>(w & 0xFU);
+        }
         Fields* f = out.begin<Fields>();
         if (f == nullptr) return;
-        f->label = out.appendString(m_model->label(static_cast<std::uint16_t>(e->label - 1)));
-        f->score = e->score;
-        f->packets = st.count;
+        f->label = out.appendString(m_model->label(cls));
+        f->score = score;
+        f->packets = packets;
         out.commit();
+    }
+
+    /// What the next packet touches: its size entry (and on the N-th the sizes before it), in
+    /// the record's one line, fetched for writing rather than loaded, so that the batch does
+    /// not wait for a miss (pstats' way).
+    std::uint64_t touch(const State& st, const Ext& e) const noexcept {
+        __builtin_prefetch(&e, 1, 3);
+        return st.word;
     }
 
 private:
     HookResult add(FlowContext& ctx, Ext& e) const noexcept {
-        State& st = ctx.stateAs<State>();
+        std::uint16_t& w = ctx.stateAs<State>().word;
         const std::uint32_t len = ctx.packet->payloadWireLen;
-        if (len == 0 || st.count >= m_n) return kContinue;
-        e.size[st.count] = static_cast<std::uint16_t>(len > 65535U ? 65535U : len);
-        if (!ctx.forward) st.dirs = static_cast<std::uint8_t>(st.dirs | (1U << st.count));
-        ++st.count;
-        if (st.count < m_n) return kContinue;
-        label(st, e);
+        const std::uint32_t count = w & 0xFU;
+        if (len == 0) return kContinue;
+        e.size[count] = static_cast<std::uint16_t>(len > 65535U ? 65535U : len);
+        if (!ctx.forward) w = static_cast<std::uint16_t>(w | (1U << (4 + count)));
+        ++w;  // the count, in bits 0-3
+        if (count + 1 < m_n) return kContinue;
+        std::uint16_t cls = 0;
+        const std::uint16_t q = quantised(m_model->predict(features(w, e)), cls);
+        w = static_cast<std::uint16_t>(kLabelled | (cls << 7U) | q);
+        ctx.detachExt();  // the record goes back to the pool now
         return kDone;
     }
 
-    void label(const State& st, Ext& e) const noexcept {
+    static Features features(std::uint16_t w, const Ext& e) noexcept {
         Features f;
-        f.count = st.count;
-        for (std::size_t i = 0; i < st.count; ++i) {
+        f.count = static_cast<std::uint8_t>(w & 0xFU);
+        for (std::size_t i = 0; i < f.count; ++i) {
             const auto s = static_cast<std::int32_t>(e.size[i]);
-            f.size[i] = ((st.dirs >> i) & 1U) != 0 ? -s : s;
+            f.size[i] = ((w >> (4 + i)) & 1U) != 0 ? -s : s;
         }
-        const Prediction p = m_model->predict(f);
-        e.label = static_cast<std::uint16_t>(p.cls + 1);
-        e.score = p.score;
+        return f;
+    }
+
+    /// The score in 1/127 steps (what the plugin exports), the class into `cls`.
+    static std::uint16_t quantised(const Prediction& p, std::uint16_t& cls) noexcept {
+        cls = p.cls;
+        return static_cast<std::uint16_t>(std::lround(p.score * kScoreSteps)) & 0x7FU;
     }
 
     std::shared_ptr<Model> m_model;
