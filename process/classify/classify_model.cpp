@@ -54,8 +54,10 @@ bool allLogProbs(const std::vector<float>& v) {
 inline float expNonPositive(float x) noexcept {
     x = x < -87.0F ? -87.0F : x;
     const float t = x * 1.44269504088896341F;
-    const float fl = std::floor(t);
-    const float f = t - fl;  // [0, 1)
+    // floor(t) for t in [-126, 0] without a libm call: truncation rounds up for negatives
+    std::int32_t n = static_cast<std::int32_t>(t);
+    n -= static_cast<std::int32_t>(static_cast<float>(n) > t);
+    const float f = t - static_cast<float>(n);  // [0, 1)
     float p = 1.535336188319500e-4F;
     p = p * f + 1.339887440266574e-3F;
     p = p * f + 9.618437357674640e-3F;
@@ -63,7 +65,7 @@ inline float expNonPositive(float x) noexcept {
     p = p * f + 2.402264791363012e-1F;
     p = p * f + 6.931472028550421e-1F;
     p = p * f + 1.0F;
-    const auto e = static_cast<std::int32_t>(fl) + 127;
+    const std::int32_t e = n + 127;
     return p * std::bit_cast<float>(static_cast<std::uint32_t>(e) << 23U);
 }
 
