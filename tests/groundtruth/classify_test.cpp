@@ -252,3 +252,95 @@ TEST(ClassifyGroundTruth, HostileModelFilesEndStartUpWithExit2) {
 
 }  // namespace
 }  // namespace rowprobe::classify::train
+
+namespace rowprobe::classify::train {
+namespace {
+
+TEST(ClassifyTrainTool, CrossValidationReportModelAndBadArguments) {
+    const fs::path pcap = test::testdataDir() / "bench/netflix.pcap";
+    ROWPROBE_REQUIRE_FILE(pcap);
+    const fs::path train = fs::path(ROWPROBE_BUILD_DIR) / "tools/train/rowprobe-train";
+    ROWPROBE_REQUIRE_FILE(train);
+    const fs::path json = test::tempDir() / "tool-netflix.json";
+    auto r = test::runCommand({test::rowprobeBinary().string(), "-i", "pcap;file=" + pcap.string(),
+                               "-p", "pstats", "-o", "json;file=" + json.string(), "-Q"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const fs::path model = test::tempDir() / "tool.rpcm";
+    r = test::runCommand({train.string(), "--flows", json.string(), "--ndpi-out",
+                          pcap.string() + ".out", "--model", "tree", "--folds", "3",
+                          "--min-samples", "5", "--label", "app", "--out", model.string()});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("3-fold cross-validation"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("| class | flows | precision | recall | F1 |"), std::string::npos);
+    EXPECT_NE(r.out.find("confusion matrix"), std::string::npos);
+    EXPECT_NE(r.out.find("merged into 'other'"), std::string::npos);
+    EXPECT_NE(r.out.find("NetFlix"), std::string::npos);  // --label app: "TLS.NetFlix" -> NetFlix
+    Model m;
+    std::string error;
+    ASSERT_TRUE(loadModelFile(model.string(), m, error)) << error;
+    EXPECT_EQ(m.kind(), ModelKind::Tree);
+    for (const auto& [args, what] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+             {{"--model", "svm"}, "must be nb or tree"},
+             {{"--packets", "9"}, "--packets '9'"},
+             {{"--ndpi-out", "x.out"}, "must follow the --flows"},
+             {{"--flows", "/nonexistent.json"}, "cannot be opened"}}) {
+        std::vector<std::string> argv{train.string()};
+        argv.insert(argv.end(), args.begin(), args.end());
+        if (args[0] != "--flows" && args[0] != "--ndpi-out") {
+            argv.push_back("--flows");
+            argv.push_back(json.string());
+        }
+        r = test::runCommand(argv);
+        EXPECT_EQ(r.exitCode, 2) << args[0];
+        EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
+    }
+}
+
+}  // namespace
+}  // namespace rowprobe::classify::train
+
+namespace rowprobe::classify::train {
+namespace {
+
+// Feature overflows end to end: IPv4 packets of 65535 bytes (65495 bytes of TCP payload, 65507
+// of UDP), all at the same instant (0 s between packets), through both example-sized models
+// trained on the shared captures: every flow gets a label and a finite score in [0, 1].
+TEST(ClassifyGroundTruth, LargestPacketsAtZeroIntervalsGiveNoNaN) {
+    const Corpus& c = corpus();
+    if (c.flows.empty()) GTEST_SKIP() << "no shared captures";
+    const Dataset d =
+        buildDataset(c.flows, {.minSamples = 10, .mergeSmall = true, .minPackets = 1});
+    std::vector<std::size_t> all(d.samples.size());
+    std::iota(all.begin(), all.end(), std::size_t{0});
+    const fs::path pcap = test::tempDir() / "huge.pcap";
+    {
+        test::PcapWriter w(pcap);
+        const std::uint64_t t = 1'700'000'000'000'000'000ULL;
+        for (int i = 0; i < 6; ++i) {
+            w.write(t, test::ethIpv4Tcp("10.0.0.1", 4000, "10.0.0.2", 443, 0x18, 65495));
+            w.write(t, test::ethIpv4Tcp("10.0.0.2", 443, "10.0.0.1", 4000, 0x18, 65495));
+            w.write(t, test::ethIpv4Udp("10.0.0.3", 5000, "10.0.0.4", 53, 65507));
+        }
+        w.write(t, test::ethIpv4Udp("10.0.0.5", 5001, "10.0.0.6", 53, 65507));  // one packet
+    }
+    for (const bool tree : {false, true}) {
+        const fs::path model =
+            saveModel(tree ? trainTree(d, all, 4, 1, {}) : trainNaiveBayes(d, all, 4, 1, {}),
+                      tree ? "huge-tree.rpcm" : "huge-nb.rpcm");
+        const auto r =
+            test::runCommand({test::rowprobeBinary().string(), "-i", "pcap;file=" + pcap.string(),
+                              "-p", "classify;model=" + model.string(), "-o", "json", "-Q"});
+        ASSERT_EQ(r.exitCode, 0) << r.err;
+        EXPECT_EQ(r.out.find("nan"), std::string::npos) << r.out;
+        const auto lines = test::parseJsonLines(r.out);
+        ASSERT_EQ(lines.size(), 3U) << r.out;
+        for (const auto& l : lines) {
+            EXPECT_FALSE(l.at("classify_label").empty());
+            const double score = std::stod(l.at("classify_score"));
+            EXPECT_TRUE(std::isfinite(score) && score >= 0 && score <= 1) << score;
+        }
+    }
+}
+
+}  // namespace
+}  // namespace rowprobe::classify::train
