@@ -336,3 +336,29 @@ TEST(ClassifyPlugin, BadModelFilesAreConfigErrorsNamingTheFile) {
 
 }  // namespace
 }  // namespace rowprobe::classify
+
+namespace rowprobe::classify {
+namespace {
+
+TEST(ClassifyPlugin, IpfixElementsOnlyUnderTheOperatorsPen) {
+    const auto path = test::tempDir() / "pen.rpcm";
+    const auto bytes = encodeModel(smallTree());
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
+    test::FlowDriver none("classify;model=" + path.string());
+    for (const FieldSpec& f : none.plugin().fields()) EXPECT_FALSE(f.ipfix.exported()) << f.name;
+    test::FlowDriver pen("classify;model=" + path.string() + ";pen=32473");
+    const auto fields = pen.plugin().fields();
+    ASSERT_EQ(fields.size(), 3U);
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(fields[i].ipfix.pen, 32473U);
+        EXPECT_EQ(fields[i].ipfix.id, i + 1);
+    }
+    EXPECT_EQ(fields[0].name, "classify_label");
+    EXPECT_EQ(fields[1].name, "classify_score");
+    EXPECT_EQ(fields[2].unirec.name, "CLASSIFY_PACKETS");
+}
+
+}  // namespace
+}  // namespace rowprobe::classify
