@@ -12,7 +12,6 @@ constexpr std::uint8_t kTcp = 6;
 constexpr std::uint8_t kUdp = 17;
 constexpr std::uint8_t kIcmp = 1;
 constexpr std::uint8_t kIcmpv6 = 58;
-constexpr std::uint32_t kIpv6Header = 40;
 constexpr std::uint32_t kIcmpHeader = 8;  // NFStream's sizeof(struct ndpi_icmphdr / icmp6hdr)
 constexpr std::uint64_t kNsPerMs = 1000000;
 
@@ -70,7 +69,7 @@ std::uint16_t packetSize(const ParsedPacket& p, Accounting mode) noexcept {
         case Accounting::Link:
             return low16(p.wireLen);
         case Accounting::Ip:
-            return low16(p.key.ipVersion == 6 ? p.ipLen - std::min(p.ipLen, kIpv6Header) : p.ipLen);
+            return low16(p.ipLen);
         case Accounting::Transport:
             return low16(transportBytes(p));
         case Accounting::Payload: {

@@ -22,8 +22,8 @@
 //
 // Accounting modes (NFStream's accounting_mode 0-3), from the headers, not the captured bytes:
 //   link       the frame's length on the wire (16 bits, as NFStream's raw_size)
-//   ip         IPv4 total length; IPv6 payload length (NFStream's ip_size: the 40-byte fixed
-//              header is not counted)
+//   ip         IPv4 total length; IPv6 payload length + the 40-byte fixed header (what NFStream
+//              6.6's wheel reports, measured: its source reads only the payload length)
 //   transport  the IP payload after the IP header and IPv6 extension headers, for TCP, UDP,
 //              ICMP and ICMPv6; 0 for other protocols
 //   payload    the transport payload: after the TCP header (data offset), the UDP header or
