@@ -93,7 +93,9 @@ void start(FlowStats& s) noexcept { std::memset(&s, 0, sizeof s); }
 
 void add(FlowStats& s, std::uint16_t size, std::uint64_t timeNs, bool forward,
          std::uint8_t tcpFlags, const SpltView& splt) noexcept {
-    const std::uint64_t ms = timeNs / kNsPerMs;
+    // A packet earlier than the flow's latest takes the latest time (NFStream forces arrival
+    // order with its clock: the latest time of the whole capture, here of the flow).
+    const std::uint64_t ms = std::max(timeNs / kNsPerMs, s.both.lastMs);
     const std::uint32_t index = s.both.packets;  // this packet's position in the flow
     const std::uint64_t previous = s.both.lastMs;
     addToSeries(s.both, size, ms);

@@ -5,8 +5,9 @@
 //   per packet (after the accounting mode turned it into a size, below):
 //     time      ms = ns / 1e6, truncated (NFStream: tv_sec·1000 + tv_usec/1000)
 //     piat      time - the previous packet's time, in the same direction or in both; the first
-//               packet of a direction has none (a packet earlier than the previous one counts 0:
-//               NFStream forces arrival order with its global clock)
+//               packet of a direction has none. A packet earlier than the flow's latest takes
+//               the latest time (NFStream forces arrival order with the capture's latest time;
+//               a plugin sees only its flow's)
 //     sizes     min, max, and Welford's running mean and M2 per direction and for both
 //                 n += 1; d = x - mean; mean += d / n; M2 += d · (x - mean)
 //               (no sum of squares: NFStream's own recurrence, operation for operation, in
