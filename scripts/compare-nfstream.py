@@ -173,8 +173,8 @@ def compare_capture(args, py, pcap, tmp):
     nfs_out = os.path.join(tmp, name + ".nfstream.jsonl")
     rp_out = os.path.join(tmp, name + ".rowprobe.jsonl")
     info = run_nfstream(py, pcap, args.splt, args.idle, args.active, args.accounting, nfs_out)
-    cmd = rowprobe_cmd(args.rowprobe, pcap, args.splt, args.idle, args.active, args.accounting,
-                       rp_out)
+    cmd = rowprobe_cmd(args.rowprobe, pcap, args.splt, args.idle, args.active,
+                       args.rowprobe_accounting or args.accounting, rp_out)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"rowprobe failed on {pcap}: {r.stderr.strip()[-400:]}")
@@ -268,6 +268,8 @@ def main():
     ap.add_argument("--accounting", choices=MODES, default="link")
     ap.add_argument("--idle", type=int, default=31536000, help="seconds (default: a year)")
     ap.add_argument("--active", type=int, default=31536000, help="seconds (default: a year)")
+    ap.add_argument("--rowprobe-accounting", choices=MODES,
+                    help="run rowprobe in another mode than NFStream (the test's negative check)")
     ap.add_argument("--rel", type=float, default=1e-6)
     ap.add_argument("--min-joined", type=float, default=0.8,
                     help="least share of NFStream's flows compared (default 0.8)")
