@@ -31,7 +31,7 @@
 //              ICMP's 8 bytes; 0 for other protocols
 //
 // Memory: FlowStats is 256 bytes (four cache lines: both-directions line, then 96 bytes per
-// direction); the SPLT arrays follow it in the flow's tier-2 record, 7 bytes per packet of N
+// direction); the SPLT entries follow it in the flow's tier-2 record, 8 bytes per packet of N
 // (piat u32, size u16, direction u8), written only up to the packets seen.
 #pragma once
 
@@ -85,11 +85,18 @@ static_assert(sizeof(Direction) == 96);
 inline constexpr std::array<std::uint8_t, 8> kFlagBits = {0x02, 0x80, 0x40, 0x20,
                                                           0x10, 0x08, 0x04, 0x01};
 
+/// One SPLT packet: 8 bytes, so a packet writes one entry in one cache line.
+struct SpltEntry {
+    std::uint32_t piat;  ///< ms since the flow's previous packet (0 for the first), saturated
+    std::uint16_t ps;
+    std::uint8_t direction;  ///< 0 src→dst, 1 dst→src
+    std::uint8_t unused;
+};
+static_assert(sizeof(SpltEntry) == 8);
+
 /// Where a flow's SPLT entries live (in its tier-2 record, after FlowStats); capacity 0 = off.
 struct SpltView {
-    std::uint32_t* piat = nullptr;
-    std::uint16_t* ps = nullptr;
-    std::uint8_t* direction = nullptr;
+    SpltEntry* entries = nullptr;
     std::size_t capacity = 0;
 };
 

@@ -20,10 +20,8 @@ namespace {
 constexpr std::uint64_t kMs = 1000000;  // ns
 
 struct Splt {
-    std::array<std::uint32_t, kMaxSplt> piat{};
-    std::array<std::uint16_t, kMaxSplt> ps{};
-    std::array<std::uint8_t, kMaxSplt> direction{};
-    SpltView view(std::size_t n) { return {piat.data(), ps.data(), direction.data(), n}; }
+    std::array<SpltEntry, kMaxSplt> e{};
+    SpltView view(std::size_t n) { return {e.data(), n}; }
 };
 
 /// Sample mean and standard deviation by the two-pass textbook formula, in long double.
@@ -100,9 +98,9 @@ TEST(FlowstatsStats, OnePacketFlowIsAllZeroNotNaN) {
     EXPECT_EQ(back.maxPs, 0);
     EXPECT_EQ(back.meanPs, 0.0);
     EXPECT_EQ(s.dir[0].flags[0], 1U);  // SYN
-    EXPECT_EQ(sp.piat[0], 0U);         // the first packet's gap is 0
-    EXPECT_EQ(sp.ps[0], 1500);
-    EXPECT_EQ(sp.direction[0], 0);
+    EXPECT_EQ(sp.e[0].piat, 0U);       // the first packet's gap is 0
+    EXPECT_EQ(sp.e[0].ps, 1500);
+    EXPECT_EQ(sp.e[0].direction, 0);
 }
 
 TEST(FlowstatsStats, TwoPacketsHaveOneGapAndNoGapDeviation) {
@@ -142,9 +140,9 @@ TEST(FlowstatsStats, SpltStopsAtCapacityAndRecordsGapsBothWays) {
     }
     EXPECT_EQ(s.both.packets, 300U);
     for (std::size_t i = 0; i < kMaxSplt; ++i) {
-        EXPECT_EQ(sp.ps[i], i);
-        EXPECT_EQ(sp.piat[i], i == 0 ? 0U : 3U);
-        EXPECT_EQ(sp.direction[i], i % 2 == 0 ? 0 : 1);
+        EXPECT_EQ(sp.e[i].ps, i);
+        EXPECT_EQ(sp.e[i].piat, i == 0 ? 0U : 3U);
+        EXPECT_EQ(sp.e[i].direction, i % 2 == 0 ? 0 : 1);
     }
 }
 
@@ -188,8 +186,8 @@ TEST(FlowstatsStats, EarlierPacketTakesTheFlowsLatestTime) {
     add(s, 60, 100 * kMs, true, 0, sp.view(4));
     add(s, 60, 90 * kMs, false, 0, sp.view(4));  // 10 ms before: counts at 100 ms
     add(s, 60, 130 * kMs, false, 0, sp.view(4));
-    EXPECT_EQ(sp.piat[1], 0U);
-    EXPECT_EQ(sp.piat[2], 30U);
+    EXPECT_EQ(sp.e[1].piat, 0U);
+    EXPECT_EQ(sp.e[2].piat, 30U);
     EXPECT_EQ(finish(s.dir[1].s).maxPiat, 30U);
 }
 
@@ -251,7 +249,7 @@ TEST(FlowstatsPlugin, OptionsSizeTheRecordAndSelectTheFields) {
     EXPECT_EQ(off.plugin().hooks().extSize, sizeof(FlowStats));
     const test::FlowDriver full("flowstats;splt=255;accounting=payload;pen=32473");
     EXPECT_EQ(full.plugin().fields().size(), 51U);
-    EXPECT_EQ(full.plugin().hooks().extSize, sizeof(FlowStats) + 255 * 7);
+    EXPECT_EQ(full.plugin().hooks().extSize, sizeof(FlowStats) + 255 * sizeof(SpltEntry));
     EXPECT_EQ(full.plugin().fields()[0].ipfix.pen, 32473U);
     EXPECT_EQ(full.plugin().fields()[50].ipfixItem.id, 51);
     EXPECT_FALSE(off.plugin().fields()[0].ipfix.exported());
