@@ -33,6 +33,7 @@ import ipaddress
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -238,24 +239,42 @@ def compare_capture(args, py, pcap, tmp):
     return len(nfs), compared, sum(differ.values())
 
 
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def bench(args, py):
+    """NFStream and rowprobe on the same capture, interleaved, args.runs times: medians of the
+    wall time and of the CPU time of each whole process tree (NFStream's meter processes and
+    rowprobe's threads included; on a loaded machine the CPU time is the steadier figure)."""
     pcap = args.captures[0]
-    with tempfile.TemporaryDirectory() as tmp:
+    cmd = rowprobe_cmd(args.rowprobe, pcap, args.splt, args.idle, args.active, args.accounting,
+                       "/dev/null")
+    nfs, nfs_cpu, rp, rp_cpu, version, packets = [], [], [], [], "", 0
+    for _ in range(args.runs):
+        c0, t0 = children_cpu(), time.monotonic()
         info = run_nfstream(py, pcap, args.splt, args.idle, args.active, args.accounting,
                             os.devnull, write=False)
-        out = os.path.join(tmp, "rp.jsonl")
-        cmd = rowprobe_cmd(args.rowprobe, pcap, args.splt, args.idle, args.active,
-                           args.accounting, "/dev/null")
-        t0 = time.monotonic()
+        nfs.append(time.monotonic() - t0)
+        nfs_cpu.append(children_cpu() - c0)
+        version, packets = info["version"], info["packets"]
+        c0, t0 = children_cpu(), time.monotonic()
         subprocess.run(cmd, check=True, capture_output=True)
-        rp_seconds = time.monotonic() - t0
-        del out
-    packets = info["packets"]
-    print(f"capture {pcap}: {packets} packets (as NFStream counts them)")
-    print(f"  NFStream {info['version']}: {info['seconds']:.3f} s wall, "
-          f"{packets / info['seconds']:.0f} packets/s")
-    print(f"  rowprobe flowstats: {rp_seconds:.3f} s wall, {packets / rp_seconds:.0f} packets/s")
-    print(f"  ratio: rowprobe is {info['seconds'] / rp_seconds:.1f}x faster")
+        rp.append(time.monotonic() - t0)
+        rp_cpu.append(children_cpu() - c0)
+
+    def med(v):
+        return sorted(v)[len(v) // 2]
+    print(f"capture {pcap}: {packets} packets (as NFStream counts them), {args.runs} "
+          f"interleaved runs, medians, whole processes (start-up included)")
+    print(f"  NFStream {version} (n_meters=1, statistical_analysis, splt_analysis={args.splt}, "
+          f"n_dissections=0): {med(nfs):.3f} s wall, {med(nfs_cpu):.3f} s CPU, "
+          f"{packets / med(nfs):,.0f} packets/s")
+    print(f"  rowprobe -p 'flowstats;splt={args.splt}' -o json: {med(rp):.3f} s wall, "
+          f"{med(rp_cpu):.3f} s CPU, {packets / med(rp):,.0f} packets/s")
+    print(f"  rowprobe is {med(nfs) / med(rp):.1f}x faster in wall time, "
+          f"{med(nfs_cpu) / med(rp_cpu):.1f}x in CPU time")
     print("  rowprobe command: " + " ".join(f"'{c}'" if ";" in c else c for c in cmd))
     return 0
 
@@ -277,7 +296,9 @@ def main():
                     help="stop starting captures after this many seconds (0 = none)")
     ap.add_argument("--show", type=int, default=5, help="differences printed per capture")
     ap.add_argument("--verbose", action="store_true", help="print agreeing features too")
-    ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--bench", action="store_true",
+                    help="time NFStream and rowprobe on the first capture instead")
+    ap.add_argument("--runs", type=int, default=3, help="--bench: interleaved runs")
     ap.add_argument("captures", nargs="+")
     args = ap.parse_args()
     py, version = find_nfstream_python(args.nfstream_python)
