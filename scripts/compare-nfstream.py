@@ -50,26 +50,33 @@ SPLT = ["splt_direction", "splt_ps", "splt_piat_ms"]
 KEYS = ["src_ip", "dst_ip", "src_port", "dst_port", "protocol", "vlan_id",
         "bidirectional_first_seen_ms", "bidirectional_packets"]
 
+# One Python process for all captures (its start and NFStream's import cost about a second):
+# runs NFStream on each job in turn, stops starting jobs after the time box, prints one JSON
+# line per finished job.
 WORKER = r"""
 import json, sys, time
 from nfstream import NFStreamer
 import nfstream
 args = json.loads(sys.argv[1])
-t0 = time.monotonic()
-packets = 0
-out = open(args["out"], "w")
-streamer = NFStreamer(source=args["pcap"], statistical_analysis=True,
-                      splt_analysis=args["splt"], idle_timeout=args["idle"],
-                      active_timeout=args["active"], accounting_mode=args["mode"],
-                      n_dissections=0, decode_tunnels=False, n_meters=1)
-cols = args["cols"]
-for f in streamer:
-    packets += f.bidirectional_packets
-    if args["write"]:
-        out.write(json.dumps({c: getattr(f, c, None) for c in cols}) + "\n")
-out.close()
-print(json.dumps({"version": nfstream.__version__, "seconds": time.monotonic() - t0,
-                  "packets": packets}))
+start = time.monotonic()
+for job in args["jobs"]:
+    if args["box"] and time.monotonic() - start > args["box"]:
+        break
+    t0 = time.monotonic()
+    packets = 0
+    out = open(job["out"], "w")
+    streamer = NFStreamer(source=job["pcap"], statistical_analysis=True,
+                          splt_analysis=args["splt"], idle_timeout=args["idle"],
+                          active_timeout=args["active"], accounting_mode=args["mode"],
+                          n_dissections=0, decode_tunnels=False, n_meters=1)
+    cols = args["cols"]
+    for f in streamer:
+        packets += f.bidirectional_packets
+        if args["write"]:
+            out.write(json.dumps({c: getattr(f, c, None) for c in cols}) + "\n")
+    out.close()
+    print(json.dumps({"pcap": job["pcap"], "version": nfstream.__version__,
+                      "seconds": time.monotonic() - t0, "packets": packets}), flush=True)
 """
 
 
@@ -86,14 +93,16 @@ def find_nfstream_python(explicit):
     return None, None
 
 
-def run_nfstream(py, pcap, splt, idle, active, mode, out, write=True):
+def run_nfstream(py, jobs, splt, idle, active, mode, write=True, box=0):
+    """NFStream on each (pcap, output path) of `jobs`; the infos of the jobs it finished."""
     cols = KEYS + FEATURES + (SPLT if splt else [])
-    arg = json.dumps({"pcap": pcap, "splt": splt, "idle": idle, "active": active,
-                      "mode": MODES.index(mode), "out": out, "cols": cols, "write": write})
+    arg = json.dumps({"jobs": [{"pcap": p, "out": o} for p, o in jobs], "splt": splt,
+                      "idle": idle, "active": active, "mode": MODES.index(mode), "cols": cols,
+                      "write": write, "box": box})
     r = subprocess.run([py, "-c", WORKER, arg], capture_output=True, text=True)
     if r.returncode != 0:
-        raise RuntimeError(f"NFStream failed on {pcap}: {r.stderr.strip()[-400:]}")
-    return json.loads(r.stdout.strip().splitlines()[-1])
+        raise RuntimeError(f"NFStream failed: {r.stderr.strip()[-400:]}")
+    return [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
 
 
 def rowprobe_cmd(rowprobe, pcap, splt, idle, active, mode, out):
@@ -169,11 +178,10 @@ def same(a, b, rel):
     return a == b
 
 
-def compare_capture(args, py, pcap, tmp):
-    name = os.path.basename(pcap)
-    nfs_out = os.path.join(tmp, name + ".nfstream.jsonl")
-    rp_out = os.path.join(tmp, name + ".rowprobe.jsonl")
-    info = run_nfstream(py, pcap, args.splt, args.idle, args.active, args.accounting, nfs_out)
+def compare_capture(args, info, nfs_out, tmp):
+    pcap = info["pcap"]
+    name = os.path.join(os.path.basename(os.path.dirname(pcap)), os.path.basename(pcap))
+    rp_out = os.path.join(tmp, "rowprobe.jsonl")
     cmd = rowprobe_cmd(args.rowprobe, pcap, args.splt, args.idle, args.active,
                        args.rowprobe_accounting or args.accounting, rp_out)
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -254,8 +262,8 @@ def bench(args, py):
     nfs, nfs_cpu, rp, rp_cpu, version, packets = [], [], [], [], "", 0
     for _ in range(args.runs):
         c0, t0 = children_cpu(), time.monotonic()
-        info = run_nfstream(py, pcap, args.splt, args.idle, args.active, args.accounting,
-                            os.devnull, write=False)
+        info = run_nfstream(py, [(pcap, os.devnull)], args.splt, args.idle, args.active,
+                            args.accounting, write=False)[0]
         nfs.append(time.monotonic() - t0)
         nfs_cpu.append(children_cpu() - c0)
         version, packets = info["version"], info["packets"]
@@ -311,18 +319,20 @@ def main():
         return bench(args, py)
     print(f"NFStream {version} ({py}); splt={args.splt} accounting={args.accounting} "
           f"idle={args.idle}s active={args.active}s")
-    t0 = time.monotonic()
     total = compared = differ = 0
     done = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for pcap in args.captures:
-            if args.time_box and time.monotonic() - t0 > args.time_box:
-                print(f"time box of {args.time_box:.0f} s reached: "
-                      f"{len(args.captures) - done} captures not run")
-                break
-            n, c, d = compare_capture(args, py, pcap, tmp)
+        jobs = [(pcap, os.path.join(tmp, f"{i}.nfstream.jsonl"))
+                for i, pcap in enumerate(args.captures)]
+        infos = run_nfstream(py, jobs, args.splt, args.idle, args.active, args.accounting,
+                             box=args.time_box)
+        for info, (_, out) in zip(infos, jobs):
+            n, c, d = compare_capture(args, info, out, tmp)
             total, compared, differ = total + n, compared + c, differ + d
             done += 1
+        if done < len(jobs):
+            print(f"time box of {args.time_box:.0f} s reached: {len(jobs) - done} captures "
+                  f"not run")
     share = compared / total if total else 0
     print(f"total: {done} captures, NFStream {total} flows, compared {compared} "
           f"({100 * share:.1f} %), differing feature values {differ}")
