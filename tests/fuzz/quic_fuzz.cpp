@@ -68,7 +68,7 @@ Bytes protect(std::uint32_t version, std::uint32_t pn, const Bytes& frames) {
     if (body.size() < 20) body.resize(20, 0);
     Bytes p;
     p.reserve(64 + body.size() + 16);
-    p.push_back(vi.v2 ? 0xd3 : 0xc3);
+    p.push_back(vi.rotatedTypes ? 0xd3 : 0xc3);
     for (int i = 3; i >= 0; --i) p.push_back(static_cast<std::uint8_t>(version >> (8 * i)));
     p.push_back(static_cast<std::uint8_t>(dcid.size()));
     p.insert(p.end(), dcid.begin(), dcid.end());

@@ -1,13 +1,20 @@
-// Acceptance (issue 22, quic): for every QUIC flow of nDPI 4.2's quic-29 and quic_t51
-// captures, `rowprobe -p quic` exports the server name, the client's ALPN and the user agent
-// that ndpiReader prints ([Hostname/SNI: ..], [ALPN: ..], [User-Agent: ..] of its .out file),
-// read from ../shared/testdata/ndpi-4.2/result. Fields nDPI does not print must be empty on
-// our side too. The IPFIX side of the same fields is checked by
-// tests/interop/ipfix_plugin_interop_test.cpp (tshark and ipfixDump decode every quic field of
-// these captures equal to the json output); the ALPN travels in IPFIX inside quic_tls_ext,
-// checked here against nDPI's ALPN.
+// Acceptance (issue 22, quic): for every QUIC flow of every capture of nDPI 4.2's test set that
+// ndpiReader labels QUIC (IETF drafts, v1, v2, mvfst, Google T050/T051 and the legacy Google
+// QUIC Q024-Q050 with its cleartext or Q050-encrypted CHLO), `rowprobe -p quic` exports the
+// server name, the client's ALPN and the user agent that ndpiReader prints ([Hostname/SNI: ..],
+// [ALPN: ..], [User-Agent: ..] of its .out file), read from ../shared/testdata/ndpi-4.2/result.
+// The captures are found at run time: every `result/*.out` with a QUIC line whose pcap is
+// present is compared (the shared folder holds quic-29, quic_t51 and http_ipv6 today; pointing
+// ROWPROBE_TESTDATA_DIR at a folder with all 36 QUIC captures of nDPI 4.2 compares them all).
+// Fields nDPI does not print must be empty on our side too; a flow nDPI labels QUIC without
+// printing any of them may have no record with a parsed hello. Exceptions are named below with
+// the reason nDPI is wrong, and documented in process/quic/README.md. The IPFIX side of the
+// same fields is checked by tests/interop/ipfix_plugin_interop_test.cpp; the ALPN travels in
+// IPFIX inside quic_tls_ext, checked here against nDPI's ALPN.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iostream>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -24,6 +31,25 @@ struct NdpiQuicFlow {
     std::string sni, alpn, userAgent;
 };
 
+// Flows where nDPI 4.2 prints a value rowprobe deliberately does not reproduce: capture, flow
+// key, field, why. Each is explained in process/quic/README.md ("Agreement with nDPI").
+struct Exception {
+    const char* capture;
+    const char* key;
+    const char* field;
+    const char* reason;
+};
+constexpr Exception kExceptions[] = {
+    {"", "", "", ""},  // placeholder: keeps the array non-empty when no exception is needed
+};
+
+const Exception* exceptionFor(const std::string& capture, const std::string& key,
+                              const std::string& field) {
+    for (const Exception& e : kExceptions)
+        if (capture == e.capture && key == e.key && field == e.field) return &e;
+    return nullptr;
+}
+
 std::string unorderedKey(const std::string& a, const std::string& ap, const std::string& b,
                          const std::string& bp) {
     const std::string x = canonicalIp(a) + '|' + ap;
@@ -38,7 +64,7 @@ std::string hexByte(std::size_t v) {
 
 std::vector<NdpiQuicFlow> ndpiQuicFlows(const fs::path& out) {
     static const std::regex line(
-        R"(^\s*\d+\s+UDP \[?([0-9a-fA-F.:]+?)\]?:(\d+) <?-> \[?([0-9a-fA-F.:]+?)\]?:(\d+) \[proto: [0-9.]+/QUIC[^\]]*\])");
+        R"(^\s*\d+\s+UDP \[?([0-9a-fA-F.:]+?)\]?:(\d+) <?-> \[?([0-9a-fA-F.:]+?)\]?:(\d+) .*?\[proto: [0-9.]+/QUIC[^\]]*\])");
     static const std::regex sni(R"(\[Hostname/SNI: ([^\]]*)\])");
     static const std::regex alpn(R"(\[ALPN: ([^\]]*)\])");
     static const std::regex ua(R"(\[User-Agent: ([^\]]*)\])");
@@ -50,20 +76,45 @@ std::vector<NdpiQuicFlow> ndpiQuicFlows(const fs::path& out) {
         NdpiQuicFlow f;
         f.key = unorderedKey(m[1], m[2], m[3], m[4]);
         if (std::regex_search(l, m, sni)) f.sni = m[1];
-        if (std::regex_search(l, m, alpn)) f.alpn = m[1];
+        if (std::regex_search(l, m, alpn)) {
+            // ndpiReader separates the offered protocols with ';', quic_alpn with ','
+            f.alpn = m[1];
+            std::replace(f.alpn.begin(), f.alpn.end(), ';', ',');
+        }
         if (std::regex_search(l, m, ua)) f.userAgent = m[1];
         flows.push_back(f);
     }
     return flows;
 }
 
+// Every capture of the nDPI 4.2 folder whose .out labels a flow QUIC (name without ".out").
+std::vector<std::string> quicCaptures() {
+    std::vector<std::string> names;
+    const fs::path result = testdataDir() / "ndpi-4.2" / "result";
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(result, ec)) {
+        const std::string file = e.path().filename().string();
+        if (file.size() < 5 || file.substr(file.size() - 4) != ".out") continue;
+        const std::string capture = file.substr(0, file.size() - 4);
+        if (!fs::exists(testdataDir() / "ndpi-4.2" / "pcap" / capture)) continue;
+        if (!ndpiQuicFlows(e.path()).empty()) names.push_back(capture);
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+struct Agreement {
+    std::size_t flows = 0, sni = 0, alpn = 0, userAgent = 0, excepted = 0;
+};
+
 class NdpiQuic : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(NdpiQuic, SniAlpnAndUserAgentOfEveryQuicFlowMatchNdpiReader) {
     ROWPROBE_REQUIRE_BINARY();
+    const std::string capture = GetParam();
     const fs::path base = testdataDir() / "ndpi-4.2";
-    const fs::path pcap = base / "pcap" / (GetParam() + ".pcap");
-    const fs::path out = base / "result" / (GetParam() + ".pcap.out");
+    const fs::path pcap = base / "pcap" / capture;
+    const fs::path out = base / "result" / (capture + ".out");
     ROWPROBE_REQUIRE_FILE(pcap);
     ROWPROBE_REQUIRE_FILE(out);
     const auto truth = ndpiQuicFlows(out);
@@ -71,23 +122,54 @@ TEST_P(NdpiQuic, SniAlpnAndUserAgentOfEveryQuicFlowMatchNdpiReader) {
     const ProbeRun run = runProbe(pcap, {"-p", "quic"});
     ASSERT_EQ(run.result.exitCode, 0) << run.commandLine << "\n" << run.result.err;
     ASSERT_TRUE(run.error.empty()) << run.error;
-    // the record of each flow that parsed a ClientHello (a flow may have more records)
+    // the first record of each flow that parsed a hello (a flow may have more records)
     std::map<std::string, const JsonObject*> byKey;
     for (const JsonObject& f : run.flows) {
         if (flowValue(f, "quic_ch_parsed") != "1") continue;
-        byKey[unorderedKey(flowValue(f, "src_ip"), flowValue(f, "src_port"), flowValue(f, "dst_ip"),
-                           flowValue(f, "dst_port"))] = &f;
+        byKey.emplace(unorderedKey(flowValue(f, "src_ip"), flowValue(f, "src_port"),
+                                   flowValue(f, "dst_ip"), flowValue(f, "dst_port")),
+                      &f);
     }
+    Agreement a;
+    const auto check = [&](const NdpiQuicFlow& n, const char* field, const std::string& ours,
+                           const std::string& theirs, std::size_t& agreed) {
+        if (ours == theirs) {
+            ++agreed;
+            return;
+        }
+        if (const Exception* e = exceptionFor(capture, n.key, field)) {
+            ++a.excepted;
+            std::cout << "  exception " << capture << " " << n.key << " " << field << ": "
+                      << e->reason << "\n";
+            return;
+        }
+        ADD_FAILURE() << capture << " " << n.key << " " << field << ": rowprobe '" << ours
+                      << "', ndpiReader '" << theirs << "'";
+    };
     for (const NdpiQuicFlow& n : truth) {
+        ++a.flows;
         const auto it = byKey.find(n.key);
-        ASSERT_NE(it, byKey.end()) << n.key << ": no record with a parsed ClientHello";
-        EXPECT_EQ(flowValue(*it->second, "quic_sni"), n.sni) << n.key;
-        EXPECT_EQ(flowValue(*it->second, "quic_alpn"), n.alpn) << n.key;
-        EXPECT_EQ(flowValue(*it->second, "quic_user_agent"), n.userAgent) << n.key;
+        if (it == byKey.end()) {
+            // nDPI labels the flow QUIC from its header alone: nothing to compare unless it
+            // printed a value we should have found.
+            const bool nothing = n.sni.empty() && n.alpn.empty() && n.userAgent.empty();
+            if (nothing) {
+                ++a.sni, ++a.alpn, ++a.userAgent;
+                continue;
+            }
+            check(n, "sni", "", n.sni, a.sni);
+            check(n, "alpn", "", n.alpn, a.alpn);
+            check(n, "user_agent", "", n.userAgent, a.userAgent);
+            continue;
+        }
+        const JsonObject& f = *it->second;
+        check(n, "sni", flowValue(f, "quic_sni"), n.sni, a.sni);
+        check(n, "alpn", flowValue(f, "quic_alpn"), n.alpn, a.alpn);
+        check(n, "user_agent", flowValue(f, "quic_user_agent"), n.userAgent, a.userAgent);
         // quic_alpn has no IPFIX element (not an ipfixprobe field): IPFIX carries the ALPN
         // extension inside quic_tls_ext, which the interop test decodes with tshark. Each
         // protocol nDPI names is there in its wire form (length byte, then the name).
-        const std::string ext = flowValue(*it->second, "quic_tls_ext");
+        const std::string ext = flowValue(f, "quic_tls_ext");
         std::istringstream protocols(n.alpn);
         for (std::string proto; std::getline(protocols, proto, ',');) {
             std::string wire = hexByte(proto.size());
@@ -95,15 +177,35 @@ TEST_P(NdpiQuic, SniAlpnAndUserAgentOfEveryQuicFlowMatchNdpiReader) {
             EXPECT_NE(ext.find(wire), std::string::npos) << n.key << ": " << proto;
         }
     }
+    std::cout << "nDPI agreement " << capture << ": " << a.flows << " QUIC flows, SNI " << a.sni
+              << "/" << a.flows << ", ALPN " << a.alpn << "/" << a.flows << ", user agent "
+              << a.userAgent << "/" << a.flows << ", named exceptions " << a.excepted << "\n";
+    RecordProperty("flows", static_cast<int>(a.flows));
+    RecordProperty("exceptions", static_cast<int>(a.excepted));
 }
 
-INSTANTIATE_TEST_SUITE_P(L7, NdpiQuic, ::testing::Values("quic-29", "quic_t51"),
-                         [](const auto& param) {
-                             std::string n = param.param;
-                             for (char& c : n)
-                                 if (c == '-') c = '_';
-                             return n;
-                         });
+std::string testName(const ::testing::TestParamInfo<std::string>& param) {
+    std::string n = param.param;
+    for (char& c : n)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(L7, NdpiQuic, ::testing::ValuesIn(quicCaptures()), testName);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(NdpiQuic);
+
+// The shared folder's QUIC captures are all found (a regex that stopped matching nDPI's lines
+// would otherwise make the test above compare nothing).
+TEST(NdpiQuicCaptures, EveryQuicCaptureOfTheFolderIsCompared) {
+    const fs::path base = testdataDir() / "ndpi-4.2";
+    ROWPROBE_REQUIRE_FILE(base / "result" / "quic-29.pcap.out");
+    const auto names = quicCaptures();
+    for (const char* expected : {"quic-29.pcap", "quic_t51.pcap", "http_ipv6.pcap"}) {
+        if (fs::exists(base / "pcap" / expected)) {
+            EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
+        }
+    }
+}
 
 }  // namespace
 }  // namespace rowprobe::test
