@@ -166,6 +166,10 @@ void handleInitial(std::span<const std::uint8_t> d, const LongHeader& h, const Q
 }
 
 // A legacy gQUIC packet with a version (Q024..Q046): the CHLO travels in clear in stream 1.
+// Stream 1 carries every handshake message of the connection one after the other (a CHLO
+// sent again after the server's REJ starts at the REJ's end, 1024 in nDPI's quic_q46), so a
+// frame that holds a whole CHLO is parsed as it is, at any offset (as nDPI and Wireshark do);
+// one spread over several packets is reassembled from offset 0.
 void handleGquic(const QuicPacket& pkt, const GquicHeader& g, QuicRecord& rec,
                  Datagram& out) noexcept {
     out.detected = true;
@@ -178,12 +182,28 @@ void handleGquic(const QuicPacket& pkt, const GquicHeader& g, QuicRecord& rec,
     if (rec.serverPort != 0 && pkt.dstPort != rec.serverPort) return;
     CryptoAssembly<kCryptoCap>& as = assemblyFor(rec);
     bool any = false;
+    std::span<const std::uint8_t> whole;
     forEachGquicStreamData(pkt.payload.subspan(g.frames), g,
                            [&](std::uint64_t off, std::span<const std::uint8_t> data) {
-                               any = as.add(off, data) || any;
+                               const std::size_t n = chloLength(data);
+                               if (whole.empty() && n != 0 && n <= data.size()) {
+                                   whole = data.first(n);
+                               } else {
+                                   any = as.add(off, data) || any;
+                               }
                            });
-    if (!any) return;
-    finishHandshake(as, true, pkt, rec, out);
+    if (!whole.empty()) {
+        Chlo c;
+        if (!parseChlo(whole, c)) return;
+        rec.assemblyDone = true;
+        out.ch.seen = true;
+        out.ch.chlo = true;
+        out.ch.sni = c.sni;
+        out.ch.userAgent = c.userAgent;
+        out.serverPort = pkt.dstPort;
+    } else if (any) {
+        finishHandshake(as, true, pkt, rec, out);
+    }
     if (!out.ch.seen) return;
     out.ch.dcid = g.dcid;
     out.ch.scid = g.scid;

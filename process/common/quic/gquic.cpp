@@ -7,7 +7,6 @@ namespace rowprobe::quic {
 namespace {
 
 constexpr std::size_t kMessageHash = 12;  // FNV-1a-128 of the cleartext, truncated
-constexpr std::size_t kNonce = 32;        // diversification nonce (server, Q033+)
 constexpr std::size_t kPublicCid = 8;
 
 std::uint32_t be32(const std::uint8_t* p) noexcept {
@@ -54,7 +53,9 @@ bool parseGquicHeader(std::span<const std::uint8_t> d, GquicHeader& h) noexcept 
     const std::uint8_t f = d[0];
     std::size_t off = 0;
     if ((f & 0x80) == 0) {
-        // public header: a version, no reset, the 8-byte connection id
+        // public header: a version, no reset, the 8-byte connection id. Only the client sends
+        // a version, and only the server a diversification nonce: 0x04 here is the legacy
+        // "8-byte connection id" bit Chrome still sets (0x0c), not a nonce.
         if ((f & 0x01) == 0 || (f & 0x02) != 0 || (f & 0x08) == 0) return false;
         if (d.size() < 1 + kPublicCid + 4) return false;
         h.version = be32(d.data() + 1 + kPublicCid);
@@ -62,7 +63,6 @@ bool parseGquicHeader(std::span<const std::uint8_t> d, GquicHeader& h) noexcept 
         if (!isGquicCleartextVersion(h.version) || n > 43) return false;
         h.dcid = d.subspan(1, kPublicCid);
         off = 1 + kPublicCid + 4;
-        if (n >= 33 && (f & 0x04) != 0) off += kNonce;
         static constexpr std::size_t kPn[] = {1, 2, 4, 6};
         h.packetNumberLength = kPn[(f >> 4) & 3U];
         off += h.packetNumberLength + kMessageHash + (n <= 33 ? 1 : 0);

@@ -4,7 +4,7 @@
 // functions on byte spans: no allocation, no exceptions, every read bounds-checked.
 //
 //   Q024..Q043  public header: flags (0x01 version, 0x08 8-byte connection id, 0x30 packet
-//               number length 1/2/4/6, 0x04 diversification nonce from Q033 on), connection
+//               number length 1/2/4/6; a client's packet never has a nonce), connection
 //               id, version "Q0xx", packet number, 12-byte message hash, private flags
 //               (up to Q033), frames
 //   Q044..Q046  IETF-invariant long header: 0x80 | type bits, version, one byte of connection
