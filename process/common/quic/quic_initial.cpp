@@ -308,14 +308,16 @@ bool parseLongHeader(std::span<const std::uint8_t> d, std::size_t off, LongHeade
     return true;
 }
 
-bool deriveClientInitialKeys(const VersionInfo& version, std::span<const std::uint8_t> dcid,
-                             InitialKeys& out, std::uint8_t* secret) noexcept {
+namespace {
+
+bool deriveInitialKeys(const VersionInfo& version, std::span<const std::uint8_t> dcid,
+                       const char* side, InitialKeys& out, std::uint8_t* secret) noexcept {
     if (version.salt == nullptr || !contexts().ok()) return false;
     std::array<std::uint8_t, kHashLen> initial{};
     std::array<std::uint8_t, kHashLen> client{};
     // HKDF-Extract(salt, dcid) = HMAC(salt, dcid)
     bool ok = hmacSha256(std::span(version.salt, 20), dcid, {}, {}, initial.data()) &&
-              expandLabel(initial, "client in", client.data(), client.size());
+              expandLabel(initial, side, client.data(), client.size());
     if (ok) {
         ok = expandLabel(client, version.v2 ? "quicv2 key" : "quic key", out.key.data(), 16) &&
              expandLabel(client, version.v2 ? "quicv2 iv" : "quic iv", out.iv.data(), 12) &&
@@ -325,6 +327,18 @@ bool deriveClientInitialKeys(const VersionInfo& version, std::span<const std::ui
     OPENSSL_cleanse(initial.data(), initial.size());
     OPENSSL_cleanse(client.data(), client.size());
     return ok;
+}
+
+}  // namespace
+
+bool deriveClientInitialKeys(const VersionInfo& version, std::span<const std::uint8_t> dcid,
+                             InitialKeys& out, std::uint8_t* secret) noexcept {
+    return deriveInitialKeys(version, dcid, "client in", out, secret);
+}
+
+bool deriveServerInitialKeys(const VersionInfo& version, std::span<const std::uint8_t> dcid,
+                             InitialKeys& out, std::uint8_t* secret) noexcept {
+    return deriveInitialKeys(version, dcid, "server in", out, secret);
 }
 
 std::size_t decryptInitial(std::span<const std::uint8_t> d, const LongHeader& h,

@@ -92,6 +92,11 @@ struct InitialKeys {
 bool deriveClientInitialKeys(const VersionInfo& version, std::span<const std::uint8_t> dcid,
                              InitialKeys& out, std::uint8_t* secret = nullptr) noexcept;
 
+/// The same for the server's Initials ("server in"); the plugin never needs them (it reads the
+/// client's), the RFC 9001 A.3 vector checks the decryptor with them.
+bool deriveServerInitialKeys(const VersionInfo& version, std::span<const std::uint8_t> dcid,
+                             InitialKeys& out, std::uint8_t* secret = nullptr) noexcept;
+
 /// Removes header protection and decrypts the Initial `h` of `datagram` into `out`; returns the
 /// plaintext length, 0 when the packet is malformed, `out` is too small or the tag is wrong.
 /// `packetNumber` receives the decoded (truncated) packet number.
