@@ -175,20 +175,6 @@ constexpr FieldSpec kFields[] = {
      .offset = offsetof(Fields, ja4)},
 };
 
-// A long-header packet of a known version, or a gQUIC public header with a Q0xx version.
-bool mayStartFlow(std::span<const std::uint8_t> payload) noexcept {
-    if (payload.size() < kMinPacketLen) return false;
-    if ((payload[0] & 0x80) != 0) {
-        const std::uint32_t version = std::uint32_t{payload[1]} << 24 |
-                                      std::uint32_t{payload[2]} << 16 |
-                                      std::uint32_t{payload[3]} << 8 | payload[4];
-        VersionInfo known;
-        return versionInfo(version, known) || isGquicCleartextVersion(version);
-    }
-    GquicHeader g;
-    return (payload[0] & 0x09) == 0x09 && parseGquicHeader(payload, g);
-}
-
 class QuicPlugin final : public ProcessPluginBase<QuicPlugin> {
 public:
     using Ext = QuicRecord;

@@ -215,7 +215,7 @@ void parseDatagram(const QuicPacket& pkt, QuicRecord& rec, Datagram& out) noexce
     if (d.empty()) return;
     out.packets = static_cast<std::uint8_t>((d[0] & 0x40) << 1);
     GquicHeader g;
-    if (parseGquicHeader(d, g)) {
+    if (mayBeGquic(d) && parseGquicHeader(d, g)) {
         handleGquic(pkt, g, rec, out);
         return;
     }
@@ -491,6 +491,19 @@ void Cid::set(std::span<const std::uint8_t> s) noexcept {
 
 bool Cid::equals(std::span<const std::uint8_t> s) const noexcept {
     return s.size() == len && (len == 0 || std::memcmp(bytes.data(), s.data(), len) == 0);
+}
+
+bool mayStartFlow(std::span<const std::uint8_t> payload) noexcept {
+    if (payload.size() < kMinPacketLen) return false;
+    if ((payload[0] & 0x80) != 0) {
+        const std::uint32_t version = std::uint32_t{payload[1]} << 24 |
+                                      std::uint32_t{payload[2]} << 16 |
+                                      std::uint32_t{payload[3]} << 8 | payload[4];
+        VersionInfo known;
+        return versionInfo(version, known) || isGquicCleartextVersion(version);
+    }
+    GquicHeader g;
+    return mayBeGquic(payload) && parseGquicHeader(payload, g);
 }
 
 void initRecord(QuicRecord& rec) noexcept {

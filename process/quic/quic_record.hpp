@@ -80,6 +80,11 @@ struct QuicPacket {
 
 enum class QuicUpdate : std::uint8_t { NotQuic, Quic, Flush };
 
+/// Whether a datagram may start a QUIC record (the plugin's check before it takes one): a long
+/// header of a known version, or a legacy gQUIC packet with its version. A bit test and a
+/// version lookup for other UDP traffic.
+bool mayStartFlow(std::span<const std::uint8_t> payload) noexcept;
+
 /// Initialises a freshly attached record (need not be zeroed: the bulk buffers are not touched).
 void initRecord(QuicRecord& rec) noexcept;
 

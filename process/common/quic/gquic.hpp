@@ -41,6 +41,13 @@ struct GquicHeader {
     bool initial = true;                 ///< Q046: long-header type 0 (Initial)
 };
 
+/// Cheap test before parseGquicHeader, inlined on the packet path: a version "Q..." where a
+/// public header (flags 0x09 without 0x02) or a long header puts it.
+inline bool mayBeGquic(std::span<const std::uint8_t> d) noexcept {
+    if (d.size() < 14) return false;
+    return (d[0] & 0x80) != 0 ? d[1] == 'Q' : ((d[0] & 0x0b) == 0x09 && d[9] == 'Q');
+}
+
 /// Parses the header of a gQUIC packet carrying a version (the client's handshake packets).
 /// False when the datagram is not one, or is cut before its first frame.
 bool parseGquicHeader(std::span<const std::uint8_t> datagram, GquicHeader& out) noexcept;
