@@ -8,7 +8,9 @@
 // ROWPROBE_TESTDATA_DIR at a folder with all 36 QUIC captures of nDPI 4.2 compares them all).
 // Fields nDPI does not print must be empty on our side too; a flow nDPI labels QUIC without
 // printing any of them may have no record with a parsed hello. Exceptions are named below with
-// the reason nDPI is wrong, and documented in process/quic/README.md. The IPFIX side of the
+// the reason nDPI is wrong, and documented in process/quic/README.md. tshark is a second
+// ground truth: every flow whose first ClientHello or CHLO it decodes must have tshark's
+// server name, ALPN and user agent (skipped without tshark). The IPFIX side of the
 // same fields is checked by tests/interop/ipfix_plugin_interop_test.cpp; the ALPN travels in
 // IPFIX inside quic_tls_ext, checked here against nDPI's ALPN.
 #include <gtest/gtest.h>
@@ -52,7 +54,8 @@ const NdpiMiss* missFor(const std::string& capture) {
     return nullptr;
 }
 
-// tshark's ClientHello fields per unordered flow key: sni, alpn (','), user agent.
+// tshark's fields of the first ClientHello (or gQUIC CHLO) of each flow, per unordered flow
+// key: sni, alpn (','), user agent (transport parameter 0x3129 or the CHLO's UAID).
 std::map<std::string, std::array<std::string, 3>> tsharkHellos(const fs::path& pcap,
                                                                std::string& error);
 
@@ -93,7 +96,6 @@ std::vector<NdpiQuicFlow> ndpiQuicFlows(const fs::path& out) {
     return flows;
 }
 
-// Every capture of the nDPI 4.2 folder whose .out labels a flow QUIC (name without ".out").
 std::map<std::string, std::array<std::string, 3>> tsharkHellos(const fs::path& pcap,
                                                                std::string& error) {
     std::map<std::string, std::array<std::string, 3>> hellos;
@@ -101,7 +103,7 @@ std::map<std::string, std::array<std::string, 3>> tsharkHellos(const fs::path& p
                                         "-r",
                                         pcap.string(),
                                         "-Y",
-                                        "tls.handshake.type == 1",
+                                        "tls.handshake.type == 1 || gquic.tag.sni",
                                         "-T",
                                         "fields",
                                         "-E",
@@ -121,9 +123,13 @@ std::map<std::string, std::array<std::string, 3>> tsharkHellos(const fs::path& p
                                         "-e",
                                         "tls.handshake.extensions_server_name",
                                         "-e",
+                                        "gquic.tag.sni",
+                                        "-e",
                                         "tls.handshake.extensions_alpn_str",
                                         "-e",
-                                        "tls.quic.parameter.google.user_agent"});
+                                        "tls.quic.parameter.google.user_agent",
+                                        "-e",
+                                        "gquic.tag.uaid"});
     if (r.exitCode != 0) {
         error = "tshark failed: " + r.err;
         return hellos;
@@ -133,14 +139,18 @@ std::map<std::string, std::array<std::string, 3>> tsharkHellos(const fs::path& p
         std::vector<std::string> c;
         std::istringstream fields(l);
         for (std::string f; std::getline(fields, f, '|');) c.push_back(f);
-        if (c.size() < 9) continue;
+        c.resize(11);
+        if (c[2].empty()) continue;
         const std::string key =
             unorderedKey(c[0].empty() ? c[1] : c[0], c[2], c[3].empty() ? c[4] : c[3], c[5]);
-        hellos.emplace(key, std::array<std::string, 3>{c[6], c[7], c[8]});
+        std::string sni = c[6].empty() ? c[7] : c[6];
+        sni = sni.substr(0, sni.find(','));  // the first name, as quic_sni
+        hellos.emplace(key, std::array<std::string, 3>{sni, c[8], c[9].empty() ? c[10] : c[9]});
     }
     return hellos;
 }
 
+// Every capture of the nDPI 4.2 folder whose .out labels a flow QUIC (name without ".out").
 std::vector<std::string> quicCaptures() {
     std::vector<std::string> names;
     const fs::path result = testdataDir() / "ndpi-4.2" / "result";
@@ -185,13 +195,10 @@ TEST_P(NdpiQuic, SniAlpnAndUserAgentOfEveryQuicFlowMatchNdpiReader) {
     }
     Agreement a;
     const NdpiMiss* miss = missFor(capture);
-    std::map<std::string, std::array<std::string, 3>> tshark;
-    if (miss != nullptr) {
-        std::string error;
-        tshark = tsharkHellos(pcap, error);
-        if (!error.empty())
-            GTEST_SKIP() << "tshark not available (Debian package tshark): " << error;
-    }
+    std::string tsharkError;
+    const auto tshark = tsharkHellos(pcap, tsharkError);
+    if (miss != nullptr && !tsharkError.empty())
+        GTEST_SKIP() << "tshark not available (Debian package tshark): " << tsharkError;
     const auto check = [&](const NdpiQuicFlow& n, int field, const std::string& ours,
                            const std::string& theirs, std::size_t& agreed) {
         static constexpr const char* kNames[] = {"sni", "alpn", "user_agent"};
@@ -246,6 +253,26 @@ TEST_P(NdpiQuic, SniAlpnAndUserAgentOfEveryQuicFlowMatchNdpiReader) {
               << a.userAgent << "/" << a.flows << ", fields nDPI misses (tshark-checked) "
               << a.excepted << "\n";
     if (miss != nullptr) std::cout << "  " << miss->reason << "\n";
+    // Second ground truth: every flow whose first ClientHello or CHLO tshark decodes has its
+    // server name, ALPN and user agent (nDPI prints no ALPN list for some flows it parses).
+    if (!tsharkError.empty()) {
+        std::cout << "  tshark cross-check skipped: " << tsharkError << "\n";
+    } else {
+        std::size_t same = 0;
+        for (const auto& [key, fields] : tshark) {
+            const auto it = byKey.find(key);
+            const std::array<std::string, 3> ours =
+                it == byKey.end()
+                    ? std::array<std::string, 3>{}
+                    : std::array<std::string, 3>{flowValue(*it->second, "quic_sni"),
+                                                 flowValue(*it->second, "quic_alpn"),
+                                                 flowValue(*it->second, "quic_user_agent")};
+            EXPECT_EQ(ours, fields) << capture << " " << key << ": rowprobe vs tshark";
+            same += ours == fields ? 1 : 0;
+        }
+        std::cout << "  tshark: " << same << "/" << tshark.size()
+                  << " decoded hellos with the same server name, ALPN and user agent\n";
+    }
     RecordProperty("flows", static_cast<int>(a.flows));
     RecordProperty("exceptions", static_cast<int>(a.excepted));
 }
