@@ -38,9 +38,10 @@ void handshake(TcpPerfState& s, const TcpSegment& seg, std::uint32_t now) noexce
     if ((s.hs & kHsSyn) == 0) return;
     if (syn) {  // SYN-ACK
         if (seg.dir == s.synDir || (s.hs & kHsAck) != 0) return;
+        if ((s.hs & kHsSynAck) != 0) return;  // sent again: both parts stay from the first
         const std::uint32_t d = since(now, s.synUs);
-        if ((s.hs & kHsSynAck) == 0 && validElapsed(d)) s.rttSynUs = d;
-        s.synAckUs = now;  // a SYN-ACK sent again: the client answers the latest
+        if (validElapsed(d)) s.rttSynUs = d;
+        s.synAckUs = now;
         s.hs |= kHsSynAck;
         return;
     }
@@ -60,8 +61,7 @@ void handshake(TcpPerfState& s, const TcpSegment& seg, std::uint32_t now) noexce
 
 // An ACK of `ackDir`'s peer: does it acknowledge a timed segment of the other direction
 // exactly? Segments it covers are no longer in flight.
-void matchAck(TcpPerfDir& timed, std::uint32_t ack, std::uint32_t now,
-              SegmentVerdict& v) noexcept {
+void matchAck(TcpPerfDir& timed, std::uint32_t ack, std::uint32_t now, SegmentVerdict& v) noexcept {
     std::size_t covered = 0;
     while (covered < timed.rttUsed && seqLe(timed.rtt[covered].end, ack)) ++covered;
     if (covered == 0) return;
@@ -140,9 +140,8 @@ SegmentVerdict tcpperfUpdate(TcpPerfState& s, const TcpSegment& seg) noexcept {
         const bool repeats = len == 0 && seq == fwd.nextSeq && ack == fwd.lastAck && !synFinRst &&
                              (fwd.bits & kDirWindowKnown) != 0 && seg.window == fwd.window;
         // the ACK of a keep-alive or of a zero-window probe is no duplicate ACK
-        const bool ackOfProbe =
-            (seg.window != 0 && (rev.bits & kDirLastKeepAlive) != 0) ||
-            (seg.window == 0 && (rev.bits & kDirLastZeroWinProbe) != 0);
+        const bool ackOfProbe = (seg.window != 0 && (rev.bits & kDirLastKeepAlive) != 0) ||
+                                (seg.window == 0 && (rev.bits & kDirLastZeroWinProbe) != 0);
         if (repeats && seg.window != 0 && !ackOfProbe) {
             v.dupAck = true;
             ++fwd.dupAcks;
@@ -163,8 +162,7 @@ SegmentVerdict tcpperfUpdate(TcpPerfState& s, const TcpSegment& seg) noexcept {
         } else if (notAdvanced && rev.dupAckRun >= 2 && rev.lastAck == seq &&
                    since(now, rev.lastAckUs) < kFastRetransmitWindowUs) {
             v.cls = kClassFastRetransmission;
-        } else if (notAdvanced && since(now, fwd.nextSeqUs) < reorderUs &&
-                   fwd.nextSeq != seqEnd) {
+        } else if (notAdvanced && since(now, fwd.nextSeqUs) < reorderUs && fwd.nextSeq != seqEnd) {
             v.cls = kClassOutOfOrder;
         } else if (notAdvanced) {
             v.cls = kClassRetransmission;

@@ -55,10 +55,10 @@ struct TcpSegment {
     std::uint64_t tsNs = 0;
     std::uint32_t seq = 0;
     std::uint32_t ack = 0;
-    std::uint32_t len = 0;  ///< TCP payload bytes on the wire
-    std::uint16_t window = 0;  ///< the header's window field (unscaled)
-    std::uint16_t mss = 0;     ///< MSS option of a SYN, 0 when absent
-    std::uint8_t flags = 0;    ///< FIN 0x01 SYN 0x02 RST 0x04 PSH 0x08 ACK 0x10 ...
+    std::uint32_t len = 0;                 ///< TCP payload bytes on the wire
+    std::uint16_t window = 0;              ///< the header's window field (unscaled)
+    std::uint16_t mss = 0;                 ///< MSS option of a SYN, 0 when absent
+    std::uint8_t flags = 0;                ///< FIN 0x01 SYN 0x02 RST 0x04 PSH 0x08 ACK 0x10 ...
     std::uint8_t wscale = kNoWindowScale;  ///< window-scale option of a SYN
     std::uint8_t dir = 0;                  ///< 0 = the flow's forward direction, 1 = reverse
 };
@@ -95,8 +95,8 @@ struct TcpPerfDir {
 
 struct TcpPerfState {
     std::array<TcpPerfDir, 2> dir;
-    std::uint32_t synUs;     ///< the most recent SYN (without ACK)
-    std::uint32_t synAckUs;  ///< the most recent SYN-ACK answering it
+    std::uint32_t synUs;         ///< the most recent SYN (without ACK)
+    std::uint32_t synAckUs;      ///< the first SYN-ACK answering it
     std::uint32_t rttSynUs;      ///< SYN -> SYN-ACK
     std::uint32_t rttSynAckUs;   ///< SYN-ACK -> the SYN sender's first ACK
     std::uint32_t initialRttUs;  ///< SYN -> first ACK without SYN (either side), Wireshark's iRTT

@@ -3,13 +3,14 @@
 // reordering, spurious retransmission, duplicate ACKs, zero windows and their probes,
 // keep-alives, sequence numbers wrapping at 2^32, time stepping back, hostile option lists;
 // and the plugin on real frames (options read from the SYNs, non-TCP flows without instance).
+#include "process/tcpperf/tcpperf_analysis.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
 
 #include "flow_driver.hpp"
-#include "process/tcpperf/tcpperf_analysis.hpp"
 
 namespace rowprobe::tcpperf {
 namespace {
@@ -282,14 +283,13 @@ TEST(TcpperfAnalysis, TimeSteppingBackGivesNoSamples) {
 TEST(TcpperfAnalysis, OptionParserReadsMssAndWindowScaleAndSurvivesGarbage) {
     std::uint16_t mss = 0;
     std::uint8_t ws = kNoWindowScale;
-    const std::vector<std::uint8_t> linux = {2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1,
-                                             0, 0, 0, 0, 1,    3, 3, 7};
+    const std::vector<std::uint8_t> linux = {2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0,
+                                             0, 1, 0,    0,    0, 0, 1, 3,  3, 7};
     parseTcpOptions(linux, mss, ws);
     EXPECT_EQ(mss, 1460);
     EXPECT_EQ(ws, 7);
-    for (const std::vector<std::uint8_t>& bad :
-         std::vector<std::vector<std::uint8_t>>{{3}, {3, 3}, {3, 0, 7}, {3, 1}, {2, 4, 5},
-                                                {1, 1, 1, 3, 200, 9}, {0, 3, 3, 5}}) {
+    for (const std::vector<std::uint8_t>& bad : std::vector<std::vector<std::uint8_t>>{
+             {3}, {3, 3}, {3, 0, 7}, {3, 1}, {2, 4, 5}, {1, 1, 1, 3, 200, 9}, {0, 3, 3, 5}}) {
         mss = 0;
         ws = kNoWindowScale;
         parseTcpOptions(bad, mss, ws);
@@ -301,10 +301,9 @@ TEST(TcpperfAnalysis, OptionParserReadsMssAndWindowScaleAndSurvivesGarbage) {
 // The plugin on frames: options read from the SYNs, one instance for a TCP flow, none for UDP.
 std::vector<std::uint8_t> tcpFrame(bool fromClient, std::uint8_t flags, std::uint32_t seq,
                                    std::uint32_t ack, const std::vector<std::uint8_t>& options) {
-    std::vector<std::uint8_t> f = test::frame(6, fromClient ? test::kClient : test::kServer,
-                                              fromClient ? 40000 : 80,
-                                              fromClient ? test::kServer : test::kClient,
-                                              fromClient ? 80 : 40000, options);
+    std::vector<std::uint8_t> f =
+        test::frame(6, fromClient ? test::kClient : test::kServer, fromClient ? 40000 : 80,
+                    fromClient ? test::kServer : test::kClient, fromClient ? 80 : 40000, options);
     // the builder put `options` as payload: turn them into TCP options instead
     const std::size_t tcp = 14 + 20;
     for (int i = 0; i < 4; ++i) {
