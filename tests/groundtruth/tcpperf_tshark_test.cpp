@@ -203,7 +203,8 @@ Agreement compare(const fs::path& pcap) {
                 ++a.irttNoSynAck;  // exclusion: no SYN-ACK in the capture
                 continue;
             }
-            if (!s.hasIrtt && sum == 0) continue;
+            // no ACK after the SYN-ACK: tshark has no iRTT, rowprobe only the first half
+            if (!s.hasIrtt && synAck == 0) continue;
             ++a.irttCompared;
             if (s.hasIrtt && std::llabs(sum - s.irttUs) <= 1) {
                 ++a.irttEqual;
