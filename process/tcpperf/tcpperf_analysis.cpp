@@ -59,26 +59,29 @@ void handshake(TcpPerfState& s, const TcpSegment& seg, std::uint32_t now) noexce
     }
 }
 
-// An ACK of `ackDir`'s peer: does it acknowledge a timed segment of the other direction
-// exactly? Segments it covers are no longer in flight.
-void matchAck(TcpPerfDir& timed, std::uint32_t ack, std::uint32_t now, SegmentVerdict& v) noexcept {
-    std::size_t covered = 0;
-    while (covered < timed.rttUsed && seqLe(timed.rtt[covered].end, ack)) ++covered;
-    if (covered == 0) return;
-    const RttSlot& last = timed.rtt[covered - 1];
-    const std::uint32_t d = since(now, last.sentUs);
+// An ACK from the other side: does it acknowledge a timed segment of `h`/`d` exactly? The
+// segments it covers are no longer in flight. An ACK short of the oldest one reads only `h`.
+void matchAck(TcpPerfFlowDir& h, TcpPerfDir& d, std::uint32_t ack, std::uint32_t now,
+              SegmentVerdict& v) noexcept {
+    if (h.rttUsed == 0 || seqGt(h.rttEnd0, ack)) return;
+    const std::size_t covered = h.rttUsed == 2 && seqLe(d.rttEnd1, ack) ? 2 : 1;
+    const std::uint32_t end = covered == 2 ? d.rttEnd1 : h.rttEnd0;
+    const std::uint32_t elapsed = since(now, d.rttSentUs[covered - 1]);
     // Tstat's rule: a sample only from an ACK of exactly the segment's end; a cumulative ACK
     // beyond it gives none.
-    if (last.end == ack && validElapsed(d)) {
+    if (end == ack && validElapsed(elapsed)) {
         v.rttSample = true;
-        v.rttUs = d;
-        if (timed.rttCount == 0 || d < timed.rttMinUs) timed.rttMinUs = d;
-        if (d > timed.rttMaxUs) timed.rttMaxUs = d;
-        timed.rttSumUs += d;
-        ++timed.rttCount;
+        v.rttUs = elapsed;
+        if (d.rttCount == 0 || elapsed < d.rttMinUs) d.rttMinUs = elapsed;
+        if (elapsed > d.rttMaxUs) d.rttMaxUs = elapsed;
+        d.rttSumUs += elapsed;
+        ++d.rttCount;
     }
-    for (std::size_t i = covered; i < timed.rttUsed; ++i) timed.rtt[i - covered] = timed.rtt[i];
-    timed.rttUsed = static_cast<std::uint8_t>(timed.rttUsed - covered);
+    if (covered == 1 && h.rttUsed == 2) {  // the second becomes the oldest
+        h.rttEnd0 = d.rttEnd1;
+        d.rttSentUs[0] = d.rttSentUs[1];
+    }
+    h.rttUsed = static_cast<std::uint8_t>(h.rttUsed - covered);
 }
 
 }  // namespace
@@ -109,8 +112,8 @@ SegmentVerdict tcpperfUpdate(TcpPerfState& s, const TcpSegment& seg) noexcept {
     SegmentVerdict v;
     const std::uint32_t now = static_cast<std::uint32_t>(seg.tsNs / kNsPerUs);
     const std::size_t d = seg.dir & 1U;
-    TcpPerfDir& fwd = s.dir[d];
-    TcpPerfDir& rev = s.dir[d ^ 1U];
+    TcpPerfFlowDir& fwd = s.flow[d];
+    TcpPerfFlowDir& rev = s.flow[d ^ 1U];
     const std::uint8_t flags = seg.flags;
     const std::uint32_t seq = seg.seq;
     const std::uint32_t ack = seg.ack;
@@ -119,11 +122,10 @@ SegmentVerdict tcpperfUpdate(TcpPerfState& s, const TcpSegment& seg) noexcept {
 
     handshake(s, seg, now);
     if ((flags & kSyn) != 0) {
-        fwd.bits |= kDirSynSeen;
-        if (seg.mss != 0) fwd.mss = seg.mss;
+        TcpPerfDir& out = s.dir[d];
+        if (seg.mss != 0) out.mss = seg.mss;
         if (seg.wscale != kNoWindowScale) {
-            fwd.wscale = seg.wscale;
-            fwd.bits |= kDirHasWscale;
+            out.wscalePlusOne = static_cast<std::uint8_t>((seg.wscale > 14 ? 14 : seg.wscale) + 1);
         }
     }
 
@@ -134,7 +136,7 @@ SegmentVerdict tcpperfUpdate(TcpPerfState& s, const TcpSegment& seg) noexcept {
     } else {
         if (seg.window == 0 && !synFinRst) {
             v.zeroWindow = true;
-            ++fwd.zeroWindows;
+            ++s.dir[d].zeroWindows;
         }
         if (len <= 1 && seq == fwd.nextSeq - 1 && !synFinRst) v.keepAlive = true;
         const bool repeats = len == 0 && seq == fwd.nextSeq && ack == fwd.lastAck && !synFinRst &&
@@ -144,7 +146,7 @@ SegmentVerdict tcpperfUpdate(TcpPerfState& s, const TcpSegment& seg) noexcept {
                                 (seg.window == 0 && (rev.bits & kDirLastZeroWinProbe) != 0);
         if (repeats && seg.window != 0 && !ackOfProbe) {
             v.dupAck = true;
-            ++fwd.dupAcks;
+            ++s.dir[d].dupAcks;
             if (fwd.dupAckRun < kDupAckRunCap) ++fwd.dupAckRun;
         }
     }
@@ -169,11 +171,12 @@ SegmentVerdict tcpperfUpdate(TcpPerfState& s, const TcpSegment& seg) noexcept {
         }
     }
     if (v.cls == kClassOutOfOrder) {
-        ++fwd.oooPkts;
+        ++s.dir[d].oooPkts;
     } else if (v.cls != kClassNone) {
-        ++fwd.retxPkts;
-        const std::uint64_t bytes = std::uint64_t{fwd.retxBytes} + len;
-        fwd.retxBytes = bytes > 0xFFFF'FFFFU ? 0xFFFF'FFFFU : static_cast<std::uint32_t>(bytes);
+        TcpPerfDir& out = s.dir[d];
+        ++out.retxPkts;
+        const std::uint64_t bytes = std::uint64_t{out.retxBytes} + len;
+        out.retxBytes = bytes > 0xFFFF'FFFFU ? 0xFFFF'FFFFU : static_cast<std::uint32_t>(bytes);
         fwd.rttUsed = 0;  // Karn's rule: nothing in flight in this direction is timed any more
     }
 
@@ -185,7 +188,12 @@ SegmentVerdict tcpperfUpdate(TcpPerfState& s, const TcpSegment& seg) noexcept {
     const bool advances = seqGt(nextSeq, fwd.nextSeq) || fwd.nextSeq == 0;
     if (advances && !v.zeroWindowProbe) {
         if (len > 0 && v.cls == kClassNone && !v.keepAlive && fwd.rttUsed < kRttSlots) {
-            fwd.rtt[fwd.rttUsed++] = {nextSeq, now};
+            if (fwd.rttUsed == 0) {
+                fwd.rttEnd0 = nextSeq;
+            } else {
+                s.dir[d].rttEnd1 = nextSeq;
+            }
+            s.dir[d].rttSentUs[fwd.rttUsed++] = now;
         }
         fwd.nextSeq = nextSeq;
         fwd.nextSeqUs = now;
@@ -200,7 +208,7 @@ SegmentVerdict tcpperfUpdate(TcpPerfState& s, const TcpSegment& seg) noexcept {
     if (v.zeroWindowProbe) fwd.bits |= kDirLastZeroWinProbe;
 
     // --- RTT: this ACK against the other direction's timed segments.
-    if ((flags & kAck) != 0 && rev.rttUsed != 0) matchAck(rev, ack, now, v);
+    if ((flags & kAck) != 0) matchAck(rev, s.dir[d ^ 1U], ack, now, v);
     return v;
 }
 

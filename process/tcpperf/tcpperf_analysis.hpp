@@ -4,10 +4,12 @@
 // Pure functions on a fixed state: no plugin API, no allocation, no throw. The plugin glue is
 // tcpperf_plugin.cpp; the metric definitions and their Tstat columns are in README.md.
 //
-// Design. The state is one TcpPerfState per flow (tier 1, 192 bytes), made of two TcpPerfDir
-// (one per direction: index 0 = the flow's forward direction) and the handshake times:
+// Design. The state is one TcpPerfState per flow (tier 1, 192 bytes, three cache lines). The
+// first line holds what every segment reads or writes (the "flow" part, one TcpPerfFlowDir
+// per direction, index 0 = the flow's forward direction, and the handshake bits); the other
+// two hold the results and what only events touch (an RTT sample, a retransmission, a SYN):
 //
-//   TcpPerfDir                         what it is for
+//   TcpPerfFlowDir (first line)        what it is for
 //   ---------------------------------  ---------------------------------------------------------
 //   nextSeq, nextSeqUs                 the highest sequence end sent so far and when it advanced:
 //                                      a segment that starts below it is a retransmission or
@@ -17,12 +19,15 @@
 //                                      duplicate ACKs, fast retransmissions (>= 2 duplicate ACKs
 //                                      of the other side, within 20 ms), spurious ones (the
 //                                      data was already acknowledged), zero-window probes
-//   rtt[kRttSlots]                     the first data segments in flight, oldest first (end
+//   rttEnd0, rttUsed                   the oldest timed segment's end: an ACK that does not
+//                                      reach it costs no other line
+//   TcpPerfDir (lines 2-3)
+//   rttEnd1, rttSentUs[kRttSlots]      the first data segments in flight, oldest first (end
 //                                      sequence, send time): an ACK equal to an end gives one
 //                                      RTT sample; a retransmission in the direction clears
 //                                      them (Karn's rule); full = not timed (bounded work)
 //   counters                           retransmitted packets/bytes, out-of-order, duplicate
-//                                      ACKs, zero windows, RTT min/max/sum/count
+//                                      ACKs, zero windows, RTT min/max/sum/count, MSS, scale
 //
 // Sequence numbers compare modulo 2^32 (serial arithmetic), so a connection that crosses the
 // wrap at 2^32 is measured as any other. Times are kept as microseconds modulo 2^32: every
@@ -35,6 +40,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -63,20 +69,25 @@ struct TcpSegment {
     std::uint8_t dir = 0;                  ///< 0 = the flow's forward direction, 1 = reverse
 };
 
-struct RttSlot {
-    std::uint32_t end;     ///< sequence number that acknowledges the segment whole
-    std::uint32_t sentUs;  ///< its send time (µs modulo 2^32)
-};
-
-struct TcpPerfDir {
-    // the analysis (Wireshark's per-direction state; 0 = unset for nextSeq and lastAck, as there)
+/// What every segment of a direction reads or writes (Wireshark's per-direction analysis
+/// state; 0 = unset for nextSeq and lastAck, as there).
+struct TcpPerfFlowDir {
     std::uint32_t nextSeq;
     std::uint32_t nextSeqUs;
     std::uint32_t lastAck;
     std::uint32_t lastAckUs;
-    std::array<RttSlot, kRttSlots> rtt;
-    // results
+    std::uint32_t rttEnd0;  ///< end of the oldest timed segment (when rttUsed != 0)
+    std::uint16_t window;
+    std::int8_t dupAckRun;  ///< duplicate ACKs in a row (Wireshark's dupacknum, capped)
+    std::uint8_t bits;      ///< kDir* below
+    std::uint8_t rttUsed;   ///< timed segments (slots in use)
+};
+
+/// A direction's results and the rest of its RTT timing.
+struct TcpPerfDir {
     std::uint64_t rttSumUs;
+    std::uint32_t rttEnd1;  ///< end of the second timed segment (when rttUsed == 2)
+    std::array<std::uint32_t, kRttSlots> rttSentUs;  ///< send times, oldest first
     std::uint32_t rttMinUs;
     std::uint32_t rttMaxUs;
     std::uint32_t rttCount;
@@ -85,32 +96,31 @@ struct TcpPerfDir {
     std::uint32_t oooPkts;
     std::uint32_t dupAcks;
     std::uint32_t zeroWindows;
-    std::uint16_t window;
     std::uint16_t mss;
-    std::int8_t dupAckRun;  ///< duplicate ACKs in a row (Wireshark's dupacknum, capped)
-    std::uint8_t wscale;    ///< the SYN's window-scale option (valid with kDirHasWscale)
-    std::uint8_t rttUsed;   ///< slots in use
-    std::uint8_t bits;      ///< kDir* below
+    std::uint8_t wscalePlusOne;  ///< the SYN's window-scale option + 1; 0 = none
 };
 
 struct TcpPerfState {
-    std::array<TcpPerfDir, 2> dir;
-    std::uint32_t synUs;         ///< the most recent SYN (without ACK)
-    std::uint32_t synAckUs;      ///< the first SYN-ACK answering it
-    std::uint32_t rttSynUs;      ///< SYN -> SYN-ACK
-    std::uint32_t rttSynAckUs;   ///< SYN-ACK -> the SYN sender's first ACK
+    // first cache line: every segment
+    std::array<TcpPerfFlowDir, 2> flow;
     std::uint32_t initialRttUs;  ///< SYN -> first ACK without SYN (either side), Wireshark's iRTT
     std::uint8_t hs;             ///< kHs* below
     std::uint8_t synDir;         ///< the direction that sent the SYN
+    // lines 2-3: events
+    std::array<TcpPerfDir, 2> dir;
+    std::uint32_t synUs;        ///< the most recent SYN (without ACK)
+    std::uint32_t synAckUs;     ///< the first SYN-ACK answering it
+    std::uint32_t rttSynUs;     ///< SYN -> SYN-ACK
+    std::uint32_t rttSynAckUs;  ///< SYN-ACK -> the SYN sender's first ACK
 };
-static_assert(sizeof(TcpPerfState) <= 192, "tier-1 state budget: three cache lines");
+static_assert(sizeof(TcpPerfFlowDir) == 28);
+static_assert(offsetof(TcpPerfState, dir) == 64, "what every segment touches: one line");
+static_assert(sizeof(TcpPerfState) == 192, "tier-1 state budget: three cache lines");
 
-// TcpPerfDir::bits
+// TcpPerfFlowDir::bits
 inline constexpr std::uint8_t kDirWindowKnown = 0x01;
 inline constexpr std::uint8_t kDirLastKeepAlive = 0x02;  ///< its last segment was a keep-alive
 inline constexpr std::uint8_t kDirLastZeroWinProbe = 0x04;
-inline constexpr std::uint8_t kDirSynSeen = 0x08;
-inline constexpr std::uint8_t kDirHasWscale = 0x10;
 
 // TcpPerfState::hs
 inline constexpr std::uint8_t kHsSyn = 0x01;
@@ -148,8 +158,8 @@ void parseTcpOptions(std::span<const std::uint8_t> options, std::uint16_t& mss,
 /// The window-scale shift a direction announced in its SYN (capped at 14, RFC 7323 §2.3), or
 /// kNoWindowScale when its SYN had no such option or was not seen.
 inline std::uint8_t announcedWindowScale(const TcpPerfDir& d) noexcept {
-    if ((d.bits & kDirHasWscale) == 0) return kNoWindowScale;
-    return d.wscale > 14 ? 14 : d.wscale;
+    if (d.wscalePlusOne == 0) return kNoWindowScale;
+    return d.wscalePlusOne > 15 ? 14 : static_cast<std::uint8_t>(d.wscalePlusOne - 1);
 }
 
 /// Mean RTT of a direction in µs (0 without samples).

@@ -24,8 +24,9 @@ std::uint32_t be32(const std::uint8_t* p) {
 }
 std::uint16_t be16(const std::uint8_t* p) { return static_cast<std::uint16_t>(p[0] << 8 | p[1]); }
 
-void checkDir(const TcpPerfDir& d, std::uint64_t packets, std::uint64_t bytes) {
-    check(d.rttUsed <= kRttSlots);
+void checkDir(const TcpPerfFlowDir& h, const TcpPerfDir& d, std::uint64_t packets,
+              std::uint64_t bytes) {
+    check(h.rttUsed <= kRttSlots);
     if (d.rttCount != 0) {
         check(d.rttMinUs <= d.rttMaxUs);
         check(rttMeanUs(d) >= d.rttMinUs && rttMeanUs(d) <= d.rttMaxUs);
@@ -61,8 +62,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         seg.dir = r[0] & 1U;
         seg.flags = r[1];
         const std::uint32_t value = be32(r + 2);
-        const TcpPerfDir& self = s.dir[seg.dir];
-        const TcpPerfDir& peer = s.dir[seg.dir ^ 1U];
+        const TcpPerfFlowDir& self = s.flow[seg.dir];
+        const TcpPerfFlowDir& peer = s.flow[seg.dir ^ 1U];
         switch ((r[0] >> 1) & 3U) {
             case 0:
                 seg.seq = value;
@@ -92,8 +93,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         bytes[seg.dir] += seg.len;
         check(!v.rttSample || v.rttUs < 0x8000'0000U);
         check(v.cls <= kClassOutOfOrder);
-        checkDir(s.dir[0], packets[0], bytes[0]);
-        checkDir(s.dir[1], packets[1], bytes[1]);
+        checkDir(s.flow[0], s.dir[0], packets[0], bytes[0]);
+        checkDir(s.flow[1], s.dir[1], packets[1], bytes[1]);
     }
     return 0;
 }
