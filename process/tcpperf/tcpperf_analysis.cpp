@@ -160,19 +160,19 @@ SegmentVerdict tcpperfUpdate(TcpPerfState& s, const TcpSegment& seg) noexcept {
         const std::uint32_t seqEnd = seq + len + ((flags & (kSyn | kFin)) != 0 ? 1U : 0U);
         const std::uint32_t reorderUs = s.initialRttUs != 0 ? s.initialRttUs : kDefaultReorderUs;
         if (len > 0 && rev.lastAck != 0 && seqLe(seq + len, rev.lastAck)) {
-            v.cls = kClassSpurious;  // its bytes were already acknowledged
+            v.cls = SegmentClass::Spurious;  // its bytes were already acknowledged
         } else if (notAdvanced && rev.dupAckRun >= 2 && rev.lastAck == seq &&
                    since(now, rev.lastAckUs) < kFastRetransmitWindowUs) {
-            v.cls = kClassFastRetransmission;
+            v.cls = SegmentClass::FastRetransmission;
         } else if (notAdvanced && since(now, fwd.nextSeqUs) < reorderUs && fwd.nextSeq != seqEnd) {
-            v.cls = kClassOutOfOrder;
+            v.cls = SegmentClass::OutOfOrder;
         } else if (notAdvanced) {
-            v.cls = kClassRetransmission;
+            v.cls = SegmentClass::Retransmission;
         }
     }
-    if (v.cls == kClassOutOfOrder) {
+    if (v.cls == SegmentClass::OutOfOrder) {
         ++s.dir[d].oooPkts;
-    } else if (v.cls != kClassNone) {
+    } else if (v.cls != SegmentClass::None) {
         TcpPerfDir& out = s.dir[d];
         ++out.retxPkts;
         const std::uint64_t bytes = std::uint64_t{out.retxBytes} + len;
@@ -187,7 +187,7 @@ SegmentVerdict tcpperfUpdate(TcpPerfState& s, const TcpSegment& seg) noexcept {
     }
     const bool advances = seqGt(nextSeq, fwd.nextSeq) || fwd.nextSeq == 0;
     if (advances && !v.zeroWindowProbe) {
-        if (len > 0 && v.cls == kClassNone && !v.keepAlive && fwd.rttUsed < kRttSlots) {
+        if (len > 0 && v.cls == SegmentClass::None && !v.keepAlive && fwd.rttUsed < kRttSlots) {
             if (fwd.rttUsed == 0) {
                 fwd.rttEnd0 = nextSeq;
             } else {

@@ -129,16 +129,16 @@ inline constexpr std::uint8_t kHsAck = 0x04;
 inline constexpr std::uint8_t kHsInitialRtt = 0x08;
 
 /// What the analysis made of one segment (for tests and statistics).
-enum SegmentClass : std::uint8_t {
-    kClassNone = 0,
-    kClassRetransmission = 1,      ///< Wireshark "retransmission"
-    kClassFastRetransmission = 2,  ///< Wireshark "fast retransmission"
-    kClassSpurious = 3,            ///< Wireshark "spurious retransmission"
-    kClassOutOfOrder = 4,          ///< Wireshark "out-of-order"
+enum class SegmentClass : std::uint8_t {
+    None = 0,
+    Retransmission = 1,      ///< Wireshark "retransmission"
+    FastRetransmission = 2,  ///< Wireshark "fast retransmission"
+    Spurious = 3,            ///< Wireshark "spurious retransmission"
+    OutOfOrder = 4,          ///< Wireshark "out-of-order"
 };
 
 struct SegmentVerdict {
-    SegmentClass cls = kClassNone;
+    SegmentClass cls = SegmentClass::None;
     bool dupAck = false;
     bool zeroWindow = false;
     bool keepAlive = false;

@@ -92,7 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         ++packets[seg.dir];
         bytes[seg.dir] += seg.len;
         check(!v.rttSample || v.rttUs < 0x8000'0000U);
-        check(v.cls <= kClassOutOfOrder);
+        check(static_cast<unsigned>(v.cls) <= static_cast<unsigned>(SegmentClass::OutOfOrder));
         checkDir(s.flow[0], s.dir[0], packets[0], bytes[0]);
         checkDir(s.flow[1], s.dir[1], packets[1], bytes[1]);
     }

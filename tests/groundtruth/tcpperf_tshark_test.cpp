@@ -117,6 +117,7 @@ std::vector<Stream> tsharkStreams(const fs::path& pcap, std::string& error) {
         if (!f[11].empty()) ++s.retx[src == s.firstSrc ? 0 : 1];
     }
     std::vector<Stream> out;
+    out.reserve(byId.size());
     for (auto& [id, s] : byId) out.push_back(s);
     return out;
 }

@@ -129,7 +129,7 @@ TEST(TcpperfAnalysis, KarnsRuleNoSampleFromARetransmittedSegment) {
     c.handshake(100, 5000);
     c.send(kS, 100'000, kPshAck, 5001, 101, 1000);
     const auto r = c.send(kS, 400'000, kPshAck, 5001, 101, 1000);  // timeout, sent again
-    EXPECT_EQ(r.cls, kClassRetransmission);
+    EXPECT_EQ(r.cls, SegmentClass::Retransmission);
     const auto v = c.send(kC, 430'000, kAck, 101, 6001);
     EXPECT_FALSE(v.rttSample);  // 30 ms or 330 ms? ambiguous: no sample
     EXPECT_EQ(c.server().rttCount, 0U);
@@ -155,7 +155,7 @@ TEST(TcpperfAnalysis, LossBeforeTheProbeDuplicateAcksAndFastRetransmission) {
     EXPECT_TRUE(d2.dupAck);
     EXPECT_EQ(c.client().dupAcks, 2U);
     const auto fr = c.send(kS, 135'000, kPshAck, 6001, 101, 1000);  // within 20 ms
-    EXPECT_EQ(fr.cls, kClassFastRetransmission);
+    EXPECT_EQ(fr.cls, SegmentClass::FastRetransmission);
     EXPECT_EQ(c.server().retxPkts, 1U);
     EXPECT_EQ(c.server().oooPkts, 0U);
     // the ACK that follows is not a duplicate
@@ -168,7 +168,7 @@ TEST(TcpperfAnalysis, LossAfterTheProbeIsARetransmissionAfterTheTimeout) {
     c.send(kC, 100'000, kPshAck, 101, 5001, 300);
     // no ACK (lost after the probe): the client sends it again after 1 s
     const auto r = c.send(kC, 1'100'000, kPshAck, 101, 5001, 300);
-    EXPECT_EQ(r.cls, kClassRetransmission);
+    EXPECT_EQ(r.cls, SegmentClass::Retransmission);
     EXPECT_EQ(c.client().retxPkts, 1U);
     EXPECT_EQ(c.client().retxBytes, 300U);
 }
@@ -179,22 +179,22 @@ TEST(TcpperfAnalysis, ReorderingWithinTheInitialRttIsOutOfOrderNotRetransmission
     c.send(kS, 100'000, kPshAck, 5001, 101, 1000);
     c.send(kS, 100'010, kPshAck, 7001, 101, 1000);  // the third arrives before the second
     const auto o = c.send(kS, 100'500, kPshAck, 6001, 101, 1000);
-    EXPECT_EQ(o.cls, kClassOutOfOrder);
+    EXPECT_EQ(o.cls, SegmentClass::OutOfOrder);
     EXPECT_EQ(c.server().oooPkts, 1U);
     EXPECT_EQ(c.server().retxPkts, 0U);
     // the same hole filled only after the initial RTT is a retransmission
     c.send(kS, 200'000, kPshAck, 9001, 101, 1000);
     const auto r = c.send(kS, 230'000, kPshAck, 8001, 101, 1000);
-    EXPECT_EQ(r.cls, kClassRetransmission);
+    EXPECT_EQ(r.cls, SegmentClass::Retransmission);
 }
 
 TEST(TcpperfAnalysis, WithoutHandshakeReorderingThresholdIs3ms) {
     Conn c;  // capture starts mid-connection
     c.send(kS, 0, kPshAck, 5001, 101, 1000);
     c.send(kS, 10, kPshAck, 7001, 101, 1000);
-    EXPECT_EQ(c.send(kS, 2'900, kPshAck, 6001, 101, 1000).cls, kClassOutOfOrder);
+    EXPECT_EQ(c.send(kS, 2'900, kPshAck, 6001, 101, 1000).cls, SegmentClass::OutOfOrder);
     c.send(kS, 10'000, kPshAck, 9001, 101, 1000);
-    EXPECT_EQ(c.send(kS, 13'500, kPshAck, 8001, 101, 1000).cls, kClassRetransmission);
+    EXPECT_EQ(c.send(kS, 13'500, kPshAck, 8001, 101, 1000).cls, SegmentClass::Retransmission);
 }
 
 TEST(TcpperfAnalysis, DataAlreadyAcknowledgedIsASpuriousRetransmission) {
@@ -203,7 +203,7 @@ TEST(TcpperfAnalysis, DataAlreadyAcknowledgedIsASpuriousRetransmission) {
     c.send(kS, 100'000, kPshAck, 5001, 101, 1000);
     c.send(kC, 130'000, kAck, 101, 6001);
     const auto v = c.send(kS, 600'000, kPshAck, 5001, 101, 1000);
-    EXPECT_EQ(v.cls, kClassSpurious);
+    EXPECT_EQ(v.cls, SegmentClass::Spurious);
     EXPECT_EQ(c.server().retxPkts, 1U);
 }
 
@@ -216,19 +216,19 @@ TEST(TcpperfAnalysis, ZeroWindowAnnouncementsProbesAndTheirAcks) {
     // the sender probes with one byte at the next sequence number, twice
     const auto p1 = c.send(kS, 330'000, kPshAck, 6001, 101, 1);
     EXPECT_TRUE(p1.zeroWindowProbe);
-    EXPECT_EQ(p1.cls, kClassNone);
+    EXPECT_EQ(p1.cls, SegmentClass::None);
     const auto a1 = c.send(kC, 360'000, kAck, 101, 6001, 0, 0);  // still zero
     EXPECT_FALSE(a1.dupAck);
     const auto p2 = c.send(kS, 760'000, kPshAck, 6001, 101, 1);
     EXPECT_TRUE(p2.zeroWindowProbe);
-    EXPECT_EQ(p2.cls, kClassNone);
+    EXPECT_EQ(p2.cls, SegmentClass::None);
     c.send(kC, 790'000, kAck, 101, 6001, 0, 0);
     EXPECT_EQ(c.client().zeroWindows, 3U);
     EXPECT_EQ(c.client().dupAcks, 0U);
     EXPECT_EQ(c.server().retxPkts, 0U);
     // the window opens: data flows at the probe's sequence number without a retransmission
     c.send(kC, 800'000, kAck, 101, 6001, 0, 502);
-    EXPECT_EQ(c.send(kS, 800'100, kPshAck, 6001, 101, 1000).cls, kClassNone);
+    EXPECT_EQ(c.send(kS, 800'100, kPshAck, 6001, 101, 1000).cls, SegmentClass::None);
     EXPECT_EQ(c.client().zeroWindows, 3U);
 }
 
@@ -239,7 +239,7 @@ TEST(TcpperfAnalysis, KeepAliveIsNeitherRetransmissionNorItsAckADuplicate) {
     c.send(kS, 110'000, kAck, 5001, 111);
     const auto k = c.send(kC, 60'000'000, kAck, 110, 5001, 0);  // seq = next - 1
     EXPECT_TRUE(k.keepAlive);
-    EXPECT_EQ(k.cls, kClassNone);
+    EXPECT_EQ(k.cls, SegmentClass::None);
     const auto a = c.send(kS, 60'030'000, kAck, 5001, 111);
     EXPECT_FALSE(a.dupAck);
     EXPECT_EQ(c.client().retxPkts, 0U);
@@ -253,7 +253,7 @@ TEST(TcpperfAnalysis, SequenceNumbersWrapAt2Pow32) {
     std::uint32_t seq = isn + 1;
     std::uint64_t t = 100'000;
     for (int i = 0; i < 4; ++i) {  // 4 x 500 bytes cross 2^32
-        EXPECT_EQ(c.send(kS, t, kPshAck, seq, 101, 500).cls, kClassNone) << i;
+        EXPECT_EQ(c.send(kS, t, kPshAck, seq, 101, 500).cls, SegmentClass::None) << i;
         const auto a = c.send(kC, t + 10'000, kAck, 101, seq + 500);
         EXPECT_TRUE(a.rttSample) << i;
         seq += 500;
@@ -263,9 +263,9 @@ TEST(TcpperfAnalysis, SequenceNumbersWrapAt2Pow32) {
     EXPECT_EQ(c.server().retxPkts, 0U);
     // after the wrap (seq is small now) a segment from before it is still a retransmission
     EXPECT_LT(seq, 2000U);
-    EXPECT_EQ(c.send(kS, t + 500'000, kPshAck, seq - 500, 101, 500).cls, kClassSpurious);
+    EXPECT_EQ(c.send(kS, t + 500'000, kPshAck, seq - 500, 101, 500).cls, SegmentClass::Spurious);
     c.send(kS, t + 600'000, kPshAck, seq, 101, 500);
-    EXPECT_EQ(c.send(kS, t + 900'000, kPshAck, seq, 101, 500).cls, kClassRetransmission);
+    EXPECT_EQ(c.send(kS, t + 900'000, kPshAck, seq, 101, 500).cls, SegmentClass::Retransmission);
     EXPECT_EQ(c.server().retxPkts, 2U);
 }
 
