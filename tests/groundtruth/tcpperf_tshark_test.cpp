@@ -7,7 +7,9 @@
 //   * retransmissions: tcpperf_retx_pkts (+ _rev) = the packets tshark flags
 //     tcp.analysis.retransmission. Wireshark sets that flag on its generic, fast and spurious
 //     retransmissions alike (not on out-of-order segments), so all three are counted; within
-//     one packet per flow, per direction and in total.
+//     one packet per flow, per direction and in total;
+//   * duplicate ACKs, zero windows and out-of-order segments (tcpperf_dup_acks, _zero_win,
+//     _ooo_pkts) = tcp.analysis.duplicate_ack / zero_window / out_of_order, exactly.
 //
 // tshark (`-T fields`, the last occurrence of each field, so ICMP errors quoting a TCP header
 // are left out by the display filter) gives one row per packet with its tcp.stream; streams
@@ -43,6 +45,7 @@ struct Stream {
     bool hasIrtt = false;
     std::int64_t irttUs = 0;
     std::array<std::uint64_t, 2> retx{};  // [0]: sent by firstSrc
+    std::array<std::uint64_t, 2> dupAck{}, zeroWin{}, ooo{};
 };
 
 std::string endpoint(const std::string& ip, const std::string& port) {
@@ -86,7 +89,10 @@ std::vector<Stream> tsharkStreams(const fs::path& pcap, std::string& error) {
                                         "-e",     "tcp.flags.syn",
                                         "-e",     "tcp.flags.ack",
                                         "-e",     "tcp.analysis.initial_rtt",
-                                        "-e",     "tcp.analysis.retransmission"},
+                                        "-e",     "tcp.analysis.retransmission",
+                                        "-e",     "tcp.analysis.duplicate_ack",
+                                        "-e",     "tcp.analysis.zero_window",
+                                        "-e",     "tcp.analysis.out_of_order"},
                                        300);
     std::map<std::uint64_t, Stream> byId;
     if (r.exitCode != 0) {
@@ -96,7 +102,7 @@ std::vector<Stream> tsharkStreams(const fs::path& pcap, std::string& error) {
     std::istringstream in(r.out);
     for (std::string line; std::getline(in, line);) {
         const auto f = splitTabs(line);
-        if (f.size() < 12 || f[0].empty()) continue;
+        if (f.size() < 15 || f[0].empty()) continue;
         const std::uint64_t id = std::stoull(f[0]);
         const std::string src = endpoint(f[1].empty() ? f[2] : f[1], f[3]);
         const std::string dst = endpoint(f[4].empty() ? f[5] : f[4], f[6]);
@@ -114,7 +120,11 @@ std::vector<Stream> tsharkStreams(const fs::path& pcap, std::string& error) {
             s.hasIrtt = true;
             s.irttUs = std::llround(std::strtod(f[10].c_str(), nullptr) * 1e6);
         }
-        if (!f[11].empty()) ++s.retx[src == s.firstSrc ? 0 : 1];
+        const std::size_t d = src == s.firstSrc ? 0 : 1;
+        if (!f[11].empty()) ++s.retx[d];
+        if (!f[12].empty()) ++s.dupAck[d];
+        if (!f[13].empty()) ++s.zeroWin[d];
+        if (!f[14].empty()) ++s.ooo[d];
     }
     std::vector<Stream> out;
     out.reserve(byId.size());
@@ -127,6 +137,8 @@ struct Agreement {
     std::size_t irttCompared = 0, irttEqual = 0, irttNoSynAck = 0;
     std::size_t retxEqual = 0, retxWithinOne = 0;
     std::uint64_t retxTshark = 0, retxOurs = 0;
+    std::size_t eventsEqual = 0;  ///< duplicate ACKs, zero windows, out-of-order all equal
+    std::uint64_t dupAcks = 0, zeroWins = 0, ooos = 0;  ///< tshark's totals
     std::vector<std::string> failures;
 };
 
@@ -196,6 +208,29 @@ Agreement compare(const fs::path& pcap) {
                                      ", rowprobe " + std::to_string(ours0) + "/" +
                                      std::to_string(ours1));
             }
+            // duplicate ACKs, zero windows, out-of-order: the same rules, checked equal
+            bool events = true;
+            const std::pair<const char*, const std::array<std::uint64_t, 2>*> counters[] = {
+                {"tcpperf_dup_acks", &s.dupAck},
+                {"tcpperf_zero_win", &s.zeroWin},
+                {"tcpperf_ooo_pkts", &s.ooo}};
+            for (const auto& [name, theirsPerDir] : counters) {
+                const std::string fwdKey = name;
+                const std::string revKey = fwdKey + "_rev";
+                const std::uint64_t o0 = num(f, (same ? fwdKey : revKey).c_str());
+                const std::uint64_t o1 = num(f, (same ? revKey : fwdKey).c_str());
+                if (o0 != (*theirsPerDir)[0] || o1 != (*theirsPerDir)[1]) {
+                    events = false;
+                    a.failures.push_back(what + ": " + fwdKey + " tshark " +
+                                         std::to_string((*theirsPerDir)[0]) + "/" +
+                                         std::to_string((*theirsPerDir)[1]) + ", rowprobe " +
+                                         std::to_string(o0) + "/" + std::to_string(o1));
+                }
+            }
+            if (events) ++a.eventsEqual;
+            a.dupAcks += s.dupAck[0] + s.dupAck[1];
+            a.zeroWins += s.zeroWin[0] + s.zeroWin[1];
+            a.ooos += s.ooo[0] + s.ooo[1];
             // 0 = not measured on both sides (Wireshark keeps a zero iRTT as "none" too)
             const std::uint64_t syn = num(f, "tcpperf_rtt_syn_us");
             const std::uint64_t synAck = num(f, "tcpperf_rtt_synack_us");
@@ -234,7 +269,9 @@ TEST_P(TcpperfTshark, HandshakeRttAndRetransmissionsAgreeWithTshark) {
               << a.irttNoSynAck << " without SYN-ACK in the capture); retransmissions equal "
               << a.retxEqual << "/" << a.joined << ", within one " << a.retxWithinOne << "/"
               << a.joined << " (tshark " << a.retxTshark << ", rowprobe " << a.retxOurs
-              << " packets)\n";
+              << " packets); duplicate ACKs, zero windows and out-of-order equal " << a.eventsEqual
+              << "/" << a.joined << " (tshark " << a.dupAcks << ", " << a.zeroWins << ", " << a.ooos
+              << ")\n";
     for (const std::string& f : a.failures) ADD_FAILURE() << f;
     EXPECT_GT(a.joined, 0U);
 }
