@@ -9,7 +9,9 @@
 //     retransmissions alike (not on out-of-order segments), so all three are counted; within
 //     one packet per flow, per direction and in total;
 //   * duplicate ACKs, zero windows and out-of-order segments (tcpperf_dup_acks, _zero_win,
-//     _ooo_pkts) = tcp.analysis.duplicate_ack / zero_window / out_of_order, exactly.
+//     _ooo_pkts) = tcp.analysis.duplicate_ack / zero_window / out_of_order, exactly;
+//   * tcpperf_mss / tcpperf_wscale = tcp.options.mss_val / tcp.options.wscale.shift of the
+//     direction's SYN (shifts above 14 count as 14, RFC 7323), exactly.
 //
 // tshark (`-T fields`, the last occurrence of each field, so ICMP errors quoting a TCP header
 // are left out by the display filter) gives one row per packet with its tcp.stream; streams
@@ -46,6 +48,8 @@ struct Stream {
     std::int64_t irttUs = 0;
     std::array<std::uint64_t, 2> retx{};  // [0]: sent by firstSrc
     std::array<std::uint64_t, 2> dupAck{}, zeroWin{}, ooo{};
+    std::array<std::uint64_t, 2> mss{};             // of the direction's SYN, 0 = none
+    std::array<std::uint64_t, 2> wscale{255, 255};  // 255 = no option
 };
 
 std::string endpoint(const std::string& ip, const std::string& port) {
@@ -92,7 +96,9 @@ std::vector<Stream> tsharkStreams(const fs::path& pcap, std::string& error) {
                                         "-e",     "tcp.analysis.retransmission",
                                         "-e",     "tcp.analysis.duplicate_ack",
                                         "-e",     "tcp.analysis.zero_window",
-                                        "-e",     "tcp.analysis.out_of_order"},
+                                        "-e",     "tcp.analysis.out_of_order",
+                                        "-e",     "tcp.options.mss_val",
+                                        "-e",     "tcp.options.wscale.shift"},
                                        300);
     std::map<std::uint64_t, Stream> byId;
     if (r.exitCode != 0) {
@@ -102,7 +108,7 @@ std::vector<Stream> tsharkStreams(const fs::path& pcap, std::string& error) {
     std::istringstream in(r.out);
     for (std::string line; std::getline(in, line);) {
         const auto f = splitTabs(line);
-        if (f.size() < 15 || f[0].empty()) continue;
+        if (f.size() < 17 || f[0].empty()) continue;
         const std::uint64_t id = std::stoull(f[0]);
         const std::string src = endpoint(f[1].empty() ? f[2] : f[1], f[3]);
         const std::string dst = endpoint(f[4].empty() ? f[5] : f[4], f[6]);
@@ -125,6 +131,8 @@ std::vector<Stream> tsharkStreams(const fs::path& pcap, std::string& error) {
         if (!f[12].empty()) ++s.dupAck[d];
         if (!f[13].empty()) ++s.zeroWin[d];
         if (!f[14].empty()) ++s.ooo[d];
+        if (syn && !f[15].empty()) s.mss[d] = std::stoull(f[15]);
+        if (syn && !f[16].empty()) s.wscale[d] = std::min<std::uint64_t>(std::stoull(f[16]), 14);
     }
     std::vector<Stream> out;
     out.reserve(byId.size());
@@ -208,12 +216,14 @@ Agreement compare(const fs::path& pcap) {
                                      ", rowprobe " + std::to_string(ours0) + "/" +
                                      std::to_string(ours1));
             }
-            // duplicate ACKs, zero windows, out-of-order: the same rules, checked equal
+            // duplicate ACKs, zero windows, out-of-order (the same rules), MSS and window scale
             bool events = true;
             const std::pair<const char*, const std::array<std::uint64_t, 2>*> counters[] = {
                 {"tcpperf_dup_acks", &s.dupAck},
                 {"tcpperf_zero_win", &s.zeroWin},
-                {"tcpperf_ooo_pkts", &s.ooo}};
+                {"tcpperf_ooo_pkts", &s.ooo},
+                {"tcpperf_mss", &s.mss},
+                {"tcpperf_wscale", &s.wscale}};
             for (const auto& [name, theirsPerDir] : counters) {
                 const std::string fwdKey = name;
                 const std::string revKey = fwdKey + "_rev";
