@@ -34,7 +34,7 @@ constexpr OptionSpec kOptions[] = {
      .defaultValue = "1",
      .help = "element id of the first field under pen= (the others follow in the README's order)",
      .min = 1,
-     .max = 32748},
+     .max = 32746},
 };
 
 struct Fields {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "flow_driver.hpp"
+#include "rowprobe/errors.hpp"
 
 namespace rowprobe::tcpperf {
 namespace {
@@ -352,6 +353,12 @@ TEST(TcpperfPlugin, PenOptionPutsTheFieldsUnderTheOperatorsEnterpriseNumber) {
         EXPECT_FALSE(q.ipfix.exported()) << q.name;
     }
     EXPECT_EQ(expected, 122);
+}
+
+TEST(TcpperfPlugin, ElementIdsMustFitBelow32768) {
+    EXPECT_NO_THROW(test::FlowDriver("tcpperf;pen=32473;first-id=32746"));  // ids up to 32767
+    EXPECT_THROW(test::FlowDriver("tcpperf;pen=32473;first-id=32747"), ConfigError);
+    EXPECT_THROW(test::FlowDriver("tcpperf;pen=-1"), ConfigError);
 }
 
 }  // namespace
