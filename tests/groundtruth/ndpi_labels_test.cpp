@@ -17,6 +17,7 @@
 #include <iomanip>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "flow_truth.hpp"
@@ -116,26 +117,43 @@ TEST(NdpiLabels, ApplicationLabelEqualsNdpiReaderForAtLeast99PercentOfFlows) {
     ROWPROBE_REQUIRE_FILE(testdataDir() / "ndpi-4.2" / "config" / "protos.txt");
     std::size_t total = 0;
     std::size_t agree = 0;
+    std::size_t heapChecked = 0;
     std::ostringstream report;
     for (const Case& c : all) {
         const auto ref = readNdpiOut(c.out);
         const ProbeRun run = runProbe(c.pcap, {"-p", pluginString(), "--tunnel", "inner"},
                                       "cache;seed=1;active=31536000;inactive=31536000");
-        ASSERT_EQ(run.result.exitCode, 0) << run.commandLine << "\n" << run.result.err;
-        ASSERT_TRUE(run.error.empty()) << run.error;
+        // A capture rowprobe refuses (a damaged file header) counts its flows as disagreements.
+        if (run.result.exitCode != 0 || !run.error.empty())
+            report << "  " << c.pcap.filename().string() << ": rowprobe exit "
+                   << run.result.exitCode << ": " << run.result.err.substr(0, 300) << run.error
+                   << '\n';
+        // Every record of a conversation: the first one by time, under the key with the VLAN id
+        // and under the key without it (ndpiReader keys by the innermost 802.1Q tag, rowprobe by
+        // the outermost: with two tags only the VLAN-free key, when it is unambiguous, matches).
         std::map<std::string, const JsonObject*> first;
+        std::map<std::string, std::set<std::string>> vlansOf;
         for (const auto& f : run.flows) {
-            const std::string k =
+            const auto add = [&first, &f](const std::string& k) {
+                auto [it, fresh] = first.emplace(k, &f);
+                if (!fresh && flowValue(f, "time_first") < flowValue(*it->second, "time_first"))
+                    it->second = &f;
+            };
+            const std::string bare =
                 convKey(flowValue(f, "src_ip"), flowValue(f, "src_port"), flowValue(f, "dst_ip"),
-                        flowValue(f, "dst_port"), flowValue(f, "proto"), flowValue(f, "vlan"));
-            auto [it, fresh] = first.emplace(k, &f);
-            if (!fresh && flowValue(f, "time_first") < flowValue(*it->second, "time_first"))
-                it->second = &f;
+                        flowValue(f, "dst_port"), flowValue(f, "proto"), "*");
+            add(bare.substr(0, bare.size() - 1) + flowValue(f, "vlan"));
+            add(bare);
+            vlansOf[bare].insert(flowValue(f, "vlan"));
         }
         std::size_t ok = 0;
         std::ostringstream diffs;
         for (const RefFlow& r : ref) {
-            const auto it = first.find(r.key);
+            auto it = first.find(r.key);
+            if (it == first.end()) {
+                const std::string bare = r.key.substr(0, r.key.rfind(" v")) + " v*";
+                if (vlansOf[bare].size() == 1) it = first.find(bare);
+            }
             const std::string ours =
                 it == first.end() ? "(no flow)" : flowValue(*it->second, "ndpi_app");
             if (ours == r.label) {
@@ -147,6 +165,12 @@ TEST(NdpiLabels, ApplicationLabelEqualsNdpiReaderForAtLeast99PercentOfFlows) {
         }
         total += ref.size();
         agree += ok;
+        // Memory: nDPI's flow memory is all freed once every flow is exported (the counted heap).
+        if (run.result.exitCode == 0 && run.stat("total.cache.plugin_heap.allocations") != 0) {
+            EXPECT_EQ(run.stat("total.cache.plugin_heap.live_bytes"), 0U) << c.pcap;
+            EXPECT_EQ(run.stat("total.cache.plugin_heap.live_allocations"), 0U) << c.pcap;
+            ++heapChecked;
+        }
         report << "  " << c.pcap.filename().string() << ": " << ok << '/' << ref.size() << '\n'
                << diffs.str();
     }
@@ -154,7 +178,8 @@ TEST(NdpiLabels, ApplicationLabelEqualsNdpiReaderForAtLeast99PercentOfFlows) {
     std::cout << "ndpi label agreement with ndpiReader 4.2:\n"
               << report.str() << "  total: " << agree << '/' << total << " = " << std::fixed
               << std::setprecision(2) << pct << " % of flows over " << all.size()
-              << " captures\n";
+              << " captures; nDPI flow memory back to 0 bytes after " << heapChecked
+              << " runs that allocated\n";
     EXPECT_GE(pct, 99.0) << report.str();
 }
 
