@@ -44,8 +44,7 @@ struct HeapCounters {
                retainedBytes.load(std::memory_order_relaxed);
     }
     std::uint64_t liveAllocations() const noexcept {
-        return allocations.load(std::memory_order_relaxed) -
-               frees.load(std::memory_order_relaxed) -
+        return allocations.load(std::memory_order_relaxed) - frees.load(std::memory_order_relaxed) -
                retainedAllocations.load(std::memory_order_relaxed);
     }
 };

@@ -55,14 +55,20 @@ Skip ipPacketForNdpi(std::span<const std::uint8_t> ip, std::uint16_t fragOffset,
     return Skip::None;
 }
 
-DetectionModule::DetectionModule(const ModuleConfig& config) {
-    installHeapHooks();
+void checkConfigFiles(const ModuleConfig& config) {
     const std::pair<std::string_view, const std::string*> files[] = {
-        {"protos", &config.protos},         {"categories", &config.categories},
-        {"risky-domains", &config.riskyDomains}, {"ja3", &config.ja3},
+        {"protos", &config.protos},
+        {"categories", &config.categories},
+        {"risky-domains", &config.riskyDomains},
+        {"ja3", &config.ja3},
         {"sha1", &config.sha1}};
     for (const auto& [option, path] : files)
         if (!path->empty()) checkReadable(option, *path);
+}
+
+DetectionModule::DetectionModule(const ModuleConfig& config) {
+    installHeapHooks();
+    checkConfigFiles(config);
 
     HeapScope scope(m_heap.module);
     m_module = ndpi_init_detection_module(ndpi_no_prefs);
@@ -74,8 +80,7 @@ DetectionModule::DetectionModule(const ModuleConfig& config) {
     NDPI_BITMASK_SET_ALL(all);
     ndpi_set_protocol_detection_bitmask2(m_module, &all);
     try {
-        if (!config.protos.empty() &&
-            ndpi_load_protocols_file(m_module, config.protos.c_str()) < 0)
+        if (!config.protos.empty() && ndpi_load_protocols_file(m_module, config.protos.c_str()) < 0)
             refuse("protos", config.protos, "nDPI refused the protocols file");
         if (!config.categories.empty() &&
             ndpi_load_categories_file(m_module, config.categories.c_str()) < 0)

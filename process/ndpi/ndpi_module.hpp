@@ -68,6 +68,9 @@ enum class Skip : std::uint8_t {
 Skip ipPacketForNdpi(std::span<const std::uint8_t> fromIpHeader, std::uint16_t fragOffset,
                      std::span<const std::uint8_t>& out) noexcept;
 
+/// Throws ConfigError naming the option and file when a configured file cannot be read.
+void checkConfigFiles(const ModuleConfig& config);
+
 class DetectionModule {
 public:
     /// Makes and configures a module; throws ConfigError (component "process 'ndpi'") naming
@@ -79,7 +82,8 @@ public:
 
     /// Gives one IP packet (`ip`, from the IP header on) of `slot`'s flow to nDPI at capture time
     /// `tsNs`; returns what nDPI says of the flow now.
-    ndpi_protocol feed(FlowSlot& slot, std::span<const std::uint8_t> ip, std::uint64_t tsNs) noexcept;
+    ndpi_protocol feed(FlowSlot& slot, std::span<const std::uint8_t> ip,
+                       std::uint64_t tsNs) noexcept;
     /// True when nDPI would still look at more packets of a detected flow (TLS certificate, ...).
     bool extraDissectionPossible(FlowSlot& slot) noexcept;
     /// Gives up on an undetected flow (ndpi_detection_giveup, guessing by port and address when

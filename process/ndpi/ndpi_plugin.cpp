@@ -41,31 +41,36 @@ constexpr OptionSpec kOptions[] = {
      .help = "yes: an undetected flow gets nDPI's guess by port and address when it is given up "
              "(as ndpiReader by default); no: it stays Unknown",
      .choices = kYesNo},
-    {.name = "protos",
-     .shortName = "p",
-     .type = OptionType::String,
-     .help = "nDPI protocols file (ndpiReader -p): custom protocols by host, port, IP",
-},
-    {.name = "categories",
-     .shortName = "c",
-     .type = OptionType::String,
-     .help = "nDPI categories file (ndpiReader -c)",
-},
-    {.name = "risky-domains",
-     .shortName = "r",
-     .type = OptionType::String,
-     .help = "nDPI risky domains file (ndpiReader -r)",
-},
-    {.name = "ja3",
-     .shortName = "j",
-     .type = OptionType::String,
-     .help = "malicious JA3 fingerprints file (ndpiReader -j)",
-},
-    {.name = "sha1",
-     .shortName = "S",
-     .type = OptionType::String,
-     .help = "malicious certificate SHA-1 fingerprints file (ndpiReader -S)",
-},
+    {
+        .name = "protos",
+        .shortName = "p",
+        .type = OptionType::String,
+        .help = "nDPI protocols file (ndpiReader -p): custom protocols by host, port, IP",
+    },
+    {
+        .name = "categories",
+        .shortName = "c",
+        .type = OptionType::String,
+        .help = "nDPI categories file (ndpiReader -c)",
+    },
+    {
+        .name = "risky-domains",
+        .shortName = "r",
+        .type = OptionType::String,
+        .help = "nDPI risky domains file (ndpiReader -r)",
+    },
+    {
+        .name = "ja3",
+        .shortName = "j",
+        .type = OptionType::String,
+        .help = "malicious JA3 fingerprints file (ndpiReader -j)",
+    },
+    {
+        .name = "sha1",
+        .shortName = "S",
+        .type = OptionType::String,
+        .help = "malicious certificate SHA-1 fingerprints file (ndpiReader -S)",
+    },
     {.name = "pen",
      .type = OptionType::Int,
      .defaultValue = "0",
@@ -95,16 +100,18 @@ public:
             for (std::size_t i = 0; i < m_fields.size(); ++i) {
                 const std::uint16_t id = operatorElementId(i);
                 if (id == 0) continue;
-                const bool fixed = m_fields[i].type != FieldType::String &&
-                                   m_fields[i].type != FieldType::Binary;
-                m_fields[i].ipfix = {pen, id,
-                                     fixed ? static_cast<std::uint16_t>(
-                                                 fieldTypeSize(m_fields[i].type))
-                                           : kIpfixVarLen};
+                const bool fixed =
+                    m_fields[i].type != FieldType::String && m_fields[i].type != FieldType::Binary;
+                m_fields[i].ipfix = {
+                    pen, id,
+                    fixed ? static_cast<std::uint16_t>(fieldTypeSize(m_fields[i].type))
+                          : kIpfixVarLen};
             }
         }
-        // The files are checked now, so that a bad one stops start-up before any table exists.
-        DetectionModule probe(m_config);
+        // Checked now, so that a missing file stops start-up before any table exists; a file
+        // nDPI refuses stops it when the first table makes its module (also exit code 2).
+        checkConfigFiles(m_config);
+        installHeapHooks();
     }
 
     std::string_view name() const noexcept override { return "ndpi"; }
@@ -119,10 +126,9 @@ public:
         out.pluginHeapAllocatedBytes += f.allocatedBytes.load(std::memory_order_relaxed);
         out.pluginHeapFreedBytes += f.freedBytes.load(std::memory_order_relaxed);
         out.pluginHeapRetainedBytes += f.retainedBytes.load(std::memory_order_relaxed);
-        out.pluginHeapRetainedAllocations +=
-            f.retainedAllocations.load(std::memory_order_relaxed);
-        out.pluginModuleBytes += w.moduleHeap().liveBytes() +
-                                 f.retainedBytes.load(std::memory_order_relaxed);
+        out.pluginHeapRetainedAllocations += f.retainedAllocations.load(std::memory_order_relaxed);
+        out.pluginModuleBytes +=
+            w.moduleHeap().liveBytes() + f.retainedBytes.load(std::memory_order_relaxed);
     }
 
     HookResult postCreate(FlowContext& ctx) const noexcept {

@@ -24,12 +24,12 @@ struct NdpiRun {
 
 NdpiRun run(const std::string& pcap, const std::string& storage, const std::string& queues) {
     const auto dir = tempDir();
-    const CommandResult r = runCommand(
-        {rowprobeBinary().string(), "-i", "pcap;file=" + (sourceDir() / "pcaps" / pcap).string(),
-         "-q", queues, "-s", storage, "-p", "ndpi", "-o",
-         "json;file=" + (dir / "flows.json").string(), "--stats-json",
-         (dir / "stats.json").string(), "-Q"},
-        300);
+    const CommandResult r =
+        runCommand({rowprobeBinary().string(), "-i",
+                    "pcap;file=" + (sourceDir() / "pcaps" / pcap).string(), "-q", queues, "-s",
+                    storage, "-p", "ndpi", "-o", "json;file=" + (dir / "flows.json").string(),
+                    "--stats-json", (dir / "stats.json").string(), "-Q"},
+                   300);
     EXPECT_EQ(r.exitCode, 0) << r.err;
     NdpiRun out;
     for (const JsonObject& f : parseJsonLines(readFile(dir / "flows.json"))) {
@@ -38,8 +38,8 @@ NdpiRun run(const std::string& pcap, const std::string& storage, const std::stri
             return it == f.end() ? std::string("?") : it->second;
         };
         out.labels.push_back(get("src_ip") + ':' + get("src_port") + '>' + get("dst_ip") + ':' +
-                             get("dst_port") + '/' + get("proto") + ' ' + get("time_first") +
-                             ' ' + get("ndpi_app"));
+                             get("dst_port") + '/' + get("proto") + ' ' + get("time_first") + ' ' +
+                             get("ndpi_app"));
     }
     std::sort(out.labels.begin(), out.labels.end());
     out.stats = parseJsonFlat(readFile(dir / "stats.json"));
@@ -74,8 +74,8 @@ TEST(NdpiE2e, BadOptionsAndMissingFilesAreExitCode2NamingThem) {
     if (!std::filesystem::exists(rowprobeBinary())) GTEST_SKIP() << "rowprobe not built";
     const std::string pcap = (sourceDir() / "pcaps" / "mixed.pcap").string();
     const auto rp = [&pcap](const std::string& plugin) {
-        return runCommand({rowprobeBinary().string(), "-i", "pcap;file=" + pcap, "-p", plugin,
-                           "-o", "json;file=/dev/null", "-Q"});
+        return runCommand({rowprobeBinary().string(), "-i", "pcap;file=" + pcap, "-p", plugin, "-o",
+                           "json;file=/dev/null", "-Q"});
     };
     const CommandResult missing = rp("ndpi;categories=/nonexistent/cats.txt");
     EXPECT_EQ(missing.exitCode, 2);

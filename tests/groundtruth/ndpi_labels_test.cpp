@@ -34,8 +34,9 @@ struct RefFlow {
 };
 
 std::string protoNumber(const std::string& name) {
-    static const std::map<std::string, std::string> kNames = {
-        {"TCP", "6"}, {"UDP", "17"}, {"ICMP", "1"}, {"ICMPV6", "58"}, {"VRRP", "112"}, {"IGMP", "2"}};
+    static const std::map<std::string, std::string> kNames = {{"TCP", "6"},    {"UDP", "17"},
+                                                              {"ICMP", "1"},   {"ICMPV6", "58"},
+                                                              {"VRRP", "112"}, {"IGMP", "2"}};
     const auto it = kNames.find(name);
     return it == kNames.end() ? name : it->second;
 }
@@ -174,7 +175,8 @@ TEST(NdpiLabels, ApplicationLabelEqualsNdpiReaderForAtLeast99PercentOfFlows) {
         report << "  " << c.pcap.filename().string() << ": " << ok << '/' << ref.size() << '\n'
                << diffs.str();
     }
-    const double pct = total == 0 ? 100.0 : 100.0 * static_cast<double>(agree) / static_cast<double>(total);
+    const double pct =
+        total == 0 ? 100.0 : 100.0 * static_cast<double>(agree) / static_cast<double>(total);
     std::cout << "ndpi label agreement with ndpiReader 4.2:\n"
               << report.str() << "  total: " << agree << '/' << total << " = " << std::fixed
               << std::setprecision(2) << pct << " % of flows over " << all.size()

@@ -121,7 +121,8 @@ TEST(NdpiModule, AnHttpExchangeIsLabelledAndItsHeapIsFreedOnRelease) {
     const std::string req =
         "GET /index.html HTTP/1.1\r\nHost: www.example.org\r\nUser-Agent: rowprobe-test/1.0\r\n"
         "Accept: */*\r\n\r\n";
-    const std::string rsp = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 2\r\n\r\nok";
+    const std::string rsp =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 2\r\n\r\nok";
     const std::vector<std::vector<std::uint8_t>> packets = {
         tcp4(c, s, 40000, 80, 100, 0, 0x02, ""),
         tcp4(s, c, 80, 40000, 500, 101, 0x12, ""),

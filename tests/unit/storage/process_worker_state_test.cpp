@@ -23,11 +23,10 @@ std::atomic<int> g_made{0};
 struct WorkerFields {
     std::uint32_t worker;  ///< id of the Worker that wrote the instance
 };
-constexpr FieldSpec kWorkerFields[] = {
-    {.name = "wtest_worker",
-     .type = FieldType::Unsigned32,
-     .origin = FieldOrigin::Plugin,
-     .offset = offsetof(WorkerFields, worker)}};
+constexpr FieldSpec kWorkerFields[] = {{.name = "wtest_worker",
+                                        .type = FieldType::Unsigned32,
+                                        .origin = FieldOrigin::Plugin,
+                                        .offset = offsetof(WorkerFields, worker)}};
 
 class WorkerProbe final : public ProcessPluginBase<WorkerProbe> {
 public:
