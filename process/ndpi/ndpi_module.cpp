@@ -139,6 +139,18 @@ ndpi_protocol DetectionModule::feed(FlowSlot& slot, std::span<const std::uint8_t
                                          static_cast<unsigned short>(ip.size()), m_lastMs);
 }
 
+bool DetectionModule::step(FlowSlot& slot, std::span<const std::uint8_t> ip, std::uint64_t tsNs,
+                           std::uint16_t cap, bool guess) noexcept {
+    slot.proto = feed(slot, ip, tsNs);
+    const bool capped = slot.fed >= cap;
+    if (slot.proto.app_protocol != NDPI_PROTOCOL_UNKNOWN) {
+        if (capped || !extraDissectionPossible(slot)) slot.done = true;
+    } else if (capped) {
+        giveUp(slot, guess);
+    }
+    return slot.done;
+}
+
 bool DetectionModule::extraDissectionPossible(FlowSlot& slot) noexcept {
     const FlowCharge charge(m_heap.flows, slot);
     return ndpi_extra_dissection_possible(m_module, &slot.flow) != 0;

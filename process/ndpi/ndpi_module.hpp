@@ -84,6 +84,11 @@ public:
     /// `tsNs`; returns what nDPI says of the flow now.
     ndpi_protocol feed(FlowSlot& slot, std::span<const std::uint8_t> ip,
                        std::uint64_t tsNs) noexcept;
+    /// The plugin's rule for one packet: feeds it, then finishes the flow (slot.done) when nDPI
+    /// has a label and nothing more to dissect, or gives it up (guessing when `guess`) when it
+    /// has had `cap` packets. Returns slot.done.
+    bool step(FlowSlot& slot, std::span<const std::uint8_t> ip, std::uint64_t tsNs,
+              std::uint16_t cap, bool guess) noexcept;
     /// True when nDPI would still look at more packets of a detected flow (TLS certificate, ...).
     bool extraDissectionPossible(FlowSlot& slot) noexcept;
     /// Gives up on an undetected flow (ndpi_detection_giveup, guessing by port and address when

@@ -166,21 +166,7 @@ private:
         const std::span<const std::uint8_t> fromIp{p.frame + p.l3Offset,
                                                    static_cast<std::size_t>(p.capLen - p.l3Offset)};
         if (ipPacketForNdpi(fromIp, p.frag.offset, ip) != Skip::None) return kContinue;
-        Worker& w = ctx.workerAs<Worker>();
-        s.proto = w.feed(s, ip, p.ts);
-        const bool capped = s.fed >= m_cap;
-        if (s.proto.app_protocol != NDPI_PROTOCOL_UNKNOWN) {
-            if (capped || !w.extraDissectionPossible(s)) {
-                s.done = true;
-                return kDone;
-            }
-            return kContinue;
-        }
-        if (capped) {
-            w.giveUp(s, m_guess);
-            return kDone;
-        }
-        return kContinue;
+        return ctx.workerAs<Worker>().step(s, ip, p.ts, m_cap, m_guess) ? kDone : kContinue;
     }
 
     ModuleConfig m_config;
