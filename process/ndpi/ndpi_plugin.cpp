@@ -143,6 +143,15 @@ public:
         return feed(ctx, *s);
     }
 
+    // The Zeek service name of the label (rowprobe/process.hpp, FlowServices), for conn's
+    // `service`: the flow is given up here when still undetected, so the name is final.
+    std::string_view service(FlowContext& ctx) const noexcept {
+        FlowSlot* s = ctx.ext<FlowSlot>();
+        if (s == nullptr || ctx.worker == nullptr) return {};
+        if (!s->done) ctx.workerAs<Worker>().giveUp(*s, m_guess);
+        return zeekService(s->proto, s->flow.confidence);
+    }
+
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {
         FlowSlot* s = ctx.ext<FlowSlot>();
         if (s == nullptr || ctx.worker == nullptr) return;

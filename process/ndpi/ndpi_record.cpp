@@ -91,6 +91,109 @@ constexpr std::size_t kMaxHeapString = 1024;  // nDPI's heap strings (user agent
 
 std::span<const FieldSpec> ndpiFields() noexcept { return kFields; }
 
+namespace {
+
+std::string_view serviceOf(std::uint16_t id) noexcept {
+    switch (id) {
+        case NDPI_PROTOCOL_HTTP:
+            return "http";
+        case NDPI_PROTOCOL_TLS:
+            return "ssl";
+        case NDPI_PROTOCOL_MAIL_SMTPS:
+            return "ssl";
+        case NDPI_PROTOCOL_MAIL_IMAPS:
+            return "ssl";
+        case NDPI_PROTOCOL_MAIL_POPS:
+            return "ssl";
+        case NDPI_PROTOCOL_DTLS:
+            return "dtls";
+        case NDPI_PROTOCOL_DNS:
+            return "dns";
+        case NDPI_PROTOCOL_MDNS:
+            return "dns";
+        case NDPI_PROTOCOL_LLMNR:
+            return "dns";
+        case NDPI_PROTOCOL_QUIC:
+            return "quic";
+        case NDPI_PROTOCOL_SSH:
+            return "ssh";
+        case NDPI_PROTOCOL_FTP_CONTROL:
+            return "ftp";
+        case NDPI_PROTOCOL_FTP_DATA:
+            return "ftp-data";
+        case NDPI_PROTOCOL_MAIL_SMTP:
+            return "smtp";
+        case NDPI_PROTOCOL_MAIL_POP:
+            return "pop3";
+        case NDPI_PROTOCOL_MAIL_IMAP:
+            return "imap";
+        case NDPI_PROTOCOL_IRC:
+            return "irc";
+        case NDPI_PROTOCOL_SIP:
+            return "sip";
+        case NDPI_PROTOCOL_DHCP:
+            return "dhcp";
+        case NDPI_PROTOCOL_NTP:
+            return "ntp";
+        case NDPI_PROTOCOL_SNMP:
+            return "snmp";
+        case NDPI_PROTOCOL_MYSQL:
+            return "mysql";
+        case NDPI_PROTOCOL_KERBEROS:
+            return "krb";
+        case NDPI_PROTOCOL_RDP:
+            return "rdp";
+        case NDPI_PROTOCOL_SMBV1:
+            return "smb";
+        case NDPI_PROTOCOL_SMBV23:
+            return "smb";
+        case NDPI_PROTOCOL_RADIUS:
+            return "radius";
+        case NDPI_PROTOCOL_SYSLOG:
+            return "syslog";
+        case NDPI_PROTOCOL_SOCKS:
+            return "socks";
+        case NDPI_PROTOCOL_MODBUS:
+            return "modbus";
+        case NDPI_PROTOCOL_DNP3:
+            return "dnp3";
+        case NDPI_PROTOCOL_MQTT:
+            return "mqtt";
+        case NDPI_PROTOCOL_VNC:
+            return "rfb";
+        case NDPI_PROTOCOL_LDAP:
+            return "ldap";
+        case NDPI_PROTOCOL_RTSP:
+            return "rtsp";
+        case NDPI_PROTOCOL_SSDP:
+            return "ssdp";
+        case NDPI_PROTOCOL_NETBIOS:
+            return "netbios-ns";
+        case NDPI_PROTOCOL_OPENVPN:
+            return "openvpn";
+        case NDPI_PROTOCOL_WIREGUARD:
+            return "wireguard";
+        case NDPI_PROTOCOL_TEREDO:
+            return "teredo";
+        case NDPI_PROTOCOL_GTP:
+            return "gtpv1";
+        case NDPI_PROTOCOL_POSTGRES:
+            return "postgresql";
+        case NDPI_PROTOCOL_REDIS:
+            return "redis";
+        default:
+            return {};
+    }
+}
+
+}  // namespace
+
+std::string_view zeekService(const ndpi_protocol& p, ndpi_confidence_t confidence) noexcept {
+    if (confidence != NDPI_CONFIDENCE_DPI && confidence != NDPI_CONFIDENCE_DPI_CACHE) return {};
+    const std::string_view master = serviceOf(p.master_protocol);
+    return !master.empty() ? master : serviceOf(p.app_protocol);
+}
+
 std::uint16_t operatorElementId(std::size_t field) noexcept {
     if (field >= std::size(kFields) || kFields[field].ipfix.id != 0) return 0;
     return static_cast<std::uint16_t>(field + 1);

@@ -57,6 +57,13 @@ std::uint16_t operatorElementId(std::size_t field) noexcept;
 /// Non Standard Port,HTTP Numeric IP Address"), into `buf`; returns the length written.
 std::size_t riskNames(std::uint64_t mask, std::span<char> buf) noexcept;
 
+/// The Zeek service name (conn.log `service`) of a label nDPI found by inspection (confidence
+/// DPI or DPI (cache); a guess by port or address is not a service), "" when Zeek has no
+/// analyzer for the protocol or the label is a guess. The master protocol decides when there is
+/// one ("TLS.Google" is `ssl`, "DNS.Google" `dns`), else the application. The table is in
+/// process/ndpi/README.md.
+std::string_view zeekService(const ndpi_protocol& p, ndpi_confidence_t confidence) noexcept;
+
 /// Serialises the label of a finished flow (detected, given up or never fed). Writes nothing
 /// when the flow has no label at all (slot == nullptr).
 void writeInstance(DetectionModule& module, FlowSlot& slot, InstanceWriter& out) noexcept;

@@ -183,6 +183,23 @@ TEST(NdpiHeap, AModuleGivesBackEveryByteItTook) {
     EXPECT_EQ(counted.liveBytes(), 0U);
 }
 
+TEST(NdpiRecord, ZeekServiceComesFromTheMasterThenTheAppAndNeverFromAGuess) {
+    const auto proto = [](std::uint16_t master, std::uint16_t app) {
+        ndpi_protocol p{};
+        p.master_protocol = master;
+        p.app_protocol = app;
+        return p;
+    };
+    EXPECT_EQ(zeekService(proto(NDPI_PROTOCOL_TLS, NDPI_PROTOCOL_GOOGLE), NDPI_CONFIDENCE_DPI),
+              "ssl");
+    EXPECT_EQ(zeekService(proto(NDPI_PROTOCOL_DNS, NDPI_PROTOCOL_GOOGLE), NDPI_CONFIDENCE_DPI),
+              "dns");
+    EXPECT_EQ(zeekService(proto(0, NDPI_PROTOCOL_HTTP), NDPI_CONFIDENCE_DPI_CACHE), "http");
+    EXPECT_EQ(zeekService(proto(0, NDPI_PROTOCOL_SSH), NDPI_CONFIDENCE_MATCH_BY_PORT), "");
+    EXPECT_EQ(zeekService(proto(0, NDPI_PROTOCOL_GOOGLE), NDPI_CONFIDENCE_DPI), "");
+    EXPECT_EQ(zeekService(proto(0, 0), NDPI_CONFIDENCE_UNKNOWN), "");
+}
+
 TEST(NdpiRecord, FieldsWithoutAStandardOrNtopElementGetOperatorIdsInOrder) {
     const auto fields = ndpiFields();
     std::uint16_t last = 0;
