@@ -98,19 +98,14 @@ std::string_view serviceOf(std::uint16_t id) noexcept {
         case NDPI_PROTOCOL_HTTP:
             return "http";
         case NDPI_PROTOCOL_TLS:
-            return "ssl";
         case NDPI_PROTOCOL_MAIL_SMTPS:
-            return "ssl";
         case NDPI_PROTOCOL_MAIL_IMAPS:
-            return "ssl";
         case NDPI_PROTOCOL_MAIL_POPS:
             return "ssl";
         case NDPI_PROTOCOL_DTLS:
             return "dtls";
         case NDPI_PROTOCOL_DNS:
-            return "dns";
         case NDPI_PROTOCOL_MDNS:
-            return "dns";
         case NDPI_PROTOCOL_LLMNR:
             return "dns";
         case NDPI_PROTOCOL_QUIC:
@@ -144,7 +139,6 @@ std::string_view serviceOf(std::uint16_t id) noexcept {
         case NDPI_PROTOCOL_RDP:
             return "rdp";
         case NDPI_PROTOCOL_SMBV1:
-            return "smb";
         case NDPI_PROTOCOL_SMBV23:
             return "smb";
         case NDPI_PROTOCOL_RADIUS:
