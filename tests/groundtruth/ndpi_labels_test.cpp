@@ -81,7 +81,7 @@ std::vector<Case> cases() {
         if (!fs::is_directory(dir)) return;
         std::vector<Case> found;
         for (const auto& e : fs::directory_iterator(dir)) {
-            const fs::path p = e.path();
+            const fs::path& p = e.path();
             if (p.extension() != ".pcap" && p.extension() != ".pcapng") continue;
             fs::path ref = resultDir / (p.filename().string() + ".out");
             if (!fs::exists(ref)) ref = p.string() + ".out";
