@@ -18,6 +18,9 @@ test_pkgs+=(openjdk-17-jre-headless maven)
 test_pkgs+=(liburing-dev linux-perf)
 # Collector interop (issue 25): pmacct's nfacctd.
 test_pkgs+=(pmacct)
+# The ndpi plugin's references (issue 23): ndpiReader 4.2 re-makes the .out files it is compared
+# with (../shared/testdata/ndpi-4.2/reproduce.sh) and those of further captures.
+test_pkgs+=(libndpi-bin)
 # flowstats against NFStream (issue 24): a venv for NFStream from PyPI (install_nfstream below).
 test_pkgs+=(python3-venv)
 
