@@ -129,11 +129,21 @@ TEST_P(TypeInfoInterop, IpfixDumpNamesEveryEnterpriseElementFromTheTypeRecords) 
         // The independent element file's type, where it names the element.
         if (reference[i].name != "_alienInformationElement") {
             ++typed;
-            EXPECT_EQ(e.type, reference[i].type) << e.name << " / " << reference[i].name;
+            // Same type, or an unsigned type narrower than the reference's: the record says
+            // what rowprobe encodes, and reduced-size encoding (RFC 7011 §6.2) sends a
+            // reference unsigned32 (httpStatusCode) in 2 bytes as the same value.
+            const bool reduced = e.type.rfind("uint", 0) == 0 &&
+                                 reference[i].type.rfind("uint", 0) == 0 &&
+                                 std::stoi(e.type.substr(4)) < std::stoi(reference[i].type.substr(4));
+            EXPECT_TRUE(e.type == reference[i].type || reduced)
+                << e.name << " " << e.type << " / " << reference[i].name << " "
+                << reference[i].type;
         }
     }
     EXPECT_GT(enterprise, 0U) << "the case sends no enterprise element";
-    if (c.name != "tunnel") EXPECT_GT(typed, 0U);
+    if (c.name != "tunnel") {
+        EXPECT_GT(typed, 0U);
+    }
 }
 
 TEST_P(TypeInfoInterop, TsharkDecodesTheTypeRecordsAsIpfixDumpDoes) {
@@ -223,12 +233,14 @@ DumpFlows dumpFlows(const std::string& text) {
     static const std::regex tid(R"(tid:\s+(\d+))");
     static const std::regex value(R"(\)\s+(?:\(S\)\s+)?(\w+) : (.*)$)");
     std::smatch m;
+    bool inData = false;  // template records print "tid:" too
     while (std::getline(in, l)) {
-        if (l.rfind("--- data record", 0) == 0) {
+        if (l.rfind("---", 0) == 0) {
+            inData = l.rfind("--- data record", 0) == 0;
             flow = false;
             continue;
         }
-        if (l.find("count:") != std::string::npos && std::regex_search(l, m, tid)) {
+        if (inData && l.find("count:") != std::string::npos && std::regex_search(l, m, tid)) {
             flow = std::stoul(m[1]) >= 258;
             if (flow) ++f.records;
             continue;
@@ -312,7 +324,9 @@ TEST(FieldSelectionProperty, AnySelectionGivesTemplatesIpfixDumpAndTsharkDecode)
         const DumpFlows d = dumpFlows(dump.out);
         const std::size_t expected = flows + (uni ? reverse : 0);
         EXPECT_EQ(d.records, expected);
-        if (hasBytes) EXPECT_EQ(d.octets, bytes + (uni ? bytesRev : 0));
+        if (hasBytes) {
+            EXPECT_EQ(d.octets, bytes + (uni ? bytesRev : 0));
+        }
         EXPECT_EQ(d.elements.count("_alienInformationElement"), 0U);
 
         const fs::path udp = tempDir() / "fields-property.pcap";
