@@ -380,6 +380,7 @@ IpfixEncoder::IpfixEncoder(const EncoderConfig& config, std::span<const FieldId>
         const std::size_t room = m_config.maxMessageSize - kIpfixHeaderSize - kIpfixSetHeaderSize;
         for (const IpfixTypeInfo& info : m_config.typeInfo)
             m_typeRecords.push_back(encodeTypeInfoRecord(info, room));
+        m_typeUsed.assign(m_typeRecords.size(), false);
     }
     templateIndex(0, 4);
     m_templatesOwed = true;
@@ -401,8 +402,22 @@ std::size_t IpfixEncoder::templateIndex(std::uint64_t extensions, std::uint8_t i
         resetSet(m_templates.back(), m_sets.back());
     }
     m_templateIndex.emplace_back(extensions, index);
+    markTypeRecordsUsed(m_templates[index]);
     m_templatesOwed = true;  // announced before the next data message
     return index + v6;
+}
+
+void IpfixEncoder::markTypeRecordsUsed(const IpfixTemplate& t) {
+    auto mark = [&](const IpfixElement& e) {
+        for (std::size_t i = 0; i < m_config.typeInfo.size(); ++i) {
+            const IpfixTypeInfo& info = m_config.typeInfo[i];
+            if (info.pen == e.pen && info.id == e.id) m_typeUsed[i] = true;
+        }
+    };
+    for (const IpfixElement& e : t.elements) mark(e);
+    for (const IpfixFieldCodec* c : t.extensionFields) {
+        if (c->kind == IpfixFieldCodec::Kind::List) mark(c->inner);
+    }
 }
 
 std::size_t IpfixEncoder::extensionSize(const IpfixTemplate& t,
@@ -636,10 +651,11 @@ void IpfixEncoder::buildTemplateBatch(Emit&& emit) {
     };
     // Type records first: a collector (libfixbuf) resolves a template's elements when the
     // template arrives, so it must know them by then.
-    if (!m_typeRecords.empty()) {
+    if (std::find(m_typeUsed.begin(), m_typeUsed.end(), true) != m_typeUsed.end()) {
         put(kOptionsTemplateSetId, m_typeTemplate);
-        for (const auto& r : m_typeRecords) {
-            put(kTypeInfoTemplateId, r);
+        for (std::size_t i = 0; i < m_typeRecords.size(); ++i) {
+            if (!m_typeUsed[i]) continue;
+            put(kTypeInfoTemplateId, m_typeRecords[i]);
             ++typeRecords;
         }
     }

@@ -32,10 +32,10 @@
 // a forward one, with no copy of the FlowRecord. Process-plugin and tunnel fields go with the
 // forward record only.
 //
-// Element type records (RFC 5610, EncoderConfig::typeInfo): when the config lists any, every
-// template batch starts with the options template 256 (scope: privateEnterpriseNumber,
+// Element type records (RFC 5610, EncoderConfig::typeInfo): once a template holds an element
+// the config describes, every template batch starts with the options template 256 (scope: privateEnterpriseNumber,
 // informationElementId; then informationElementDataType, -Semantics, -Units, -RangeBegin,
-// -RangeEnd, -Name, -Description) and one options data record per listed element, in data sets of template 256
+// -RangeEnd, -Name, -Description) and one options data record per such element, in data sets of template 256
 // split to the message size. They go wherever templates go (first message, refresh, a new
 // template, every TCP connection), so a collector that reads them (libfixbuf, Wireshark) names
 // and types every enterprise element without a configuration file. They are data records:
@@ -331,6 +331,8 @@ private:
     void sendFullSet(const IpfixTemplate& t, SetBuffer& s);
     void sendTemplatesIfDue();
     void sendTemplates();
+    /// Marks the type records of the elements of `t` (and of its basicLists) as sent from now.
+    void markTypeRecordsUsed(const IpfixTemplate& t);
     /// Builds the template batch (the RFC 5610 options template and records, then templates)
     /// into m_message, message by message, calling `emit(length, typeRecords)` for each.
     template <class Emit>
@@ -355,6 +357,7 @@ private:
     std::uint64_t m_templateMessages = 0;
     std::vector<std::uint8_t> m_typeTemplate;                ///< options template record (256)
     std::vector<std::vector<std::uint8_t>> m_typeRecords;  ///< encoded RFC 5610 records
+    std::vector<bool> m_typeUsed;  ///< record i describes an element of a template made so far
 };
 
 /// The encoded RFC 5610 record of `info` (fields of the options template 256), with the
