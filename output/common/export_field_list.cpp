@@ -31,7 +31,8 @@ ExportFieldList parseExportFieldList(std::string_view list, std::span<const Fiel
         if (token == "basic") {
             for (FieldId id : basic) {
                 const auto at = std::find(vocabulary.begin(), vocabulary.end(), id);
-                if (at != vocabulary.end()) chosen[static_cast<std::size_t>(at - vocabulary.begin())] = true;
+                if (at != vocabulary.end())
+                    chosen[static_cast<std::size_t>(at - vocabulary.begin())] = true;
             }
             continue;
         }

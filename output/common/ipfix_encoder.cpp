@@ -222,18 +222,18 @@ constexpr FieldId kUniflowFields[] = {
     FieldId::DirBitField, FieldId::SrcIp, FieldId::DstIp,    FieldId::SrcMac,    FieldId::DstMac};
 
 constexpr FieldId kBiflowVocabulary[] = {
-    FieldId::EndReason,   FieldId::Bytes,    FieldId::BytesRev,        FieldId::Packets,
-    FieldId::PacketsRev,  FieldId::TimeFirst, FieldId::TimeLast,       FieldId::IpVersion,
-    FieldId::Proto,       FieldId::TcpFlags, FieldId::TcpFlagsRev,     FieldId::SrcPort,
-    FieldId::DstPort,     FieldId::DirBitField, FieldId::SrcIp,        FieldId::DstIp,
-    FieldId::SrcMac,      FieldId::DstMac,   FieldId::Vlan,            FieldId::IcmpTypeCode,
-    FieldId::IcmpTypeCodeRev, FieldId::Ttl,  FieldId::TtlRev};
+    FieldId::EndReason,       FieldId::Bytes,       FieldId::BytesRev,    FieldId::Packets,
+    FieldId::PacketsRev,      FieldId::TimeFirst,   FieldId::TimeLast,    FieldId::IpVersion,
+    FieldId::Proto,           FieldId::TcpFlags,    FieldId::TcpFlagsRev, FieldId::SrcPort,
+    FieldId::DstPort,         FieldId::DirBitField, FieldId::SrcIp,       FieldId::DstIp,
+    FieldId::SrcMac,          FieldId::DstMac,      FieldId::Vlan,        FieldId::IcmpTypeCode,
+    FieldId::IcmpTypeCodeRev, FieldId::Ttl,         FieldId::TtlRev};
 
 constexpr FieldId kUniflowVocabulary[] = {
-    FieldId::EndReason, FieldId::Bytes,   FieldId::Packets,     FieldId::TimeFirst,
-    FieldId::TimeLast,  FieldId::IpVersion, FieldId::Proto,     FieldId::TcpFlags,
-    FieldId::SrcPort,   FieldId::DstPort, FieldId::DirBitField, FieldId::SrcIp,
-    FieldId::DstIp,     FieldId::SrcMac,  FieldId::DstMac,      FieldId::Vlan,
+    FieldId::EndReason,    FieldId::Bytes,     FieldId::Packets,     FieldId::TimeFirst,
+    FieldId::TimeLast,     FieldId::IpVersion, FieldId::Proto,       FieldId::TcpFlags,
+    FieldId::SrcPort,      FieldId::DstPort,   FieldId::DirBitField, FieldId::SrcIp,
+    FieldId::DstIp,        FieldId::SrcMac,    FieldId::DstMac,      FieldId::Vlan,
     FieldId::IcmpTypeCode, FieldId::Ttl};
 
 }  // namespace
@@ -674,7 +674,8 @@ std::vector<std::vector<std::uint8_t>> IpfixEncoder::templateMessages(
         storeBe32(m_message.data() + 4, m_config.exportTime());
         storeBe32(m_message.data() + 8, sequence);
         storeBe32(m_message.data() + 12, m_config.observationDomain);
-        out.emplace_back(m_message.begin(), m_message.begin() + static_cast<std::ptrdiff_t>(length));
+        out.emplace_back(m_message.begin(),
+                         m_message.begin() + static_cast<std::ptrdiff_t>(length));
         if (typeRecords != nullptr) typeRecords->push_back(records);
         sequence += records;
     });

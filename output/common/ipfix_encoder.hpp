@@ -355,7 +355,7 @@ private:
     std::uint64_t m_dataMessagesSinceTemplates = 0;
     std::uint64_t m_messages = 0;
     std::uint64_t m_templateMessages = 0;
-    std::vector<std::uint8_t> m_typeTemplate;                ///< options template record (256)
+    std::vector<std::uint8_t> m_typeTemplate;              ///< options template record (256)
     std::vector<std::vector<std::uint8_t>> m_typeRecords;  ///< encoded RFC 5610 records
     std::vector<bool> m_typeUsed;  ///< record i describes an element of a template made so far
 };

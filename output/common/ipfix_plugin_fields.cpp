@@ -114,8 +114,7 @@ IpfixDataType ipfixDataTypeOf(const FieldSpec& f, bool item) {
             return e.length == 6 ? IpfixDataType::MacAddress : IpfixDataType::OctetArray;
         case FieldType::Timestamp:
             // Encoded as dateTimeMilliseconds (codecFor: timeNsToMs), which has 8 bytes.
-            return e.length == 8 ? IpfixDataType::DateTimeMilliseconds
-                                 : unsignedOfLength(e.length);
+            return e.length == 8 ? IpfixDataType::DateTimeMilliseconds : unsignedOfLength(e.length);
         case FieldType::Int8:
             return IpfixDataType::Signed8;
         case FieldType::Float32:
@@ -128,8 +127,8 @@ IpfixDataType ipfixDataTypeOf(const FieldSpec& f, bool item) {
 }
 
 bool IpfixFieldFilter::keeps(std::string_view plugin, const FieldSpec& f) const {
-    if (ianaOnly && (f.ipfix.enterprise() || (f.type == FieldType::Array &&
-                                              f.ipfixItem.enterprise()))) {
+    if (ianaOnly &&
+        (f.ipfix.enterprise() || (f.type == FieldType::Array && f.ipfixItem.enterprise()))) {
         return false;
     }
     if (all) return true;

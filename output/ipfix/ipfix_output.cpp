@@ -204,8 +204,8 @@ IpfixOutput::IpfixOutput(const Options& o) {
     }
     const auto basic = uniflow ? ipfixUniflowFields() : ipfixBasicFields();
     if (o.explicitlySet("fields")) {
-        ExportFieldList chosen = parseExportFieldList(
-            o.getString("fields"), ipfixFieldVocabulary(uniflow), basic, true);
+        ExportFieldList chosen =
+            parseExportFieldList(o.getString("fields"), ipfixFieldVocabulary(uniflow), basic, true);
         if (!chosen.error.empty()) {
             o.fail("fields", chosen.error, chosen.known,
                    chosen.offending == o.getString("fields") ? std::string_view{}
@@ -219,10 +219,10 @@ IpfixOutput::IpfixOutput(const Options& o) {
     }
     if (ianaOnly) {
         // RFC 5103 reverse elements (PEN 29305) are enterprise elements too.
-        std::erase_if(m_fieldStore,
-                      [](FieldId id) { return fieldSpec(id).ipfix.enterprise(); });
+        std::erase_if(m_fieldStore, [](FieldId id) { return fieldSpec(id).ipfix.enterprise(); });
         if (m_fieldStore.empty()) {
-            o.fail("fields", "leaves no field with 'iana-only' (every one is an enterprise element)");
+            o.fail("fields",
+                   "leaves no field with 'iana-only' (every one is an enterprise element)");
         }
     }
     m_filter.ianaOnly = ianaOnly;
@@ -296,8 +296,8 @@ IpfixOutput::IpfixOutput(const Options& o) {
     tcp.linger = std::chrono::nanoseconds(o.getDurationNs("linger"));
     tcp.verbose = o.getFlag("verbose");
     tcp.name = "output 'ipfix'";
-    m_transport =
-        std::make_unique<TcpTransport>(std::move(tcp), std::move(templates), std::move(typeRecords));
+    m_transport = std::make_unique<TcpTransport>(std::move(tcp), std::move(templates),
+                                                 std::move(typeRecords));
     m_encoder = std::make_unique<IpfixEncoder>(config, fields, *m_transport);
 }
 

@@ -22,10 +22,10 @@ std::uint64_t defaultMonotonicNs() {
 constexpr std::size_t padded(std::size_t n) noexcept { return (n + 3) & ~std::size_t{3}; }
 
 constexpr FieldId kVocabulary[] = {
-    FieldId::Bytes,   FieldId::Packets, FieldId::TimeFirst,   FieldId::TimeLast,
-    FieldId::IpVersion, FieldId::Proto, FieldId::TcpFlags,    FieldId::SrcPort,
-    FieldId::DstPort, FieldId::DirBitField, FieldId::SrcIp,   FieldId::DstIp,
-    FieldId::SrcMac,  FieldId::DstMac,  FieldId::Vlan,        FieldId::IcmpTypeCode};
+    FieldId::Bytes,     FieldId::Packets,     FieldId::TimeFirst, FieldId::TimeLast,
+    FieldId::IpVersion, FieldId::Proto,       FieldId::TcpFlags,  FieldId::SrcPort,
+    FieldId::DstPort,   FieldId::DirBitField, FieldId::SrcIp,     FieldId::DstIp,
+    FieldId::SrcMac,    FieldId::DstMac,      FieldId::Vlan,      FieldId::IcmpTypeCode};
 constexpr std::span<const FieldId> kDefault{kVocabulary, 14};
 
 /// The v9 field type and length of a core field (RFC 3954 §8).
@@ -62,7 +62,7 @@ Netflow9Encoder::Field v9Field(FieldId id, bool v6) {
         case FieldId::Vlan:
             return {58, 2, id};  // SRC_VLAN
         case FieldId::IcmpTypeCode:
-            return v6 ? Netflow9Encoder::Field{139, 2, id}   // ICMP_IPV6_TYPE
+            return v6 ? Netflow9Encoder::Field{139, 2, id}  // ICMP_IPV6_TYPE
                       : Netflow9Encoder::Field{32, 2, id};  // ICMP_TYPE
         default:
             return {0, 0, id};
@@ -153,9 +153,8 @@ std::size_t Netflow9Encoder::encode(const Layout& layout, const FlowRecord& r, b
                 storeBe32(p, static_cast<std::uint32_t>(r.timeFirst / 1'000'000 - bootMs));
                 break;
             case FieldId::TimeLast:
-                storeBe32(p, static_cast<std::uint32_t>(std::max(r.timeLast, r.timeFirst) /
-                                                            1'000'000 -
-                                                        bootMs));
+                storeBe32(p, static_cast<std::uint32_t>(
+                                 std::max(r.timeLast, r.timeFirst) / 1'000'000 - bootMs));
                 break;
             case FieldId::IpVersion:
                 *p = r.ipVersion;

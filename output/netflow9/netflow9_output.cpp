@@ -161,12 +161,12 @@ Netflow9Output::Netflow9Output(const Options& o) {
     Netflow9Config config;
     if (o.explicitlySet("fields")) {
         const std::string list = o.getString("fields");
-        ExportFieldList chosen = parseExportFieldList(list, netflow9FieldVocabulary(),
-                                                      netflow9DefaultFields(), false);
+        ExportFieldList chosen =
+            parseExportFieldList(list, netflow9FieldVocabulary(), netflow9DefaultFields(), false);
         if (!chosen.error.empty()) {
-            o.fail("fields", chosen.error, chosen.known,
-                   chosen.offending == list ? std::string_view{}
-                                            : std::string_view(chosen.offending));
+            o.fail(
+                "fields", chosen.error, chosen.known,
+                chosen.offending == list ? std::string_view{} : std::string_view(chosen.offending));
         }
         config.fields = std::move(chosen.core);
     }

@@ -38,7 +38,8 @@ struct DumpElement {
 
 /// The template fields ipfixDump prints ("ent:  8057  id:  2  type: string  len: 65535  name").
 std::vector<DumpElement> dumpTemplateElements(const std::string& text) {
-    static const std::regex line(R"(ent:\s+(\d+)\s+id:\s+(\d+)\s+type:\s+(\S+)\s+len:\s+\d+\s+(?:\(S\)\s+)?(\S+))");
+    static const std::regex line(
+        R"(ent:\s+(\d+)\s+id:\s+(\d+)\s+type:\s+(\S+)\s+len:\s+\d+\s+(?:\(S\)\s+)?(\S+))");
     std::vector<DumpElement> out;
     std::istringstream in(text);
     std::string l;
@@ -102,14 +103,14 @@ TEST_P(TypeInfoInterop, IpfixDumpNamesEveryEnterpriseElementFromTheTypeRecords) 
     const TypeCase& c = GetParam();
     if (!fs::exists(c.pcap)) GTEST_SKIP() << c.pcap << " not available";
     const fs::path file = tempDir() / ("typeinfo-" + c.name + ".ipfix");
-    runRowprobe("pcap;file=" + c.pcap.string(), "ipfix;file=" + file.string() + c.options,
-                c.extra);
+    runRowprobe("pcap;file=" + c.pcap.string(), "ipfix;file=" + file.string() + c.options, c.extra);
 
-    const auto named = dumpTemplateElements(ipfixDump({"--rfc5610", "--in", file.string(), "--templates"}));
+    const auto named =
+        dumpTemplateElements(ipfixDump({"--rfc5610", "--in", file.string(), "--templates"}));
     const auto alien = dumpTemplateElements(ipfixDump({"--in", file.string(), "--templates"}));
-    const auto reference = dumpTemplateElements(ipfixDump(
-        {"--in", file.string(), "--templates", "--element-file",
-         (sourceDir() / "tests" / "interop" / "cesnet-elements.xml").string()}));
+    const auto reference = dumpTemplateElements(
+        ipfixDump({"--in", file.string(), "--templates", "--element-file",
+                   (sourceDir() / "tests" / "interop" / "cesnet-elements.xml").string()}));
     const auto records = dumpTypeRecords(ipfixDump({"--in", file.string(), "--data"}));
     ASSERT_EQ(named.size(), alien.size());
     ASSERT_EQ(named.size(), reference.size());
@@ -132,9 +133,9 @@ TEST_P(TypeInfoInterop, IpfixDumpNamesEveryEnterpriseElementFromTheTypeRecords) 
             // Same type, or an unsigned type narrower than the reference's: the record says
             // what rowprobe encodes, and reduced-size encoding (RFC 7011 §6.2) sends a
             // reference unsigned32 (httpStatusCode) in 2 bytes as the same value.
-            const bool reduced = e.type.rfind("uint", 0) == 0 &&
-                                 reference[i].type.rfind("uint", 0) == 0 &&
-                                 std::stoi(e.type.substr(4)) < std::stoi(reference[i].type.substr(4));
+            const bool reduced =
+                e.type.rfind("uint", 0) == 0 && reference[i].type.rfind("uint", 0) == 0 &&
+                std::stoi(e.type.substr(4)) < std::stoi(reference[i].type.substr(4));
             EXPECT_TRUE(e.type == reference[i].type || reduced)
                 << e.name << " " << e.type << " / " << reference[i].name << " "
                 << reference[i].type;
@@ -153,8 +154,8 @@ TEST_P(TypeInfoInterop, TsharkDecodesTheTypeRecordsAsIpfixDumpDoes) {
     const TypeCase& c = GetParam();
     if (!fs::exists(c.pcap)) GTEST_SKIP() << c.pcap << " not available";
     const fs::path file = tempDir() / ("typeinfo-ts-" + c.name + ".ipfix");
-    runRowprobe("pcap;file=" + c.pcap.string(), "ipfix;file=" + file.string() + ";mtu=1458" + c.options,
-                c.extra);
+    runRowprobe("pcap;file=" + c.pcap.string(),
+                "ipfix;file=" + file.string() + ";mtu=1458" + c.options, c.extra);
     const auto records = dumpTypeRecords(ipfixDump({"--in", file.string(), "--data"}));
     ASSERT_FALSE(records.empty());
     const fs::path pcap = tempDir() / ("typeinfo-ts-" + c.name + ".pcap");
@@ -271,22 +272,24 @@ TEST(FieldSelectionProperty, AnySelectionGivesTemplatesIpfixDumpAndTsharkDecode)
         bytes += toU64(o.at("bytes"));
         bytesRev += toU64(o.at("bytes_rev"));
     }
-    const std::vector<std::string> biflow = {
-        "end_reason", "bytes",    "bytes_rev",  "packets",        "packets_rev",
-        "time_first", "time_last", "ip_version", "proto",         "tcp_flags",
-        "tcp_flags_rev", "src_port", "dst_port", "dir_bit_field", "src_ip",
-        "dst_ip",     "src_mac",  "dst_mac",    "vlan",           "icmp_type_code",
-        "icmp_type_code_rev", "ttl", "ttl_rev"};
+    const std::vector<std::string> biflow = {"end_reason", "bytes",          "bytes_rev",
+                                             "packets",    "packets_rev",    "time_first",
+                                             "time_last",  "ip_version",     "proto",
+                                             "tcp_flags",  "tcp_flags_rev",  "src_port",
+                                             "dst_port",   "dir_bit_field",  "src_ip",
+                                             "dst_ip",     "src_mac",        "dst_mac",
+                                             "vlan",       "icmp_type_code", "icmp_type_code_rev",
+                                             "ttl",        "ttl_rev"};
     const std::vector<std::string> uniflow = {
-        "end_reason", "bytes", "packets", "time_first", "time_last", "ip_version",
-        "proto", "tcp_flags", "src_port", "dst_port", "dir_bit_field", "src_ip",
-        "dst_ip", "src_mac", "dst_mac", "vlan", "icmp_type_code", "ttl"};
+        "end_reason", "bytes",     "packets",  "time_first", "time_last",      "ip_version",
+        "proto",      "tcp_flags", "src_port", "dst_port",   "dir_bit_field",  "src_ip",
+        "dst_ip",     "src_mac",   "dst_mac",  "vlan",       "icmp_type_code", "ttl"};
     const std::vector<std::string> plugin = {"http", "http_host", "http_method", "http_status"};
 
     // Seeded: ROWPROBE_FIELDS_SEED repeats a failing draw. Time-boxed to keep the suite's budget.
     const char* seedText = std::getenv("ROWPROBE_FIELDS_SEED");
-    const std::uint32_t seed = seedText != nullptr ? static_cast<std::uint32_t>(std::stoul(seedText))
-                                                   : 20261127U;
+    const std::uint32_t seed =
+        seedText != nullptr ? static_cast<std::uint32_t>(std::stoul(seedText)) : 20261127U;
     std::mt19937 rng(seed);
     const auto start = std::chrono::steady_clock::now();
     int draws = 0;
@@ -305,19 +308,18 @@ TEST(FieldSelectionProperty, AnySelectionGivesTemplatesIpfixDumpAndTsharkDecode)
         std::shuffle(chosen.begin(), chosen.end(), rng);
         std::string list;
         for (const auto& n : chosen) list += (list.empty() ? "" : ",") + n;
-        const bool hasBytes =
-            std::find(chosen.begin(), chosen.end(), "bytes") != chosen.end() ||
-            std::find(chosen.begin(), chosen.end(), "basic") != chosen.end();
+        const bool hasBytes = std::find(chosen.begin(), chosen.end(), "bytes") != chosen.end() ||
+                              std::find(chosen.begin(), chosen.end(), "basic") != chosen.end();
         SCOPED_TRACE("seed " + std::to_string(seed) + " draw " + std::to_string(draws) + ": " +
                      (uni ? "uniflow;" : "") + "fields=" + list);
 
         const fs::path file = tempDir() / "fields-property.ipfix";
         std::vector<std::string> extra;
         if (withPlugin) extra = {"-p", "http"};
-        runRowprobe("pcap;file=" + pcap.string(),
-                    "ipfix;file=" + file.string() + ";mtu=1458;fields=" + list +
-                        (uni ? ";uniflow" : ""),
-                    extra);
+        runRowprobe(
+            "pcap;file=" + pcap.string(),
+            "ipfix;file=" + file.string() + ";mtu=1458;fields=" + list + (uni ? ";uniflow" : ""),
+            extra);
         const auto dump = runCommand({"ipfixDump", "--rfc5610", "--in", file.string()}, 300);
         ASSERT_EQ(dump.exitCode, 0) << dump.err;
         EXPECT_EQ(dump.err.find("rror"), std::string::npos) << dump.err;
@@ -358,9 +360,9 @@ TEST(FieldSelectionProperty, AnyNetflow9SelectionDecodesInTshark) {
     std::size_t expected = 0;
     for (const auto& o : json) expected += 1 + (toU64(o.at("packets_rev")) != 0 ? 1 : 0);
     const std::vector<std::string> vocabulary = {
-        "bytes",  "packets", "time_first", "time_last", "ip_version", "proto",
-        "tcp_flags", "src_port", "dst_port", "dir_bit_field", "src_ip", "dst_ip",
-        "src_mac", "dst_mac", "vlan", "icmp_type_code"};
+        "bytes",     "packets",  "time_first", "time_last",     "ip_version", "proto",
+        "tcp_flags", "src_port", "dst_port",   "dir_bit_field", "src_ip",     "dst_ip",
+        "src_mac",   "dst_mac",  "vlan",       "icmp_type_code"};
     std::mt19937 rng(20261127U);
     const auto start = std::chrono::steady_clock::now();
     int draws = 0;
@@ -373,9 +375,10 @@ TEST(FieldSelectionProperty, AnyNetflow9SelectionDecodesInTshark) {
         if (list.empty()) list = "basic";
         SCOPED_TRACE("netflow9;fields=" + list);
         const fs::path file = tempDir() / "fields-v9.pcap";
-        runRowprobe("pcap;file=" + pcap.string(), "netflow9;file=" + file.string() + ";fields=" + list);
-        const auto ts = runCommand(
-            {"tshark", "-r", file.string(), "-d", "udp.port==2055,cflow", "-V"}, 300);
+        runRowprobe("pcap;file=" + pcap.string(),
+                    "netflow9;file=" + file.string() + ";fields=" + list);
+        const auto ts =
+            runCommand({"tshark", "-r", file.string(), "-d", "udp.port==2055,cflow", "-V"}, 300);
         ASSERT_EQ(ts.exitCode, 0) << ts.err;
         EXPECT_EQ(ts.out.find("Malformed"), std::string::npos);
         EXPECT_EQ(ts.out.find("no template found"), std::string::npos);
@@ -402,7 +405,8 @@ TEST(FieldSelection, IanaOnlyTemplatesHoldIanaElementsOnly) {
         runRowprobe("pcap;file=" + pcap.string(),
                     "ipfix;file=" + file.string() + ";iana-only" + (uni ? ";uniflow" : ""),
                     {"-p", "http", "-p", "pstats"});
-        const auto elements = dumpTemplateElements(ipfixDump({"--in", file.string(), "--templates"}));
+        const auto elements =
+            dumpTemplateElements(ipfixDump({"--in", file.string(), "--templates"}));
         ASSERT_FALSE(elements.empty());
         std::set<std::string> names;
         for (const auto& e : elements) {
