@@ -289,9 +289,10 @@ TEST_P(UniflowInterop, IpfixDumpDecodesBothDirectionsOfEveryFlow) {
     ASSERT_EQ(dump.exitCode, 0) << dump.err;
     std::vector<Flow> decoded;
     std::size_t reverse = 0;
-    for (const auto& r : ipfixDumpRecords(dump.out)) {
+    for (auto r : ipfixDumpRecords(dump.out)) {
         EXPECT_EQ(r.count("29305/1"), 0U) << "an RFC 5103 element in a uniflow record";
         reverse += r.count("61") != 0 && r.at("61") == "1" ? 1 : 0;
+        for (const char* rev : {"29305/1", "29305/2", "29305/6"}) r[rev] = "0";  // none here
         decoded.push_back(flowFromIpfixDump(r));
     }
     std::size_t expectedReverse = 0;
