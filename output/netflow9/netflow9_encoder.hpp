@@ -24,7 +24,8 @@
 // `fields=` (Netflow9Config::fields) picks a subset of these, plus SRC_VLAN(58) 2 (vlan) and
 // ICMP_TYPE(32) | ICMP_IPV6_TYPE(139) 2 (icmp_type_code, the reverse record's from the
 // responder), always in this order (netflow9FieldVocabulary()); the record layout is compiled
-// once into a list of (field type, length, FieldId) and encoded by one switch per field.
+// once into a list of (field type, length, FieldId) and encoded by one switch per field; the
+// default template keeps a straight-line encoder (its cost is in docs/performance.md).
 //
 // Timestamps: FIRST/LAST_SWITCHED are milliseconds of sysUptime, and a collector turns them
 // into times through the header: time = unix_secs * 1000 - sysUptime + FIRST_SWITCHED. The
@@ -106,6 +107,7 @@ public:
     struct Layout {
         std::vector<Field> fields;
         std::size_t recordLength = 0;
+        bool isDefault = false;  ///< the default 14 fields: encoded by the straight-line path
     };
     static Layout compile(std::span<const FieldId> fields, bool v6);
     const Layout& layout(bool v6) const noexcept { return v6 ? m_v6 : m_v4; }
@@ -119,6 +121,8 @@ public:
 private:
     static std::size_t encode(const Layout& layout, const FlowRecord& r, bool reverse,
                               std::uint64_t bootMs, std::uint8_t* out) noexcept;
+    static std::size_t encodeDefault(const FlowRecord& r, bool reverse, std::uint64_t bootMs,
+                                     std::uint8_t* out) noexcept;
     void addOne(const FlowRecord& r, bool reverse);
     void startPacket();
     void closeFlowset();
