@@ -104,7 +104,7 @@ void sleepUntil(std::uint64_t ns) {
 }  // namespace
 
 UdpTransport::UdpTransport(std::vector<SocketAddress> addresses, UdpPacing pacing,
-                           std::string owner)
+                           const std::string& owner)
     : m_pacing(pacing) {
     if (m_pacing.monotonicNs == nullptr) m_pacing.monotonicNs = &monotonicNow;
     if (m_pacing.sleepUntilNs == nullptr) m_pacing.sleepUntilNs = &sleepUntil;

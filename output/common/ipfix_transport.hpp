@@ -100,7 +100,7 @@ class UdpTransport final : public IpfixTransport {
 public:
     /// Throws RuntimeError if no socket can be created. `owner` names the output in errors.
     explicit UdpTransport(std::vector<SocketAddress> addresses, UdpPacing pacing = {},
-                          std::string owner = "output 'ipfix'");
+                          const std::string& owner = "output 'ipfix'");
     /// Datagrams the kernel refused (ENOBUFS, ECONNREFUSED, ...): their records are in
     /// stats().dropped.
     std::uint64_t refused() const noexcept { return m_refused.load(std::memory_order_relaxed); }

@@ -134,9 +134,7 @@ Netflow9Encoder::Netflow9Encoder(const Netflow9Config& config, MessageSink& sink
 
 std::size_t Netflow9Encoder::encodeRecord(const FlowRecord& r, bool reverse, std::uint64_t bootMs,
                                           std::uint8_t* out) noexcept {
-    static const Layout kV4 = compile({}, false);
-    static const Layout kV6 = compile({}, true);
-    return encode(r.ipVersion == 6 ? kV6 : kV4, r, reverse, bootMs, out);
+    return encodeDefault(r, reverse, bootMs, out);
 }
 
 std::size_t Netflow9Encoder::encodeDefault(const FlowRecord& r, bool reverse, std::uint64_t bootMs,
