@@ -6,7 +6,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
+#include <string_view>
 
 #include "manpage.hpp"
 #include "metrics.hpp"
@@ -20,6 +22,13 @@ namespace po = boost::program_options;
 namespace rowprobe::core {
 
 namespace {
+
+// Joins the parts of an error message (one allocation, no temporaries).
+std::string concat(std::initializer_list<std::string_view> parts) {
+    std::string out;
+    for (const std::string_view p : parts) out += p;
+    return out;
+}
 
 po::options_description describeOptions() {
     po::options_description d("Options");
@@ -171,9 +180,9 @@ std::vector<std::string> configFileArguments(const std::string& path, std::istre
         if (line.empty() || line.front() == '#') continue;
         const std::size_t eq = line.find('=');
         if (line.front() == '[' || eq == std::string::npos) {
-            throw cliError(
-                "--config", line,
-                where + ": expected 'name = value' (e.g. 'output = json'), got '" + line + "'");
+            throw cliError("--config", line,
+                           concat({where, ": expected 'name = value' (e.g. 'output = json'), got '",
+                                   line, "'"}));
         }
         const std::string name = trim(line.substr(0, eq));
         const std::string value = trim(line.substr(eq + 1));
@@ -188,7 +197,7 @@ std::vector<std::string> configFileArguments(const std::string& path, std::istre
                     choices.push_back(d->long_name());
             }
             throw cliError("--config", name,
-                           where + ": unknown option '" + name + "' in a configuration file",
+                           concat({where, ": unknown option '", name, "' in a configuration file"}),
                            choices);
         }
         if (o->semantic()->max_tokens() == 0) {
@@ -197,14 +206,14 @@ std::vector<std::string> configFileArguments(const std::string& path, std::istre
                 args.push_back("--" + name);
             } else if (value != "false" && value != "no" && value != "off" && value != "0") {
                 throw cliError("--config", value,
-                               where + ": '" + name + "' is on or off, got '" + value + "'",
+                               concat({where, ": '", name, "' is on or off, got '", value, "'"}),
                                {"true", "false", "yes", "no", "on", "off", "1", "0"});
             }
             continue;
         }
         if (value.empty())
-            throw cliError("--config", name, where + ": '" + name + "' needs a value");
-        args.push_back("--" + name + "=" + value);  // one token: a value may start with '-'
+            throw cliError("--config", name, concat({where, ": '", name, "' needs a value"}));
+        args.push_back(concat({"--", name, "=", value}));  // one token: a value may start with '-'
     }
     if (in.bad()) throw cliError("--config", path, "cannot read '" + path + "'");
     return args;

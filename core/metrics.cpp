@@ -339,11 +339,9 @@ void MetricsServer::serve() {
         for (std::size_t i = conns.size(); i-- > 0;) {
             Connection& c = conns[i];
             const short ev = fds[i + 1].revents;
-            if (ev != 0 && !progress(c)) {
-                drop(i);
-            } else if (now >= c.deadline) {
-                drop(i);  // too slow to send its request or to take the reply
-            }
+            // Dropped when it closed or failed, or when it is too slow to send its request or
+            // to take the reply.
+            if ((ev != 0 && !progress(c)) || now >= c.deadline) drop(i);
         }
         if ((fds[0].revents & POLLIN) == 0) continue;
         // Take every waiting connection. At the cap, the oldest connection still sending its

@@ -4,6 +4,7 @@
 // ipfixprobe 5.7, so a query and its response are two records. Semantics: dns_record.hpp.
 #include <cstddef>
 #include <cstring>
+#include <string_view>
 
 #include "process/dns/dns_record.hpp"
 #include "rowprobe/process.hpp"
@@ -95,6 +96,13 @@ public:
         // gets) and flushes either way.
         applyDnsPayload(ctx.packet->payload(), ctx.flow->proto() == 6, *rec);
         return kFlush;
+    }
+
+    // The Zeek service name of what the flow carried (rowprobe/process.hpp, FlowServices):
+    // reported when write exports an instance.
+    std::string_view service(FlowContext& ctx) const noexcept {
+        const DnsRecord* rec = ctx.ext<DnsRecord>();
+        return rec != nullptr ? std::string_view{"dns"} : std::string_view{};
     }
 
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {

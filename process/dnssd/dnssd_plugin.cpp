@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "process/dnssd/dnssd_record.hpp"
 #include "rowprobe/options.hpp"
@@ -80,6 +81,13 @@ public:
 
     HookResult postCreate(FlowContext& ctx) const noexcept { return onPacket(ctx); }
     HookResult postUpdate(FlowContext& ctx) const noexcept { return onPacket(ctx); }
+
+    // The Zeek service name of what the flow carried (rowprobe/process.hpp, FlowServices):
+    // reported when write exports an instance.
+    std::string_view service(FlowContext& ctx) const noexcept {
+        const DnssdRecord* rec = ctx.ext<DnssdRecord>();
+        return rec != nullptr ? std::string_view{"dns"} : std::string_view{};
+    }
 
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {
         const DnssdRecord* r = ctx.ext<DnssdRecord>();

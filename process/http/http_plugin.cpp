@@ -3,6 +3,7 @@
 // a new flow record (flush-reinsert), as in ipfixprobe 5.7. Semantics: http_record.hpp.
 #include <cstddef>
 #include <cstring>
+#include <string_view>
 
 #include "process/http/http_parser.hpp"
 #include "process/http/http_record.hpp"
@@ -88,6 +89,13 @@ public:
         }
         return applyHttpPacket(payload, *rec) == HttpUpdate::FlushReinsert ? kFlushReinsert
                                                                            : kContinue;
+    }
+
+    // The Zeek service name of what the flow carried (rowprobe/process.hpp, FlowServices):
+    // reported when write exports an instance.
+    std::string_view service(FlowContext& ctx) const noexcept {
+        const HttpRecord* rec = ctx.ext<HttpRecord>();
+        return rec != nullptr ? std::string_view{"http"} : std::string_view{};
     }
 
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {

@@ -3,6 +3,7 @@
 // topics. A flow is MQTT when its first packet is a CONNECT naming "MQTT"; a DISCONNECT exports
 // the flow with that packet. Semantics: mqtt_parser.hpp.
 #include <cstddef>
+#include <string_view>
 
 #include "process/mqtt/mqtt_parser.hpp"
 #include "rowprobe/options.hpp"
@@ -123,6 +124,13 @@ public:
         if (s.pendingFlush == 0) return kContinue;
         s.pendingFlush = 0;
         return kFlush;
+    }
+
+    // The Zeek service name of what the flow carried (rowprobe/process.hpp, FlowServices):
+    // reported when write exports an instance.
+    std::string_view service(FlowContext& ctx) const noexcept {
+        const auto& rec = ctx.stateAs<MqttState>();
+        return rec.present != 0 ? std::string_view{"mqtt"} : std::string_view{};
     }
 
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {

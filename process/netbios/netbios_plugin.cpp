@@ -2,6 +2,7 @@
 // packet (port 137) of a flow; each packet's name is its own instance, so a flow with three
 // NBNS packets is exported as three records, as ipfixprobe does. Semantics: netbios_parser.hpp.
 #include <cstddef>
+#include <string_view>
 
 #include "process/netbios/netbios_parser.hpp"
 #include "rowprobe/process.hpp"
@@ -55,6 +56,14 @@ public:
 
     HookResult postCreate(FlowContext& ctx) const noexcept { return onPacket(ctx); }
     HookResult postUpdate(FlowContext& ctx) const noexcept { return onPacket(ctx); }
+
+    // The Zeek service name of what the flow carried (rowprobe/process.hpp, FlowServices):
+    // reported when write exports an instance.
+    std::string_view service(FlowContext& ctx) const noexcept {
+        const NetbiosExt* rec = ctx.ext<NetbiosExt>();
+        return rec != nullptr && rec->count != 0 ? std::string_view{"netbios-ns"}
+                                                 : std::string_view{};
+    }
 
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {
         const NetbiosExt* ext = ctx.ext<NetbiosExt>();

@@ -124,6 +124,13 @@ public:
         return kFlush;
     }
 
+    // The Zeek service name of what the flow carried (rowprobe/process.hpp, FlowServices):
+    // reported when write exports an instance.
+    std::string_view service(FlowContext& ctx) const noexcept {
+        const auto& rec = ctx.stateAs<State>();
+        return rec.present ? std::string_view{"ntp"} : std::string_view{};
+    }
+
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {
         const State& s = ctx.stateAs<State>();
         if (!s.present) return;

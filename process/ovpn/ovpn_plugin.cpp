@@ -2,6 +2,7 @@
 // ovpn_parser.hpp on all its packets; when it ends, flows of more than 5 packets are exported
 // with a confidence (0..100).
 #include <cstddef>
+#include <string_view>
 
 #include "process/ovpn/ovpn_parser.hpp"
 #include "rowprobe/process.hpp"
@@ -42,6 +43,13 @@ public:
     void preExport(FlowContext& ctx) const noexcept {
         auto& s = ctx.stateAs<OvpnState>();
         if (!finishOvpn(ctx.flow->totalPackets(), s)) s.present = 0;
+    }
+
+    // The Zeek service name of what the flow carried (rowprobe/process.hpp, FlowServices):
+    // reported when write exports an instance.
+    std::string_view service(FlowContext& ctx) const noexcept {
+        const auto& rec = ctx.stateAs<OvpnState>();
+        return rec.present != 0 ? std::string_view{"openvpn"} : std::string_view{};
     }
 
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {

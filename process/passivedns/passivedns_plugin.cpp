@@ -4,6 +4,7 @@
 // make one record per answer. Semantics: passivedns_record.hpp.
 #include <cstddef>
 #include <cstring>
+#include <string_view>
 
 #include "process/passivedns/passivedns_record.hpp"
 #include "rowprobe/process.hpp"
@@ -83,6 +84,13 @@ public:
 
     HookResult postCreate(FlowContext& ctx) const noexcept { return onPacket(ctx); }
     HookResult postUpdate(FlowContext& ctx) const noexcept { return onPacket(ctx); }
+
+    // The Zeek service name of what the flow carried (rowprobe/process.hpp, FlowServices):
+    // reported when write exports an instance.
+    std::string_view service(FlowContext& ctx) const noexcept {
+        const PassiveDnsExt* rec = ctx.ext<PassiveDnsExt>();
+        return rec != nullptr && rec->count != 0 ? std::string_view{"dns"} : std::string_view{};
+    }
 
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {
         const PassiveDnsExt* ext = ctx.ext<PassiveDnsExt>();

@@ -3,6 +3,7 @@
 // plus the client's ALPN list and JA4 ('q' prefix). Semantics: quic_record.hpp and README.
 #include <cstddef>
 #include <cstring>
+#include <string_view>
 
 #include "process/quic/quic_record.hpp"
 #include "rowprobe/process.hpp"
@@ -188,6 +189,13 @@ public:
 
     HookResult postCreate(FlowContext& ctx) const noexcept { return onPacket(ctx); }
     HookResult postUpdate(FlowContext& ctx) const noexcept { return onPacket(ctx); }
+
+    // The Zeek service name of what the flow carried (rowprobe/process.hpp, FlowServices):
+    // reported when write exports an instance.
+    std::string_view service(FlowContext& ctx) const noexcept {
+        const QuicRecord* rec = ctx.ext<QuicRecord>();
+        return rec != nullptr ? std::string_view{"quic"} : std::string_view{};
+    }
 
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {
         const QuicRecord* r = ctx.ext<QuicRecord>();

@@ -3,6 +3,7 @@
 // (flush-reinsert), as in ipfixprobe 5.7. Semantics: rtsp_record.hpp.
 #include <cstddef>
 #include <cstring>
+#include <string_view>
 
 #include "process/rtsp/rtsp_record.hpp"
 #include "rowprobe/process.hpp"
@@ -75,6 +76,13 @@ public:
         }
         return applyRtspPacket(payload, *rec) == RtspUpdate::FlushReinsert ? kFlushReinsert
                                                                            : kContinue;
+    }
+
+    // The Zeek service name of what the flow carried (rowprobe/process.hpp, FlowServices):
+    // reported when write exports an instance.
+    std::string_view service(FlowContext& ctx) const noexcept {
+        const RtspRecord* rec = ctx.ext<RtspRecord>();
+        return rec != nullptr ? std::string_view{"rtsp"} : std::string_view{};
     }
 
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {

@@ -3,6 +3,7 @@
 // record: a flow's next SIP message ends the record (without that packet) and starts a new one
 // with it, as ipfixprobe's FLOW_FLUSH_WITH_REINSERT does. Semantics: sip_parser.hpp.
 #include <cstddef>
+#include <string_view>
 
 #include "process/sip/sip_parser.hpp"
 #include "rowprobe/process.hpp"
@@ -111,6 +112,13 @@ public:
 
     HookResult preUpdate(FlowContext& ctx) const noexcept {
         return sipMessageType(ctx.packet->payload()) != kTypeInvalid ? kFlushReinsert : kContinue;
+    }
+
+    // The Zeek service name of what the flow carried (rowprobe/process.hpp, FlowServices):
+    // reported when write exports an instance.
+    std::string_view service(FlowContext& ctx) const noexcept {
+        const SipRecord* rec = ctx.ext<SipRecord>();
+        return rec != nullptr ? std::string_view{"sip"} : std::string_view{};
     }
 
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {

@@ -1,6 +1,7 @@
 // The "smtp" process plugin: SMTP command and status-code statistics, the HELO/EHLO domain and
 // the first sender and recipient of flows to or from port 25. Semantics: smtp_parser.hpp.
 #include <cstddef>
+#include <string_view>
 
 #include "process/smtp/smtp_parser.hpp"
 #include "rowprobe/process.hpp"
@@ -114,6 +115,13 @@ public:
 
     HookResult postCreate(FlowContext& ctx) const noexcept { return onPacket(ctx); }
     HookResult preUpdate(FlowContext& ctx) const noexcept { return onPacket(ctx); }
+
+    // The Zeek service name of what the flow carried (rowprobe/process.hpp, FlowServices):
+    // reported when write exports an instance.
+    std::string_view service(FlowContext& ctx) const noexcept {
+        const SmtpRecord* rec = ctx.ext<SmtpRecord>();
+        return rec != nullptr && rec->present != 0 ? std::string_view{"smtp"} : std::string_view{};
+    }
 
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {
         const SmtpRecord* r = ctx.ext<SmtpRecord>();

@@ -3,6 +3,7 @@
 // whose first packet goes to port 1900 gets the fields (possibly empty); every later packet to
 // port 1900 adds to them. Semantics: ssdp_parser.hpp.
 #include <cstddef>
+#include <string_view>
 
 #include "process/ssdp/ssdp_parser.hpp"
 #include "rowprobe/process.hpp"
@@ -82,6 +83,13 @@ public:
         if (r == nullptr) return kDone;
         applySsdpPacket(ctx.packet->payload(), ctx.packet->key.ipVersion == 6, *r);
         return kContinue;
+    }
+
+    // The Zeek service name of what the flow carried (rowprobe/process.hpp, FlowServices):
+    // reported when write exports an instance.
+    std::string_view service(FlowContext& ctx) const noexcept {
+        const SsdpRecord* rec = ctx.ext<SsdpRecord>();
+        return rec != nullptr ? std::string_view{"ssdp"} : std::string_view{};
     }
 
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {

@@ -3,6 +3,7 @@
 // Stops looking at a flow once its ServerHello is parsed. Semantics: tls_record.hpp.
 #include <cstddef>
 #include <cstring>
+#include <string_view>
 
 #include "process/tls/tls_record.hpp"
 #include "rowprobe/options.hpp"
@@ -121,6 +122,13 @@ public:
 
     HookResult postCreate(FlowContext& ctx) const noexcept { return onPacket(ctx); }
     HookResult preUpdate(FlowContext& ctx) const noexcept { return onPacket(ctx); }
+
+    // The Zeek service name of what the flow carried (rowprobe/process.hpp, FlowServices):
+    // reported when write exports an instance.
+    std::string_view service(FlowContext& ctx) const noexcept {
+        const TlsRecord* rec = ctx.ext<TlsRecord>();
+        return rec != nullptr ? std::string_view{"ssl"} : std::string_view{};
+    }
 
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {
         const TlsRecord* rec = ctx.ext<TlsRecord>();

@@ -4,6 +4,7 @@
 // A new handshake initiation with a different sender index exports the flow and starts a new
 // one (kFlushReinsert). Semantics: wg_parser.hpp.
 #include <cstddef>
+#include <string_view>
 
 #include "process/wg/wg_parser.hpp"
 #include "rowprobe/process.hpp"
@@ -75,6 +76,13 @@ public:
         }
         s.confidence = 0;  // exported with confidence 0, as ipfixprobe does
         return kDone;
+    }
+
+    // The Zeek service name of what the flow carried (rowprobe/process.hpp, FlowServices):
+    // reported when write exports an instance.
+    std::string_view service(FlowContext& ctx) const noexcept {
+        const auto& rec = ctx.stateAs<WgState>();
+        return rec.present != 0 ? std::string_view{"wireguard"} : std::string_view{};
     }
 
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {

@@ -57,6 +57,7 @@ void ProcessDispatch::layOut(std::span<ProcessPlugin* const> plugins) {
         if (e.hooks.postUpdate) m_postUpdate.push_back(static_cast<std::uint8_t>(i));
         if (e.hooks.preExport) m_preExport.push_back(static_cast<std::uint8_t>(i));
         if (e.hooks.write) m_write.push_back(static_cast<std::uint8_t>(i));
+        if (e.hooks.service) m_service.push_back(static_cast<std::uint8_t>(i));
         if (e.hooks.preUpdate) m_preMask |= e.bit;
         if (e.hooks.postUpdate) m_postMask |= e.bit;
         m_plugins.push_back(e);

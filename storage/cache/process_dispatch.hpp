@@ -2,7 +2,7 @@
 //
 //   resolved once (configure):
 //     m_plugins[i]      hooks, state offset, handle offset, wants bit of plugin i (-p order)
-//     m_postCreate / m_preUpdate / m_postUpdate / m_preExport / m_write
+//     m_postCreate / m_preUpdate / m_postUpdate / m_preExport / m_write / m_service
 //                       per-hook arrays of plugin indexes: only plugins that have the hook
 //   per flow, in the record (line 1, loaded with it by the table's batch):
 //     CachedFlow::pluginWants  bit i set while plugin i still takes this flow's packets
@@ -208,9 +208,16 @@ public:
                 if (before != 0 && *ctx.extHandle != before) release(i, before, sweeper);
             }
         }
+        FlowServices services;
+        for (const std::uint8_t i : m_service) {
+            const Entry& e = m_plugins[i];
+            FlowContext ctx = context(e, i, area, f, view, nullptr, true);
+            services.add(e.hooks.service(e.hooks.self, ctx));
+        }
         for (const std::uint8_t i : m_write) {
             const Entry& e = m_plugins[i];
             FlowContext ctx = context(e, i, area, f, view, nullptr, true);
+            if (!m_service.empty()) ctx.services = &services;
             out.setPlugin(i);
             e.hooks.write(e.hooks.self, ctx, out);
         }
@@ -348,7 +355,8 @@ private:
     }
 
     std::vector<Entry> m_plugins;
-    std::vector<std::uint8_t> m_postCreate, m_preUpdate, m_postUpdate, m_preExport, m_write;
+    std::vector<std::uint8_t> m_postCreate, m_preUpdate, m_postUpdate, m_preExport, m_write,
+        m_service;
     std::vector<std::uint8_t> m_extPlugins;  ///< plugins with tier-2 records
     std::uint32_t m_wantsInit = 0;
     std::uint32_t m_preMask = 0;   ///< plugins with a preUpdate hook

@@ -21,7 +21,8 @@
 //     existing flow: preUpdate → count the packet → postUpdate (only plugins whose "wants"
 //                    bit is set for this flow: a flow no plugin wants costs one test)
 //   per exported flow (worker, or the export thread under expiry=thread):
-//     preExport (not for flushed flows, as in ipfixprobe) → write: the plugin serialises 0..n
+//     preExport (not for flushed flows, as in ipfixprobe) → service (each plugin names the
+//     protocol it recognised, FlowServices) → write (sees the services): the plugin serialises 0..n
 //     instances into an InstanceWriter; the bytes travel with the FlowRecord through the
 //     export ring (rowprobe/plugin_data.hpp), and the export thread formats them.
 //
@@ -164,6 +165,42 @@ private:
     std::uint64_t m_exhausted = 0;
 };
 
+/// The application protocols the flow's plugins recognised, as Zeek `service` names ("http",
+/// "ssl", "dns", ...), gathered at export: after the preExport hooks and before the write hooks
+/// the table asks every plugin that has a `service` hook (in `-p` order) and hands the list to
+/// the write hooks (FlowContext::services). A name appears once; at most kMax are kept.
+/// The names must stay valid until the flow's write hooks have returned: string literals, or
+/// bytes in the plugin's own tier-1/tier-2 data (released after the writes).
+struct FlowServices {
+    static constexpr std::size_t kMax = 8;
+    std::array<std::string_view, kMax> names{};
+    std::uint8_t count = 0;
+
+    /// Appends `name` unless it is empty, already listed or the list is full.
+    void add(std::string_view name) noexcept {
+        if (name.empty() || count == kMax) return;
+        for (std::size_t i = 0; i < count; ++i) {
+            if (names[i] == name) return;
+        }
+        names[count++] = name;
+    }
+    std::span<const std::string_view> list() const noexcept { return {names.data(), count}; }
+    bool empty() const noexcept { return count == 0; }
+    /// Writes the names comma-separated (Zeek's conn.log form) into `out` and returns the
+    /// length written; names that do not fit whole are left out.
+    std::size_t join(std::span<char> out) const noexcept {
+        std::size_t n = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+            const std::size_t need = names[i].size() + (n != 0 ? 1 : 0);
+            if (n + need > out.size()) break;
+            if (n != 0) out[n++] = ',';
+            std::memcpy(out.data() + n, names[i].data(), names[i].size());
+            n += names[i].size();
+        }
+        return n;
+    }
+};
+
 /// What a hook gets: the packet (null in preExport / write), the flow, and this plugin's
 /// per-flow state. Built by the flow table on the stack; valid for the call only.
 struct FlowContext {
@@ -173,6 +210,9 @@ struct FlowContext {
     void* state = nullptr;  ///< tier 1: `stateSize` bytes, zeroed at flow creation
     std::uint32_t* extHandle = nullptr;  ///< tier 2: the flow's record handle (0 = none)
     ExtPool* pool = nullptr;             ///< tier 2: this worker's pool for this plugin
+    /// write only: the services the flow's plugins reported (FlowServices); null elsewhere, and
+    /// when no plugin of the `-p` list has a service hook.
+    const FlowServices* services = nullptr;
 
     template <class T>
     T& stateAs() const noexcept {
@@ -201,6 +241,9 @@ struct FlowContext {
 using PacketHookFn = HookResult (*)(const void* self, FlowContext& ctx) noexcept;
 using ExportHookFn = void (*)(const void* self, FlowContext& ctx) noexcept;
 using WriteHookFn = void (*)(const void* self, FlowContext& ctx, InstanceWriter& out) noexcept;
+/// The Zeek service name of the protocol the plugin recognised in the flow ("" = none); called
+/// once per exported flow, before the write hooks (FlowServices).
+using ServiceHookFn = std::string_view (*)(const void* self, FlowContext& ctx) noexcept;
 /// Reads the bytes of a tier-2 record that the next packet's hooks will touch and returns a
 /// word made of them (the table folds it into a sink so the loads are kept). `state` is the
 /// flow's tier-1 state, already loaded by the table when the plugin has one (so a plugin can
@@ -226,6 +269,8 @@ struct ProcessHooks {
     PacketHookFn postUpdate = nullptr;
     ExportHookFn preExport = nullptr;
     WriteHookFn write = nullptr;
+    /// Optional: the service the plugin recognised in an exported flow (FlowServices).
+    ServiceHookFn service = nullptr;
     /// Optional: which lines of the flow's tier-2 record its next packet needs. The table
     /// loads them for a whole batch at once, before the hooks run (their misses then overlap);
     /// without it, it loads the whole record (up to 512 bytes).
@@ -299,6 +344,7 @@ ROWPROBE_DETAIL_MEMBER_PROBE(postUpdate)
 ROWPROBE_DETAIL_MEMBER_PROBE(preExport)
 ROWPROBE_DETAIL_MEMBER_PROBE(write)
 ROWPROBE_DETAIL_MEMBER_PROBE(touch)
+ROWPROBE_DETAIL_MEMBER_PROBE(service)
 // Near misses: ipfixprobe's hook names (a port from ipfixprobe keeps them), other spellings,
 // and a hook rowprobe does not have (ipfixprobe's pre_create: rowprobe creates the flow before
 // any hook runs).
@@ -378,6 +424,14 @@ constexpr void checkHookSignatures() noexcept {
         "process plugin hook touch: the signature must be "
         "`std::uint64_t touch(const Ext&) const noexcept` or "
         "`std::uint64_t touch(const State&, const Ext&) const noexcept` (and public)");
+    static_assert(
+        !hasMemberservice<Derived>() ||
+            requires(const Derived& d, FlowContext& c) {
+                { d.service(c) }
+                noexcept->std::same_as<std::string_view>;
+            },
+        "process plugin hook service: the signature must be "
+        "`std::string_view service(FlowContext&) const noexcept` (and public)");
     static_assert(!hasMemberpost_create<Derived>() && !hasMemberpostcreate<Derived>() &&
                       !hasMemberPostCreate<Derived>(),
                   "process plugin hook postCreate: rowprobe spells it `postCreate` "
@@ -412,6 +466,7 @@ constexpr void checkHookSignatures() noexcept {
 ///   void write(FlowContext&, InstanceWriter&) const noexcept;
 ///   std::uint64_t touch(const Ext&) const noexcept;   (see ProcessHooks::touch), or
 ///   std::uint64_t touch(const State&, const Ext&) const noexcept;
+///   std::string_view service(FlowContext&) const noexcept;   (FlowServices)
 /// and its optional nested types State (tier 1) and Ext (tier 2). Derived also implements
 /// name() and fields().
 template <class Derived>
@@ -454,6 +509,10 @@ public:
                       })
             h.write = [](const void* s, FlowContext& c, InstanceWriter& w) noexcept {
                 static_cast<const Derived*>(s)->write(c, w);
+            };
+        if constexpr (requires(const Derived& d, FlowContext& c) { d.service(c); })
+            h.service = [](const void* s, FlowContext& c) noexcept -> std::string_view {
+                return static_cast<const Derived*>(s)->service(c);
             };
         if constexpr (requires(const Derived& d, const State& st, const Ext& e) {
                           d.touch(st, e);

@@ -14,8 +14,11 @@ namespace rowprobe {
 /// Number of EndReason values + 1 (index = IPFIX flowEndReason value, index 0 unused).
 inline constexpr std::size_t kEndReasonSlots = 6;
 
+// The argument is a member name, which cannot be parenthesised.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define ROWPROBE_CACHE_FIELD_COUNT(member) std::uint64_t member = 0;
 #define ROWPROBE_CACHE_FIELD_REASONS(member) std::array<std::uint64_t, kEndReasonSlots> member{};
+// NOLINTEND(bugprone-macro-parentheses)
 #define ROWPROBE_CACHE_FIELD_DERIVED(member)
 #define ROWPROBE_CACHE_FIELD(src, member, ...) ROWPROBE_CACHE_FIELD_##src(member)
 

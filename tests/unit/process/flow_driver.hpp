@@ -130,6 +130,13 @@ public:
         return result;
     }
 
+    /// What the plugin's service hook reports now ("" when it has none or recognised nothing).
+    std::string_view service() {
+        if (m_hooks.service == nullptr) return {};
+        FlowContext ctx = context(nullptr);
+        return m_hooks.service(m_hooks.self, ctx);
+    }
+
     /// Clears the flow (what a flush does before the next packet).
     void reset() {
         if (m_handle != 0) m_pool.give(m_handle);
