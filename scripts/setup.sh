@@ -18,6 +18,11 @@ test_pkgs+=(openjdk-17-jre-headless maven)
 test_pkgs+=(liburing-dev linux-perf)
 # Collector interop (issue 25): pmacct's nfacctd.
 test_pkgs+=(pmacct)
+# The ndpi plugin's references (issue 23): ndpiReader 4.2 re-makes the .out files it is compared
+# with (../shared/testdata/ndpi-4.2/reproduce.sh) and those of further captures.
+test_pkgs+=(libndpi-bin)
+# flowstats against NFStream (issue 24): a venv for NFStream from PyPI (install_nfstream below).
+test_pkgs+=(python3-venv)
 
 want=("${build_pkgs[@]}")
 if [[ "${1:-}" != "--no-test-tools" ]]; then
@@ -33,6 +38,18 @@ if [[ "${1:-}" != "--no-test-tools" ]] && command -v go >/dev/null && ! command 
         || echo "setup: goflow2 not installed (its interop tests will skip)"
 fi
 
+# NFStream 6.6.0 (PyPI wheel) in ~/.cache/rowprobe-venv, not in the system Python (Debian 12's is
+# externally managed): Groundtruth.FlowstatsEqualsNfstream and scripts/bench-nfstream.sh find it
+# there (or through ROWPROBE_NFSTREAM_PYTHON) and skip without it.
+install_nfstream() {
+    [[ "${1:-}" == "--no-test-tools" ]] && return 0
+    local venv=${ROWPROBE_VENV:-$HOME/.cache/rowprobe-venv}
+    if "$venv/bin/python" -c 'import nfstream' 2>/dev/null; then return 0; fi
+    echo "setup: pip install nfstream==6.6.0 into $venv"
+    { /usr/bin/python3 -m venv "$venv" && "$venv/bin/pip" install -q nfstream==6.6.0; } \
+        || echo "setup: NFStream not installed (its comparison test will skip)"
+}
+
 missing=()
 for p in "${want[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -42,6 +59,7 @@ done
 
 if [[ ${#missing[@]} -eq 0 ]]; then
     echo "setup: all ${#want[@]} packages present"
+    install_nfstream "${1:-}"
     exit 0
 fi
 
@@ -55,3 +73,4 @@ export DEBIAN_FRONTEND=noninteractive
 echo "wireshark-common wireshark-common/install-setuid boolean false" | $sudo debconf-set-selections
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_nfstream "${1:-}"

@@ -239,14 +239,10 @@ private:
         if (QuicRecord* rec = ctx.ext<QuicRecord>()) {
             return applyQuicPacket(pkt, *rec, false) == QuicUpdate::Flush ? kFlush : kContinue;
         }
-        // Not QUIC so far: only a long-header packet of a known version can start a record
-        // (checked before taking one, so that other UDP traffic touches no record).
-        if (payload.size() < kMinPacketLen || (payload[0] & 0x80) == 0) return kContinue;
-        const std::uint32_t version = std::uint32_t{payload[1]} << 24 |
-                                      std::uint32_t{payload[2]} << 16 |
-                                      std::uint32_t{payload[3]} << 8 | payload[4];
-        VersionInfo known;
-        if (!versionInfo(version, known)) return kContinue;
+        // Not QUIC so far: only a long-header packet of a known version, or a legacy gQUIC
+        // packet with its version, can start a record (checked before taking one, so that
+        // other UDP traffic touches no record).
+        if (!mayStartFlow(payload)) return kContinue;
         QuicRecord* rec = ctx.attachExt<QuicRecord>();
         if (rec == nullptr) return kContinue;  // pool exhausted (counted by the table)
         initRecord(*rec);

@@ -32,10 +32,13 @@ std::span<std::uint8_t> plaintextBuffer() noexcept {
     return buf;
 }
 
-// A ClientHello completed (or repeated) by this datagram.
+// A ClientHello (or gQUIC CHLO) completed (or repeated) by this datagram.
 struct ClientHelloEvent {
     bool seen = false;
+    bool chlo = false;  ///< a gQUIC CHLO: `sni` and `userAgent` below, `hello` unused
     tls::Hello hello;
+    std::string_view sni;
+    std::string_view userAgent;
     std::span<const std::uint8_t> dcid;  ///< of the Initial that carried it
     std::span<const std::uint8_t> scid;
     std::uint64_t tokenLength = kNoToken;
@@ -58,49 +61,54 @@ struct Datagram {
 
 thread_local CryptoAssembly<kCryptoCap> t_scratch;
 
-bool ensureKeys(QuicRecord& rec, std::uint32_t version, std::span<const std::uint8_t> dcid) {
-    if (rec.keysValid && rec.keysDcid.equals(dcid)) return true;
+// Decrypts the Initial `h` with the client keys of `dcid` (cached per flow). A version with a
+// second candidate salt (forced version negotiation) tries it when the first fails the tag and
+// keeps whichever keys worked.
+std::size_t decryptWith(std::span<const std::uint8_t> d, const LongHeader& h,
+                        std::span<const std::uint8_t> dcid, QuicRecord& rec,
+                        std::span<std::uint8_t> plain) noexcept {
     VersionInfo vi;
-    if (!versionInfo(version, vi) || vi.salt == nullptr) return false;
-    rec.keysValid = deriveClientInitialKeys(vi, dcid, rec.keys);
-    rec.keysDcid.set(dcid);
-    return rec.keysValid;
+    if (!versionInfo(h.version, vi) || vi.salt == nullptr) return 0;
+    if (!rec.keysValid || !rec.keysDcid.equals(dcid) || rec.keysVersion != h.version) {
+        rec.keysValid = deriveClientInitialKeys(vi, dcid, rec.keys);
+        rec.keysDcid.set(dcid);
+        rec.keysVersion = h.version;
+        rec.keysAlt = false;
+    }
+    std::size_t n = rec.keysValid ? decryptInitial(d, h, rec.keys, plain) : 0;
+    if (n == 0 && vi.altSalt != nullptr) {
+        VersionInfo other = vi;
+        other.salt = rec.keysAlt ? vi.salt : vi.altSalt;
+        InitialKeys k;
+        if (deriveClientInitialKeys(other, dcid, k)) n = decryptInitial(d, h, k, plain);
+        if (n != 0) {
+            rec.keys = k;
+            rec.keysValid = true;
+            rec.keysAlt = !rec.keysAlt;
+        }
+    }
+    return n;
 }
 
-// Decrypts a client Initial and feeds its CRYPTO frames; fills `ev` when a ClientHello is
-// complete with this packet (first time: the flow's assembly; later: one datagram's own).
-void handleInitial(std::span<const std::uint8_t> d, const LongHeader& h, const QuicPacket& pkt,
-                   QuicRecord& rec, Datagram& out) noexcept {
-    // A packet towards the known server port is the client's; others carry server keys.
-    if (rec.serverPort != 0 && pkt.dstPort != rec.serverPort) return;
-    if (h.dcid.empty() && rec.initialDcid.len == 0) return;
-    const auto plain = plaintextBuffer();
-    std::size_t n = 0;
-    const std::span<const std::uint8_t> first =
-        rec.initialDcid.len != 0 ? rec.initialDcid.view() : h.dcid;
-    if (ensureKeys(rec, h.version, first)) n = decryptInitial(d, h, rec.keys, plain);
-    if (n == 0 && !h.dcid.empty() && !rec.initialDcid.equals(h.dcid)) {
-        // a new connection on the same 5-tuple: its keys come from its own DCID
-        if (ensureKeys(rec, h.version, h.dcid)) n = decryptInitial(d, h, rec.keys, plain);
+// The first handshake message of the assembly once whole: a TLS ClientHello, or a gQUIC CHLO
+// (Q0xx, whose messages are tag-value maps). Fills `out.ch` and the server port.
+void finishHandshake(const CryptoAssembly<kCryptoCap>& as, bool chlo, const QuicPacket& pkt,
+                     QuicRecord& rec, Datagram& out) noexcept {
+    if (chlo) {
+        const auto prefix = as.received();
+        const std::size_t need = chloLength(prefix);
+        if (need == 0 || need > prefix.size()) return;
+        Chlo c;
+        if (!parseChlo(prefix.first(need), c)) return;
+        rec.assemblyDone = true;
+        out.ch.seen = true;
+        out.ch.chlo = true;
+        out.ch.sni = c.sni;
+        out.ch.userAgent = c.userAgent;
+        out.serverPort = pkt.dstPort;
+        return;
     }
-    if (n == 0) return;
-    if (rec.initialDcid.len == 0) rec.initialDcid.set(h.dcid);
-    const std::span<const std::uint8_t> frames(plain.data(), n);
-    CryptoAssembly<kCryptoCap>* as = &rec.assembly;
-    if (rec.assemblyDone) {
-        // After the flow's ClientHello: a repeated or a new one counts only when whole here.
-        as = &t_scratch;
-        as->clear();
-    }
-    bool any = false;
-    forEachCryptoFrame(
-        frames,
-        [&](std::uint64_t off, std::span<const std::uint8_t> data) {
-            any = as->add(off, data) || any;
-        },
-        h.cryptoFrameType);
-    if (!any) return;
-    const auto msg = as->message();
+    const auto msg = as.message();
     if (msg.empty()) return;
     tls::Hello hello;
     if (!tls::parseHandshake(msg, hello)) {
@@ -111,17 +119,106 @@ void handleInitial(std::span<const std::uint8_t> d, const LongHeader& h, const Q
     rec.assemblyDone = true;
     out.ch.seen = true;
     out.ch.hello = hello;
+    out.serverPort = pkt.dstPort;
+}
+
+// The assembly a client handshake packet feeds: the flow's until its first hello is whole;
+// after it a repeated or a new one counts only when whole in this datagram.
+CryptoAssembly<kCryptoCap>& assemblyFor(QuicRecord& rec) noexcept {
+    if (!rec.assemblyDone) return rec.assembly;
+    t_scratch.clear();
+    return t_scratch;
+}
+
+// Decrypts a client Initial and feeds its CRYPTO frames; fills `out.ch` when a ClientHello is
+// complete with this packet (first time: the flow's assembly; later: one datagram's own).
+void handleInitial(std::span<const std::uint8_t> d, const LongHeader& h, const QuicPacket& pkt,
+                   QuicRecord& rec, Datagram& out) noexcept {
+    // A packet towards the known server port is the client's; others carry server keys.
+    if (rec.serverPort != 0 && pkt.dstPort != rec.serverPort) return;
+    if (h.dcid.empty() && rec.initialDcid.len == 0) return;
+    const auto plain = plaintextBuffer();
+    const std::span<const std::uint8_t> first =
+        rec.initialDcid.len != 0 ? rec.initialDcid.view() : h.dcid;
+    std::size_t n = decryptWith(d, h, first, rec, plain);
+    if (n == 0 && !h.dcid.empty() && !rec.initialDcid.equals(h.dcid)) {
+        // a new connection on the same 5-tuple: its keys come from its own DCID
+        n = decryptWith(d, h, h.dcid, rec, plain);
+    }
+    if (n == 0) return;
+    if (rec.initialDcid.len == 0) rec.initialDcid.set(h.dcid);
+    const std::span<const std::uint8_t> frames(plain.data(), n);
+    CryptoAssembly<kCryptoCap>& as = assemblyFor(rec);
+    bool any = false;
+    forEachCryptoFrame(
+        frames,
+        [&](std::uint64_t off, std::span<const std::uint8_t> data) {
+            any = as.add(off, data) || any;
+        },
+        h.cryptoFrameType);
+    if (!any) return;
+    finishHandshake(as, h.chlo, pkt, rec, out);
+    if (!out.ch.seen) return;
     out.ch.dcid = h.dcid;
     out.ch.scid = h.scid;
     out.ch.tokenLength = h.tokenLength;
     out.ch.version = h.version;
-    out.serverPort = pkt.dstPort;
+}
+
+// A legacy gQUIC packet with a version (Q024..Q046): the CHLO travels in clear in stream 1.
+// Stream 1 carries every handshake message of the connection one after the other (a CHLO
+// sent again after the server's REJ starts at the REJ's end, 1024 in nDPI's quic_q46), so a
+// frame that holds a whole CHLO is parsed as it is, at any offset (as nDPI and Wireshark do);
+// one spread over several packets is reassembled from offset 0.
+void handleGquic(const QuicPacket& pkt, const GquicHeader& g, QuicRecord& rec,
+                 Datagram& out) noexcept {
+    out.detected = true;
+    out.version = g.version;
+    out.type = g.initial ? PacketType::Initial : PacketType::Handshake;
+    out.packets |= g.initial ? kPktInitial : kPktHandshake;
+    out.dcid = g.dcid;
+    out.scid = g.scid;
+    if (!g.initial) return;
+    if (rec.serverPort != 0 && pkt.dstPort != rec.serverPort) return;
+    CryptoAssembly<kCryptoCap>& as = assemblyFor(rec);
+    bool any = false;
+    std::span<const std::uint8_t> whole;
+    forEachGquicStreamData(pkt.payload.subspan(g.frames), g,
+                           [&](std::uint64_t off, std::span<const std::uint8_t> data) {
+                               const std::size_t n = chloLength(data);
+                               if (whole.empty() && n != 0 && n <= data.size()) {
+                                   whole = data.first(n);
+                               } else {
+                                   any = as.add(off, data) || any;
+                               }
+                           });
+    if (!whole.empty()) {
+        Chlo c;
+        if (!parseChlo(whole, c)) return;
+        rec.assemblyDone = true;
+        out.ch.seen = true;
+        out.ch.chlo = true;
+        out.ch.sni = c.sni;
+        out.ch.userAgent = c.userAgent;
+        out.serverPort = pkt.dstPort;
+    } else if (any) {
+        finishHandshake(as, true, pkt, rec, out);
+    }
+    if (!out.ch.seen) return;
+    out.ch.dcid = g.dcid;
+    out.ch.scid = g.scid;
+    out.ch.version = g.version;
 }
 
 void parseDatagram(const QuicPacket& pkt, QuicRecord& rec, Datagram& out) noexcept {
     const auto d = pkt.payload;
     if (d.empty()) return;
     out.packets = static_cast<std::uint8_t>((d[0] & 0x40) << 1);
+    GquicHeader g;
+    if (mayBeGquic(d) && parseGquicHeader(d, g)) {
+        handleGquic(pkt, g, rec, out);
+        return;
+    }
     std::size_t off = 0;
     bool initial = false;
     LongHeader h;
@@ -272,8 +369,31 @@ void appendAlpn(std::span<const std::uint8_t> ext, QuicRecord& rec) noexcept {
     }
 }
 
-std::string_view userAgentOf(std::span<const std::uint8_t> params) noexcept {
+// Transport parameters are (u16 type, u16 length) after a u16 list length before draft-27
+// (and in mvfst's draft-22 and Google's T050); varints from draft-27 on (as nDPI reads them).
+bool fixedWidthTransportParams(std::uint32_t version) noexcept {
+    if ((version >> 8) == 0xff0000U) return (version & 0xff) < 27;
+    return version == 0xfaceb000U || version == 0xfaceb001U || version == 0x54303530U;
+}
+
+std::string_view userAgentOf(std::span<const std::uint8_t> params, std::uint32_t version) noexcept {
     std::size_t off = 0;
+    if (fixedWidthTransportParams(version)) {
+        if (params.size() < 2) return {};
+        const std::size_t end =
+            std::min<std::size_t>(params.size(), 2 + (params[0] << 8 | params[1]));
+        off = 2;
+        while (end - off >= 4) {
+            const std::size_t id = params[off] << 8 | params[off + 1];
+            const std::size_t len = params[off + 2] << 8 | params[off + 3];
+            off += 4;
+            if (len > end - off) return {};
+            if (id == kGoogleUserAgent)
+                return {reinterpret_cast<const char*>(params.data() + off), len};
+            off += len;
+        }
+        return {};
+    }
     while (off < params.size()) {
         std::uint64_t id = 0;
         std::uint64_t len = 0;
@@ -294,7 +414,8 @@ void applyClientHello(QuicRecord& rec, const ClientHelloEvent& ch, bool fresh) n
     const bool afterRetry = rec.tokenLength != kNoToken && rec.tokenLength > 0 &&
                             rec.retryScid.len == ch.dcid.size() && rec.retryScid.equals(ch.dcid);
     if (afterRetry) return;  // everything is known from the ClientHello before the Retry
-    std::string_view sni = ch.hello.hasSniName ? ch.hello.sni : std::string_view{};
+    std::string_view sni =
+        ch.chlo ? ch.sni : (ch.hello.hasSniName ? ch.hello.sni : std::string_view{});
     const bool same =
         std::string_view(rec.sni) == sni &&
         (rec.oscid.equals(ch.dcid) || (rec.packetFromServerSeen && rec.scid.equals(ch.dcid)));
@@ -306,17 +427,24 @@ void applyClientHello(QuicRecord& rec, const ClientHelloEvent& ch, bool fresh) n
         rec.sni[0] = 0;
         rec.userAgent[0] = 0;
         rec.alpn[0] = 0;
-        if (ch.hello.hasSniName) saveText(sni, rec.sni);
-        tls::forEachExtension(ch.hello.extensions,
-                              [&](std::uint16_t type, std::span<const std::uint8_t> data) {
-                                  if (type == tls::kExtAlpn) appendAlpn(data, rec);
-                                  if (isTransportParameters(type) && rec.userAgent[0] == 0) {
-                                      const auto ua = userAgentOf(data);
-                                      if (!ua.empty()) saveText(ua, rec.userAgent);
-                                  }
-                              });
-        rec.ja4Len =
-            static_cast<std::uint8_t>(tls::ja4(ch.hello, true, tls::Ja4Mode::Spec, rec.ja4));
+        if (ch.chlo) {
+            saveText(sni, rec.sni);
+            saveText(ch.userAgent, rec.userAgent);
+        } else if (ch.hello.hasSniName) {
+            saveText(sni, rec.sni);
+        }
+        if (!ch.chlo) {
+            tls::forEachExtension(ch.hello.extensions,
+                                  [&](std::uint16_t type, std::span<const std::uint8_t> data) {
+                                      if (type == tls::kExtAlpn) appendAlpn(data, rec);
+                                      if (isTransportParameters(type) && rec.userAgent[0] == 0) {
+                                          const auto ua = userAgentOf(data, ch.version);
+                                          if (!ua.empty()) saveText(ua, rec.userAgent);
+                                      }
+                                  });
+            rec.ja4Len =
+                static_cast<std::uint8_t>(tls::ja4(ch.hello, true, tls::Ja4Mode::Spec, rec.ja4));
+        }
     }
     setIfUnset(rec.oscidSet, ch.dcid, rec.oscid);
     setIfUnset(rec.occidSet, ch.scid, rec.occid);
@@ -365,6 +493,19 @@ bool Cid::equals(std::span<const std::uint8_t> s) const noexcept {
     return s.size() == len && (len == 0 || std::memcmp(bytes.data(), s.data(), len) == 0);
 }
 
+bool mayStartFlow(std::span<const std::uint8_t> payload) noexcept {
+    if (payload.size() < kMinPacketLen) return false;
+    if ((payload[0] & 0x80) != 0) {
+        const std::uint32_t version = std::uint32_t{payload[1]} << 24 |
+                                      std::uint32_t{payload[2]} << 16 |
+                                      std::uint32_t{payload[3]} << 8 | payload[4];
+        VersionInfo known;
+        return versionInfo(version, known) || isGquicCleartextVersion(version);
+    }
+    GquicHeader g;
+    return mayBeGquic(payload) && parseGquicHeader(payload, g);
+}
+
 void initRecord(QuicRecord& rec) noexcept {
     // Everything before the bulk buffers; tlsExt and the assembly's bytes are read only up to
     // tlsExtLen and within the assembly's ranges.
@@ -394,7 +535,7 @@ QuicUpdate applyQuicPacket(const QuicPacket& pkt, QuicRecord& rec, bool fresh) n
                 setStoredCids(rec, fresh);
                 applyClientHello(rec, dg.ch, fresh);
                 rec.clientHelloSeen = true;
-                applyExtensions(rec, dg.ch.hello);
+                if (!dg.ch.chlo) applyExtensions(rec, dg.ch.hello);
                 break;
             }
             toServer = directionAndPort(dg.serverPort, rec, pkt, fresh);

@@ -9,6 +9,9 @@
 //                 └─ CRYPTO frames ──▶ CryptoAssembly ──▶ ClientHello complete?
 //                                        └─ tls::parseHandshake: SNI, ALPN, user agent
 //                                           (transport parameter 0x3129), extensions, JA4
+//                                        └─ Q050: parseChlo (SNI, UAID tags)
+//   legacy gQUIC (Q024..Q046, gquic.hpp): cleartext stream-1 frames ──▶ the same assembly
+//                                        └─ parseChlo: SNI, user agent
 //   result: NotQuic (no record is attached for it) | Quic | Flush (Version Negotiation)
 #pragma once
 
@@ -18,6 +21,7 @@
 #include <span>
 
 #include "process/common/quic/crypto_assembly.hpp"
+#include "process/common/quic/gquic.hpp"
 #include "process/common/quic/quic_initial.hpp"
 #include "process/common/tls/tls_parser.hpp"
 
@@ -44,6 +48,8 @@ struct QuicRecord {
     Cid occid, oscid, scid, retryScid, initialDcid;
     Cid dirScid, dirDcid, dirScid2, dirDcid2;  ///< ids seen before the direction was known
     Cid keysDcid;                              ///< the DCID `keys` were derived from
+    std::uint32_t keysVersion;                 ///< … and the version
+    bool keysAlt;                              ///< … with the version's second salt
     std::uint16_t dirDport, dirDport2, serverPort;
     std::uint8_t retryCount, multiplexed, zeroRtt, lastPacketType, chParsed;
     bool occidSet, oscidSet, scidSet, clientVersionSet, clientHelloSeen, packetFromServerSeen;
@@ -73,6 +79,11 @@ struct QuicPacket {
 };
 
 enum class QuicUpdate : std::uint8_t { NotQuic, Quic, Flush };
+
+/// Whether a datagram may start a QUIC record (the plugin's check before it takes one): a long
+/// header of a known version, or a legacy gQUIC packet with its version. A bit test and a
+/// version lookup for other UDP traffic.
+bool mayStartFlow(std::span<const std::uint8_t> payload) noexcept;
 
 /// Initialises a freshly attached record (need not be zeroed: the bulk buffers are not touched).
 void initRecord(QuicRecord& rec) noexcept;

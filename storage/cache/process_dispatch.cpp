@@ -9,9 +9,21 @@
 
 namespace rowprobe::storage {
 
-void ProcessDispatch::configure(std::span<ProcessPlugin* const> plugins, std::size_t slots) {
+void ProcessDispatch::configure(std::span<ProcessPlugin* const> plugins, std::size_t slots,
+                                bool threaded) {
     layOut(plugins);
     allocate(slots);
+    // m_plugins does not move after layOut: the WorkerStates point at its hooks.
+    m_workers.clear();
+    m_sweepWorkers.clear();
+    m_workers.resize(m_plugins.size());
+    if (threaded) m_sweepWorkers.resize(m_plugins.size());
+    for (std::size_t i = 0; i < m_plugins.size(); ++i) {
+        const ProcessHooks& h = m_plugins[i].hooks;
+        if (h.createWorker == nullptr) continue;
+        m_workers[i] = WorkerState(&h, h.createWorker(h.self));
+        if (threaded) m_sweepWorkers[i] = WorkerState(&h, h.createWorker(h.self));
+    }
 }
 
 void ProcessDispatch::layOut(std::span<ProcessPlugin* const> plugins) {

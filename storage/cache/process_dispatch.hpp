@@ -47,6 +47,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "cache/cached_flow_ops.hpp"
@@ -64,9 +65,23 @@ class ProcessDispatch {
 public:
     bool enabled() const noexcept { return !m_plugins.empty(); }
 
-    /// Start-up: resolves the hooks and lays out `slots` areas and the pools. Throws
-    /// ConfigError when there are too many plugins or a state is too large.
-    void configure(std::span<ProcessPlugin* const> plugins, std::size_t slots);
+    /// Start-up: resolves the hooks, lays out `slots` areas and the pools, and makes each
+    /// plugin's per-worker state (a second one for the export thread when `threaded`). Throws
+    /// ConfigError when there are too many plugins, a state is too large or a worker state
+    /// cannot be made.
+    void configure(std::span<ProcessPlugin* const> plugins, std::size_t slots,
+                   bool threaded = false);
+
+    /// Adds the plugins' per-worker counters (WorkerStatsFn) to `out`.
+    void addWorkerStats(CacheStats& out) const noexcept {
+        for (std::size_t i = 0; i < m_plugins.size(); ++i) {
+            const ProcessHooks& h = m_plugins[i].hooks;
+            if (h.workerStats == nullptr) continue;
+            for (const auto* set : {&m_workers, &m_sweepWorkers})
+                if (i < set->size() && (*set)[i].state != nullptr)
+                    h.workerStats(h.self, (*set)[i].state, out);
+        }
+    }
 
     /// True when some plugin still takes this flow's packets.
     static bool wantsAny(const CachedFlow& f) noexcept { return f.pluginWants != 0; }
@@ -202,7 +217,7 @@ public:
         if (!flushed) {
             for (const std::uint8_t i : m_preExport) {
                 const Entry& e = m_plugins[i];
-                FlowContext ctx = context(e, i, area, f, view, nullptr, true);
+                FlowContext ctx = context(e, i, area, f, view, nullptr, true, sweeper);
                 const std::uint32_t before = *ctx.extHandle;
                 e.hooks.preExport(e.hooks.self, ctx);
                 if (before != 0 && *ctx.extHandle != before) release(i, before, sweeper);
@@ -211,12 +226,12 @@ public:
         FlowServices services;
         for (const std::uint8_t i : m_service) {
             const Entry& e = m_plugins[i];
-            FlowContext ctx = context(e, i, area, f, view, nullptr, true);
+            FlowContext ctx = context(e, i, area, f, view, nullptr, true, sweeper);
             services.add(e.hooks.service(e.hooks.self, ctx));
         }
         for (const std::uint8_t i : m_write) {
             const Entry& e = m_plugins[i];
-            FlowContext ctx = context(e, i, area, f, view, nullptr, true);
+            FlowContext ctx = context(e, i, area, f, view, nullptr, true, sweeper);
             if (!m_service.empty()) ctx.services = &services;
             out.setPlugin(i);
             e.hooks.write(e.hooks.self, ctx, out);
@@ -228,8 +243,14 @@ public:
     void releaseAll(std::size_t slot, CachedFlow& f, bool sweeper) noexcept {
         std::byte* area = areaOf(slot);
         for (std::size_t i = 0; i < m_plugins.size(); ++i) {
-            if (m_plugins[i].hooks.extSize == 0) continue;
-            std::uint32_t* h = handleOf(area, f, m_plugins[i]);
+            const Entry& e = m_plugins[i];
+            if (e.hooks.extSize == 0) continue;
+            std::uint32_t* h = handleOf(area, f, e);
+            if (*h != 0 && e.hooks.release != nullptr) {
+                const FlowView view = viewOf(f, EndReason::ForcedEnd);
+                FlowContext ctx = context(e, i, area, f, view, nullptr, true, sweeper);
+                e.hooks.release(e.hooks.self, ctx);
+            }
             if (*h != 0) release(i, *h, sweeper);
             *h = 0;
         }
@@ -274,6 +295,25 @@ private:
     struct PoolMemory {
         std::unique_ptr<std::byte, FreeDelete> records;
         std::unique_ptr<std::uint32_t[]> freeList;
+    };
+    /// A plugin's per-worker state, destroyed with the table.
+    struct WorkerState {
+        const ProcessHooks* hooks = nullptr;
+        void* state = nullptr;
+        WorkerState() = default;
+        WorkerState(const ProcessHooks* h, void* s) noexcept : hooks(h), state(s) {}
+        WorkerState(const WorkerState&) = delete;
+        WorkerState& operator=(const WorkerState&) = delete;
+        WorkerState(WorkerState&& o) noexcept
+            : hooks(o.hooks), state(std::exchange(o.state, nullptr)) {}
+        WorkerState& operator=(WorkerState&& o) noexcept {
+            std::swap(hooks, o.hooks);
+            std::swap(state, o.state);
+            return *this;
+        }
+        ~WorkerState() {
+            if (state != nullptr) hooks->destroyWorker(hooks->self, state);
+        }
     };
 
     /// configure, first half: each plugin's entry, hook lists and place in the area.
@@ -324,8 +364,11 @@ private:
     }
 
     FlowContext context(const Entry& e, std::size_t i, std::byte* area, CachedFlow& f,
-                        const FlowView& view, const ParsedPacket* pkt, bool forward) noexcept {
+                        const FlowView& view, const ParsedPacket* pkt, bool forward,
+                        bool sweeper = false) noexcept {
         FlowContext ctx;
+        const std::vector<WorkerState>& workers = sweeper ? m_sweepWorkers : m_workers;
+        if (i < workers.size()) ctx.worker = workers[i].state;
         ctx.packet = pkt;
         ctx.flow = &view;
         ctx.forward = forward;
@@ -366,6 +409,8 @@ private:
     detail::TableArray<std::byte> m_area;
     std::vector<ExtPool> m_pools;
     std::vector<PoolMemory> m_poolMemory;
+    std::vector<WorkerState> m_workers;       ///< per plugin (null state: none); worker thread
+    std::vector<WorkerState> m_sweepWorkers;  ///< the same for the export thread (threaded)
     std::unique_ptr<SpscRing<std::uint64_t>> m_returned;
     std::unique_ptr<std::uint8_t[]> m_scratch;
     std::unique_ptr<std::uint8_t[]> m_sweepScratch;

@@ -51,7 +51,8 @@ void TableBase::throwNoMemory(const TableConfig& config, std::size_t rowBytes) {
 }
 
 bool TableBase::enableProcessPlugins(std::span<ProcessPlugin* const> plugins) {
-    if (!plugins.empty()) m_proc.configure(plugins, std::size_t{1} << m_config.sizeLog2);
+    if (!plugins.empty())
+        m_proc.configure(plugins, std::size_t{1} << m_config.sizeLog2, threaded());
     return true;
 }
 
@@ -63,7 +64,10 @@ void TableBase::attach(const ExportTarget& target) {
 CacheStats TableBase::stats() const noexcept {
     CacheStats out = m_stats;
     if (threaded()) m_sweeper.counters.addTo(out);
-    if (m_proc.enabled()) out.extPoolExhausted = m_proc.poolExhausted();
+    if (m_proc.enabled()) {
+        out.extPoolExhausted = m_proc.poolExhausted();
+        m_proc.addWorkerStats(out);
+    }
     return out;
 }
 

@@ -3,8 +3,10 @@
 // parse into the quic plugin's record. Random bytes rarely pass the AEAD tag, so the input has
 // two modes (first byte):
 //   even: the rest is one UDP datagram, applied as the first packet of a flow and again as a
-//         later one (header parsing, rejected tags, Retry, Version Negotiation);
-//   odd:  byte 1 picks a version (v1, draft-29, v2, T051, draft-27/mvfst); the rest is up to 4
+//         later one (header parsing, rejected tags, Retry, Version Negotiation, and legacy
+//         Google QUIC's cleartext Q024..Q046 packets with their CHLO);
+//   odd:  byte 1 picks a version (v1, draft-29, v2, T051, draft-27/mvfst, Google Q050 and T050,
+//         a forced-negotiation version, v2 draft-00); the rest is up to 4
 //         chunks [u16 length][plaintext frames], each protected here as a client Initial with
 //         the same DCID, and the datagrams are applied in order to one record, so the fuzzer
 //         steers the decrypted frames, the reassembly and the ClientHello parser.
@@ -68,7 +70,7 @@ Bytes protect(std::uint32_t version, std::uint32_t pn, const Bytes& frames) {
     if (body.size() < 20) body.resize(20, 0);
     Bytes p;
     p.reserve(64 + body.size() + 16);
-    p.push_back(vi.v2 ? 0xd3 : 0xc3);
+    p.push_back(vi.rotatedTypes ? 0xd3 : 0xc3);
     for (int i = 3; i >= 0; --i) p.push_back(static_cast<std::uint8_t>(version >> (8 * i)));
     p.push_back(static_cast<std::uint8_t>(dcid.size()));
     p.insert(p.end(), dcid.begin(), dcid.end());
@@ -116,8 +118,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         apply(d, rec, 2, false);
         return 0;
     }
-    constexpr std::uint32_t kVersions[] = {0x00000001, 0xff00001d, 0x6b3343cf, 0x54303531,
-                                           0xfaceb002};
+    // v1, draft-29, v2, T051, mvfst draft-27, Q050 (a CHLO in the CRYPTO frames), T050, a
+    // forced-negotiation version (keyed with v1's salt here), draft-ietf-quic-v2-00
+    constexpr std::uint32_t kVersions[] = {0x00000001, 0xff00001d, 0x6b3343cf,
+                                           0x54303531, 0xfaceb002, 0x51303530,
+                                           0x54303530, 0x1a2a3a4a, 0xff020000};
     const std::uint32_t version = kVersions[data[1] % std::size(kVersions)];
     std::size_t off = 2;
     bool fresh = true;

@@ -299,7 +299,12 @@ TEST(Issue21Fields, NoDuplicateKeysWithEveryProcessPluginTogether) {
     std::vector<std::string> plugins;
     for (const auto& n : names) {
         plugins.push_back("-p");
-        plugins.push_back(n);
+        // classify needs a model file: the shipped example
+        plugins.push_back(n == "classify"
+                              ? "classify;model=" + (sourceDir() / "process/classify/models/"
+                                                                   "example-tree.rpcm")
+                                                        .string()
+                              : n);
     }
     const ProbeRun run = runProbe(pcap, plugins);
     ASSERT_EQ(run.result.exitCode, 0) << run.commandLine << "\n" << run.result.err;

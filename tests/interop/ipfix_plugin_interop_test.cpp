@@ -475,6 +475,7 @@ const Case kCases[] = {
     {"quic", {"quic"}, "quic_initial-sample.pcap"},
     {"quic_ndpi_quic29", {"quic"}, "ndpi-4.2/pcap/quic-29.pcap"},
     {"quic_ndpi_t51", {"quic"}, "ndpi-4.2/pcap/quic_t51.pcap"},
+    {"quic_ndpi_gquic", {"quic"}, "ndpi-4.2/pcap/http_ipv6.pcap"},  // legacy Google QUIC
     // dnssd.pcap is left out: three of its names hold U+2019, which the json output writes
     // byte by byte as \u00e2\u0080\u0099 (output/json/README.md) while the decoders print
     // the UTF-8 text, so the comparison here cannot match; its IPFIX strings are the bytes sent.

@@ -96,7 +96,37 @@
       "Process-plugin instances beyond the per-record limit, not exported "                      \
       "(cache.plugin_data_dropped).")                                                            \
     X(COUNT, pluginFlushes, "plugin_flushes", Sum, Counter, "rowprobe_plugin_flushes_total", "",  \
-      "Flows ended by a process plugin: flush or flush-reinsert (cache.plugin_flushes).")
+      "Flows ended by a process plugin: flush or flush-reinsert (cache.plugin_flushes).")                                                                    \
+    X(COUNT, pluginHeapAllocations, "plugin_heap.allocations", Sum, Counter,                     \
+      "rowprobe_plugin_heap_allocations_total", "",                                              \
+      "Heap allocations made by process plugins' libraries (nDPI) for flows "                    \
+      "(cache.plugin_heap.allocations).")                                                        \
+    X(COUNT, pluginHeapFrees, "plugin_heap.frees", Sum, Counter, "rowprobe_plugin_heap_frees_total", \
+      "", "Of those, freed (cache.plugin_heap.frees).")                                          \
+    X(COUNT, pluginHeapAllocatedBytes, "plugin_heap.allocated_bytes", Sum, Counter,              \
+      "rowprobe_plugin_heap_allocated_bytes_total", "",                                          \
+      "Bytes of those allocations (cache.plugin_heap.allocated_bytes).")                         \
+    X(COUNT, pluginHeapFreedBytes, "plugin_heap.freed_bytes", Sum, Counter,                      \
+      "rowprobe_plugin_heap_freed_bytes_total", "",                                              \
+      "Bytes of those frees (cache.plugin_heap.freed_bytes).")                                   \
+    X(COUNT, pluginHeapRetainedBytes, "plugin_heap.retained_bytes", Sum, Counter,                \
+      "rowprobe_plugin_heap_retained_bytes_total", "",                                           \
+      "Bytes allocated while working on flows that the library keeps after their export (nDPI's " \
+      "LRU caches, made on first use), counted in module_bytes (cache.plugin_heap.retained_bytes).") \
+    X(COUNT, pluginHeapRetainedAllocations, "", Sum, Internal, "", "",                          \
+      "Allocations among retained_bytes (for live_allocations).")                                \
+    X(DERIVED, pluginHeapLiveBytes(), "plugin_heap.live_bytes", None, Gauge,                     \
+      "rowprobe_plugin_heap_live_bytes", "",                                                     \
+      "Bytes process plugins' libraries hold for live flows; 0 once every flow is exported "     \
+      "(cache.plugin_heap.live_bytes).")                                                         \
+    X(DERIVED, pluginHeapLiveAllocations(), "plugin_heap.live_allocations", None, Gauge,         \
+      "rowprobe_plugin_heap_live_allocations", "",                                               \
+      "Allocations process plugins' libraries hold for live flows "                              \
+      "(cache.plugin_heap.live_allocations).")                                                   \
+    X(COUNT, pluginModuleBytes, "plugin_heap.module_bytes", Sum, Gauge,                          \
+      "rowprobe_plugin_heap_module_bytes", "",                                                   \
+      "Bytes held by process plugins' per-worker library state (nDPI detection modules and "    \
+      "their caches), freed at exit (cache.plugin_heap.module_bytes).")
 // clang-format on
 
 namespace rowprobe {

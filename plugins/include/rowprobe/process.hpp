@@ -71,6 +71,7 @@
 #include "rowprobe/packet.hpp"
 #include "rowprobe/plugin.hpp"
 #include "rowprobe/plugin_data.hpp"
+#include "rowprobe/stats.hpp"
 
 namespace rowprobe {
 
@@ -210,9 +211,18 @@ struct FlowContext {
     void* state = nullptr;  ///< tier 1: `stateSize` bytes, zeroed at flow creation
     std::uint32_t* extHandle = nullptr;  ///< tier 2: the flow's record handle (0 = none)
     ExtPool* pool = nullptr;             ///< tier 2: this worker's pool for this plugin
+    /// The plugin's per-worker state (its `Worker`, made by createWorker for this flow table;
+    /// under expiry=thread the export thread's hooks get a second one of the same table), or
+    /// null when the plugin has none. Owned by the thread that runs the hook, for the call.
+    void* worker = nullptr;
     /// write only: the services the flow's plugins reported (FlowServices); null elsewhere, and
     /// when no plugin of the `-p` list has a service hook.
     const FlowServices* services = nullptr;
+
+    template <class T>
+    T& workerAs() const noexcept {
+        return *static_cast<T*>(worker);
+    }
 
     template <class T>
     T& stateAs() const noexcept {
@@ -250,6 +260,14 @@ using ServiceHookFn = std::string_view (*)(const void* self, FlowContext& ctx) n
 /// keep there what says where in `ext` the next packet goes).
 using TouchHookFn = std::uint64_t (*)(const void* self, const void* state,
                                       const void* ext) noexcept;
+/// Per-worker state (docs/design/process-runtime.md, "Per-worker state"): made at start-up for
+/// each flow table (and a second one for the export thread under expiry=thread), on the
+/// thread that configures the table; may throw ConfigError. Destroyed with the table.
+using WorkerCreateFn = void* (*)(const void* self);
+using WorkerDestroyFn = void (*)(const void* self, void* worker) noexcept;
+/// Adds the worker state's counters to the table's statistics (any thread, a few times per
+/// second: the counters it reads must be atomics or otherwise safe to read concurrently).
+using WorkerStatsFn = void (*)(const void* self, const void* worker, CacheStats& out) noexcept;
 
 /// A plugin's hooks and sizes as the flow table resolves them at start-up. Null hooks are
 /// left out of the dispatch arrays.
@@ -275,6 +293,13 @@ struct ProcessHooks {
     /// loads them for a whole batch at once, before the hooks run (their misses then overlap);
     /// without it, it loads the whole record (up to 512 bytes).
     TouchHookFn touch = nullptr;
+    /// Optional: the flow's tier-2 record is about to go back to the pool (after write, or
+    /// without an export when the table has no export target): free what the record owns
+    /// (a library's heap members). ctx.packet is null.
+    ExportHookFn release = nullptr;
+    WorkerCreateFn createWorker = nullptr;    ///< optional, with destroyWorker
+    WorkerDestroyFn destroyWorker = nullptr;  ///< set whenever createWorker is
+    WorkerStatsFn workerStats = nullptr;      ///< optional
 };
 
 /// A process plugin. One object per `-p`, created at start-up; the flow table calls it only
@@ -466,9 +491,14 @@ constexpr void checkHookSignatures() noexcept {
 ///   void write(FlowContext&, InstanceWriter&) const noexcept;
 ///   std::uint64_t touch(const Ext&) const noexcept;   (see ProcessHooks::touch), or
 ///   std::uint64_t touch(const State&, const Ext&) const noexcept;
+///   void release(FlowContext&) const noexcept;          (see ProcessHooks::release)
 ///   std::string_view service(FlowContext&) const noexcept;   (FlowServices)
 /// and its optional nested types State (tier 1) and Ext (tier 2). Derived also implements
-/// name() and fields().
+/// name() and fields(). A plugin that needs state per worker (a library's detection module,
+/// which is not thread-safe) has a nested type Worker and
+///   std::unique_ptr<Worker> createWorker() const;        (start-up; may throw ConfigError)
+///   void workerStats(const Worker&, CacheStats&) const noexcept;   (optional)
+/// and reads it in its hooks with ctx.workerAs<Worker>().
 template <class Derived>
 class ProcessPluginBase : public ProcessPlugin {
 public:
@@ -525,6 +555,26 @@ public:
             h.touch = [](const void* s, const void*, const void* e) noexcept -> std::uint64_t {
                 return static_cast<const Derived*>(s)->touch(*static_cast<const Ext*>(e));
             };
+        }
+        if constexpr (requires(const Derived& d, FlowContext& c) { d.release(c); })
+            h.release = [](const void* s, FlowContext& c) noexcept {
+                static_cast<const Derived*>(s)->release(c);
+            };
+        if constexpr (requires { typename Derived::Worker; }) {
+            using Worker = typename Derived::Worker;
+            h.createWorker = [](const void* s) -> void* {
+                return static_cast<const Derived*>(s)->createWorker().release();
+            };
+            h.destroyWorker = [](const void*, void* w) noexcept {
+                delete static_cast<Worker*>(w);  // NOLINT(cppcoreguidelines-owning-memory)
+            };
+            if constexpr (requires(const Derived& d, const Worker& w, CacheStats& out) {
+                              d.workerStats(w, out);
+                          })
+                h.workerStats = [](const void* s, const void* w, CacheStats& out) noexcept {
+                    static_cast<const Derived*>(s)->workerStats(*static_cast<const Worker*>(w),
+                                                                out);
+                };
         }
         return h;
     }

@@ -41,6 +41,12 @@ struct CacheStats {
         const double m = hitPositionMean();
         return static_cast<double>(positionSqSum) / static_cast<double>(hits) - m * m;
     }
+    std::uint64_t pluginHeapLiveBytes() const noexcept {
+        return pluginHeapAllocatedBytes - pluginHeapFreedBytes - pluginHeapRetainedBytes;
+    }
+    std::uint64_t pluginHeapLiveAllocations() const noexcept {
+        return pluginHeapAllocations - pluginHeapFrees - pluginHeapRetainedAllocations;
+    }
     double loadFactor() const noexcept {
         return capacity ? static_cast<double>(flowsInCache) / static_cast<double>(capacity) : 0.0;
     }

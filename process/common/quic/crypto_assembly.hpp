@@ -71,7 +71,12 @@ struct CryptoAssembly {
         return 0;
     }
 
-    /// The first handshake message when all of it has arrived, else an empty span.
+    /// The bytes received contiguously from offset 0 (a gQUIC CHLO's length is read from them).
+    std::span<const std::uint8_t> received() const noexcept {
+        return std::span<const std::uint8_t>(data.data(), prefix());
+    }
+
+    /// The first TLS handshake message when all of it has arrived, else an empty span.
     std::span<const std::uint8_t> message() const noexcept {
         const std::size_t have = prefix();
         if (have < 4) return {};

@@ -33,9 +33,15 @@ constexpr Salt kSaltV2 = {0x0d, 0xed, 0xe3, 0xde, 0xf7, 0x00, 0xa6, 0xdb, 0x81, 
 // Google QUIC T051 (QUIC crypto replaced by TLS 1.3, IETF long header), as Chromium sets it.
 constexpr Salt kSaltT051 = {0x7a, 0x4e, 0xde, 0xf4, 0xe7, 0xcc, 0xee, 0x5f, 0xa4, 0x50,
                             0x6c, 0x19, 0x12, 0x4f, 0xc8, 0xcc, 0xda, 0x6e, 0x03, 0x3d};
+// Google QUIC Q050 (QUIC crypto CHLO) and T050 (TLS), as Chromium, Wireshark and nDPI set them.
+constexpr Salt kSaltQ050 = {0x50, 0x45, 0x74, 0xef, 0xd0, 0x66, 0xfe, 0x2f, 0x9d, 0x94,
+                            0x5c, 0xfc, 0xdb, 0xd3, 0xa7, 0xf0, 0xd3, 0xb5, 0x6b, 0x45};
+constexpr Salt kSaltT050 = {0x7f, 0xf5, 0x79, 0xe5, 0xac, 0xd0, 0x72, 0x91, 0x55, 0x80,
+                            0x30, 0x4c, 0x43, 0xa2, 0x36, 0x7c, 0x60, 0x48, 0x83, 0x10};
 
 // ipfixprobe 5.7's version → "draft number" mapping (0: unknown), which picks the salt.
-// 100/101: v2 provisional / RFC 9369; 36: picoquic's internal versions; 200: Google T051.
+// 100/101: v2 provisional / RFC 9369; 36: picoquic's internal versions; 200/201/202: Google
+// T051, Q050, T050.
 unsigned draftOf(std::uint32_t v) noexcept {
     if ((v >> 8) == 0xff0000U && (v & 0xff) >= 1 && (v & 0xff) <= 34) return v & 0xff;
     if ((v & 0x0F0F0F0FU) == 0x0a0a0a0aU) return 35;  // forced version negotiation
@@ -89,6 +95,10 @@ unsigned draftOf(std::uint32_t v) noexcept {
             return 101;
         case 0x54303531U:  // "T051"
             return 200;
+        case 0x51303530U:  // "Q050"
+            return 201;
+        case 0x54303530U:  // "T050"
+            return 202;
         default:
             return 0;
     }
@@ -218,15 +228,20 @@ bool versionInfo(std::uint32_t version, VersionInfo& out) noexcept {
     } else if (d == 36) {
         out.salt = kSaltPicoquic.data();
     } else if (d == 100) {
+        // draft-ietf-quic-v2-00 (0xff020000) kept v1's packet types; -01 on rotated them
         out.salt = kSaltV2Provisional.data();
         out.v2 = true;
+        out.rotatedTypes = version != 0xff020000U;
     } else if (d == 101) {
         out.salt = kSaltV2.data();
         out.v2 = true;
+        out.rotatedTypes = true;
     } else {
-        out.salt = kSaltT051.data();
+        out.salt = d == 200 ? kSaltT051.data() : d == 201 ? kSaltQ050.data() : kSaltT050.data();
         out.google = true;
+        out.chlo = d == 201;
     }
+    if ((version & 0x0F0F0F0FU) == 0x0a0a0a0aU) out.altSalt = kSaltDraft29.data();
     return true;
 }
 
@@ -252,6 +267,7 @@ bool parseLongHeader(std::span<const std::uint8_t> d, std::size_t off, LongHeade
     VersionInfo vi;
     if (!versionInfo(h.version, vi)) return false;
     h.v2 = vi.v2;
+    h.chlo = vi.chlo;
     if (vi.google) h.cryptoFrameType = 0x08;
     std::size_t p = off + 5;
     const std::size_t dcidLen = d[p++];
@@ -272,7 +288,7 @@ bool parseLongHeader(std::span<const std::uint8_t> d, std::size_t off, LongHeade
                                   PacketType::Retry};
     constexpr PacketType kV2[] = {PacketType::Retry, PacketType::Initial, PacketType::ZeroRtt,
                                   PacketType::Handshake};
-    h.type = vi.v2 ? kV2[bits] : kV1[bits];
+    h.type = vi.rotatedTypes ? kV2[bits] : kV1[bits];
     if (h.type == PacketType::Retry) {
         // token, then the 16-byte integrity tag
         if (d.size() - p < 16) return false;
@@ -292,14 +308,16 @@ bool parseLongHeader(std::span<const std::uint8_t> d, std::size_t off, LongHeade
     return true;
 }
 
-bool deriveClientInitialKeys(const VersionInfo& version, std::span<const std::uint8_t> dcid,
-                             InitialKeys& out, std::uint8_t* secret) noexcept {
+namespace {
+
+bool deriveInitialKeys(const VersionInfo& version, std::span<const std::uint8_t> dcid,
+                       const char* side, InitialKeys& out, std::uint8_t* secret) noexcept {
     if (version.salt == nullptr || !contexts().ok()) return false;
     std::array<std::uint8_t, kHashLen> initial{};
     std::array<std::uint8_t, kHashLen> client{};
     // HKDF-Extract(salt, dcid) = HMAC(salt, dcid)
     bool ok = hmacSha256(std::span(version.salt, 20), dcid, {}, {}, initial.data()) &&
-              expandLabel(initial, "client in", client.data(), client.size());
+              expandLabel(initial, side, client.data(), client.size());
     if (ok) {
         ok = expandLabel(client, version.v2 ? "quicv2 key" : "quic key", out.key.data(), 16) &&
              expandLabel(client, version.v2 ? "quicv2 iv" : "quic iv", out.iv.data(), 12) &&
@@ -309,6 +327,18 @@ bool deriveClientInitialKeys(const VersionInfo& version, std::span<const std::ui
     OPENSSL_cleanse(initial.data(), initial.size());
     OPENSSL_cleanse(client.data(), client.size());
     return ok;
+}
+
+}  // namespace
+
+bool deriveClientInitialKeys(const VersionInfo& version, std::span<const std::uint8_t> dcid,
+                             InitialKeys& out, std::uint8_t* secret) noexcept {
+    return deriveInitialKeys(version, dcid, "client in", out, secret);
+}
+
+bool deriveServerInitialKeys(const VersionInfo& version, std::span<const std::uint8_t> dcid,
+                             InitialKeys& out, std::uint8_t* secret) noexcept {
+    return deriveInitialKeys(version, dcid, "server in", out, secret);
 }
 
 std::size_t decryptInitial(std::span<const std::uint8_t> d, const LongHeader& h,

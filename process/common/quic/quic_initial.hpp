@@ -14,7 +14,8 @@
 //
 // * Versions: draft-7..34 (0xff0000xx), v1, v2 (RFC 9369, and its provisional 0xff020000 /
 //   0x709a50c4), mvfst (0xfaceb0xx), picoquic's internal versions, Google's T050/T051 (QUIC with
-//   TLS, long header as IETF's) and the vendor ranges ipfixprobe 5.7 maps to a draft.
+//   TLS, long header as IETF's) and Q050 (the same packets around a CHLO, gquic.hpp), and the
+//   vendor ranges ipfixprobe 5.7 maps to a draft.
 // * The AEAD tag is checked: a packet that fails it yields nothing, and every call re-keys the
 //   contexts, so nothing of a rejected packet carries over to the next one.
 #pragma once
@@ -43,8 +44,13 @@ inline constexpr std::uint8_t kPktQuicBit = 0x80;
 /// "quicv2 key/iv/hp", packet type bits rotated by one).
 struct VersionInfo {
     const std::uint8_t* salt = nullptr;  ///< 20 bytes; null: version known but no Initial keys
-    bool v2 = false;
-    bool google = false;  ///< Google T051: the CRYPTO frame has gQUIC's type 0x08
+    /// A second salt to try when the first fails the tag: forced-negotiation versions
+    /// (0x?a?a?a?a) carry no salt of their own; clients use v1's or draft-29's.
+    const std::uint8_t* altSalt = nullptr;
+    bool v2 = false;            ///< "quicv2" key/iv/hp labels
+    bool rotatedTypes = false;  ///< v2's packet-type bits (not in draft-ietf-quic-v2-00)
+    bool google = false;        ///< Google Q050/T050/T051: the CRYPTO frame has gQUIC's type 0x08
+    bool chlo = false;          ///< Google Q050: the CRYPTO stream holds a CHLO, not TLS
 };
 
 /// False for versions neither ipfixprobe nor rowprobe knows (a long-header packet of such a
@@ -59,7 +65,8 @@ struct LongHeader {
     std::uint32_t version = 0;
     PacketType type = PacketType::Initial;
     bool v2 = false;
-    std::uint8_t cryptoFrameType = 0x06;  ///< 0x08 for Google T051
+    bool chlo = false;                    ///< Google Q050: CRYPTO data is a CHLO
+    std::uint8_t cryptoFrameType = 0x06;  ///< 0x08 for Google Q050/T050/T051
     std::span<const std::uint8_t> dcid;
     std::span<const std::uint8_t> scid;
     std::uint64_t tokenLength = 0;  ///< Initial: the token's length; Retry: the token's
@@ -83,6 +90,11 @@ struct InitialKeys {
 /// destination connection id, then the packet key, IV and header-protection key. `secret`
 /// (optional, 32 bytes) receives the client initial secret, for the test vectors.
 bool deriveClientInitialKeys(const VersionInfo& version, std::span<const std::uint8_t> dcid,
+                             InitialKeys& out, std::uint8_t* secret = nullptr) noexcept;
+
+/// The same for the server's Initials ("server in"); the plugin never needs them (it reads the
+/// client's), the RFC 9001 A.3 vector checks the decryptor with them.
+bool deriveServerInitialKeys(const VersionInfo& version, std::span<const std::uint8_t> dcid,
                              InitialKeys& out, std::uint8_t* secret = nullptr) noexcept;
 
 /// Removes header protection and decrypts the Initial `h` of `datagram` into `out`; returns the

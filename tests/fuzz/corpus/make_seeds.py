@@ -73,6 +73,32 @@ write("quic_fuzz", "ack_ping_padding", b"\x01\x01" + chunk(b"\x02\x00\x00\x00\x0
 write("quic_fuzz", "version_negotiation", b"\x00\x80\x00\x00\x00\x00\x04abcd\x00\x00\x00\x00\x01")
 write("quic_fuzz", "retry", b"\x00\xf0\x00\x00\x00\x01\x04abcd\x08ABCDEFGH" + b"t" * 10 + b"\x00" * 16)
 
+
+# Google QUIC: a CHLO (tag count, tag table of end offsets, values), in clear in a Q043 public
+# header packet or a Q046 long header packet (mode 0: the datagram as it is), or protected as a
+# Q050 Initial (version index 5); T050 (index 6) carries the TLS ClientHello.
+def chlo(tags):
+    table, values, end = b"", b"", 0
+    for tag, value in tags:
+        end += len(value)
+        table += tag + struct.pack("<I", end)
+        values += value
+    return b"CHLO" + struct.pack("<H", len(tags)) + b"\x00\x00" + table + values
+
+
+gquic_chlo = chlo([(b"SNI\x00", b"www.example.org"), (b"VER\x00", b"Q043"),
+                   (b"UAID", b"Chrome/70.0.3538.110 Linux x86_64")])
+cid = b"\x8a\x2b\x5b\xa4\x2c\x01\x02\x03"
+stream1 = b"\xa0\x01" + u16(len(gquic_chlo)) + gquic_chlo
+write("quic_fuzz", "gquic_q043_chlo", b"\x00" + b"\x0d" + cid + b"Q043\x01" + b"\x5a" * 12 + stream1)
+write("quic_fuzz", "gquic_q046_chlo", b"\x00" + b"\xc3Q046\x50" + cid + b"\x00\x00\x00\x01"
+      + b"\x5a" * 12 + b"\xa4\x01" + u16(1024) + u16(len(gquic_chlo)) + gquic_chlo)
+write("quic_fuzz", "gquic_q030_chlo_le", b"\x00" + b"\x0d" + cid + b"Q030\x01" + b"\x5a" * 12
+      + b"\x00" + b"\xa0\x01" + struct.pack("<H", len(gquic_chlo)) + gquic_chlo)
+write("quic_fuzz", "gquic_q050_chlo", b"\x01\x05" + chunk(b"\x08" + crypto(0, gquic_chlo)[1:]))
+write("quic_fuzz", "client_hello_t050", b"\x01\x06" + chunk(b"\x08" + crypto(0, quic_ch)[1:]))
+write("quic_fuzz", "client_hello_forced_vn", b"\x01\x07" + chunk(crypto(0, quic_ch)))
+
 # ---- HTTP ---------------------------------------------------------------------------------------
 write("http_fuzz", "request_get", b"GET /index.html HTTP/1.1\r\nHost: www.example.com\r\n"
       b"User-Agent: curl/8.0\r\nReferer: http://example.com/\r\nAccept: */*\r\n\r\n")

@@ -1,0 +1,131 @@
+// NFStream 6.6's statistical and early flow features ("post-mortem" statistics and SPLT), as
+// its C engine (nfstream/engine/lib_engine.c) and its Python sync (nfstream/flow.py) compute
+// them, in one pass over a flow's packets with no allocation.
+//
+//   per packet (after the accounting mode turned it into a size, below):
+//     time      ms = ns / 1e6, truncated (NFStream: tv_sec·1000 + tv_usec/1000)
+//     piat      time - the previous packet's time, in the same direction or in both; the first
+//               packet of a direction has none. A packet earlier than the flow's latest takes
+//               the latest time (NFStream forces arrival order with the capture's latest time;
+//               a plugin sees only its flow's)
+//     sizes     min, max, and Welford's running mean and M2 per direction and for both
+//                 n += 1; d = x - mean; mean += d / n; M2 += d · (x - mean)
+//               (no sum of squares: NFStream's own recurrence, operation for operation, in
+//               double, so the results are bit-identical to its engine's)
+//     piats     the same over the n - 1 gaps of each direction and of both
+//     flags     TCP packets with SYN, CWR, ECE, URG, ACK, PSH, RST, FIN, per direction
+//     SPLT      direction (0 src→dst, 1 dst→src), size and bidirectional piat of the first N
+//               packets (the first piat is 0); export pads to N with -1
+//   export (flow.py's sync):
+//     stddev of sizes = sqrt(M2 / (n - 1)) for n > 1, else 0 (sample standard deviation)
+//     stddev of piats = sqrt(M2 / (n - 2)) for n > 2, else 0 (n - 1 gaps, sample)
+//     a direction without packets (or gaps) reports 0 for all of its values
+//
+// Accounting modes (NFStream's accounting_mode 0-3), from the headers, not the captured bytes:
+//   link       the frame's length on the wire (16 bits, as NFStream's raw_size)
+//   ip         IPv4 total length; IPv6 payload length + the 40-byte fixed header (what NFStream
+//              6.6's wheel reports, measured: its source reads only the payload length)
+//   transport  the IP payload after the IP header and IPv6 extension headers, for TCP, UDP,
+//              ICMP and ICMPv6; 0 for other protocols
+//   payload    the transport payload: after the TCP header (data offset), the UDP header or
+//              ICMP's 8 bytes; 0 for other protocols
+//
+// Memory: FlowStats is 256 bytes (four cache lines: both-directions line, then 96 bytes per
+// direction); the SPLT entries follow it in the flow's tier-2 record, 8 bytes per packet of N
+// (piat u32, size u16, direction u8), written only up to the packets seen.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "rowprobe/packet.hpp"
+
+namespace rowprobe::flowstats {
+
+/// NFStream's accounting_mode values.
+enum class Accounting : std::uint8_t { Link = 0, Ip = 1, Transport = 2, Payload = 3 };
+
+/// The largest SPLT length (NFStream's splt_analysis is a uint16 but the N is up to 255).
+inline constexpr std::size_t kMaxSplt = 255;
+
+/// The packet's size under `mode` (16 bits, as NFStream keeps it).
+std::uint16_t packetSize(const ParsedPacket& p, Accounting mode) noexcept;
+
+/// True for packets NFStream does not meter: IPv4 fragments after the first.
+bool skippedByNfstream(const ParsedPacket& p) noexcept;
+
+/// Welford's running mean and sum of squared deviations of `n` values.
+struct Running {
+    double mean;
+    double m2;
+};
+
+/// Sizes and gaps of one direction (or of both).
+struct Series {
+    Running ps;
+    Running piat;
+    std::uint64_t minPiat;
+    std::uint64_t maxPiat;
+    std::uint64_t lastMs;  ///< time of the previous packet, ms
+    std::uint32_t packets;
+    std::uint16_t minPs;
+    std::uint16_t maxPs;
+};
+static_assert(sizeof(Series) == 64);
+
+/// One direction: its series and its TCP flag counts (SYN, CWR, ECE, URG, ACK, PSH, RST, FIN).
+struct Direction {
+    Series s;
+    std::array<std::uint32_t, 8> flags;
+};
+static_assert(sizeof(Direction) == 96);
+
+/// Index of each flag in Direction::flags (NFStream's column order) and its TCP header bit.
+inline constexpr std::array<std::uint8_t, 8> kFlagBits = {0x02, 0x80, 0x40, 0x20,
+                                                          0x10, 0x08, 0x04, 0x01};
+
+/// One SPLT packet: 8 bytes, so a packet writes one entry in one cache line.
+struct SpltEntry {
+    std::uint32_t piat;  ///< ms since the flow's previous packet (0 for the first), saturated
+    std::uint16_t ps;
+    std::uint8_t direction;  ///< 0 src→dst, 1 dst→src
+    std::uint8_t unused;
+};
+static_assert(sizeof(SpltEntry) == 8);
+
+/// Where a flow's SPLT entries live (in its tier-2 record, after FlowStats); capacity 0 = off.
+struct SpltView {
+    SpltEntry* entries = nullptr;
+    std::size_t capacity = 0;
+};
+
+/// A flow's running statistics. Zero-initialised by `start`, updated by `add`.
+struct FlowStats {
+    Series both;
+    std::array<Direction, 2> dir;  ///< [0] src→dst (the flow's first packet's sender), [1] back
+};
+static_assert(sizeof(FlowStats) == 256);
+
+/// Clears `s` (a flow's first packet then goes through `add`).
+void start(FlowStats& s) noexcept;
+
+/// One packet of `size` at `timeNs`, `forward` = from the flow's source; `tcpFlags` 0 for
+/// non-TCP packets. Records the SPLT entry while fewer than `splt.capacity` packets were seen.
+void add(FlowStats& s, std::uint16_t size, std::uint64_t timeNs, bool forward,
+         std::uint8_t tcpFlags, const SpltView& splt) noexcept;
+
+/// The exported values of one series (NFStream's sync).
+struct SeriesResult {
+    std::uint16_t minPs;
+    std::uint16_t maxPs;
+    double meanPs;
+    double stddevPs;
+    std::uint64_t minPiat;
+    std::uint64_t maxPiat;
+    double meanPiat;
+    double stddevPiat;
+};
+SeriesResult finish(const Series& s) noexcept;
+
+}  // namespace rowprobe::flowstats

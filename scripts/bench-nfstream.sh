@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# flowstats against NFStream 6.6 side by side on the same capture (issue 24's benchmark: goal
+# at least 50x faster): NFStream (NFStreamer with statistical_analysis=True, splt_analysis=10,
+# n_dissections=0, one meter, a year's timeouts, flows iterated but not written) and rowprobe
+# (-p 'flowstats;splt=10' -o json to /dev/null, same timeouts), interleaved, RUNS times; prints
+# the median wall times, packets per second of each (NFStream's packet count) and the ratio.
+# NFStream comes from ~/.cache/rowprobe-venv (scripts/setup.sh) or ROWPROBE_NFSTREAM_PYTHON.
+#
+# Usage: scripts/bench-nfstream.sh [RUNS] [CAPTURE ...]
+#   CAPTURE: large | small (scripts/bench-common.sh, made when missing) or a pcap path.
+#   Default: 3 large ../shared/testdata/bench/netflix.pcap
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/bench-common.sh
+runs=${1:-3}
+shift $(( $# > 0 ? 1 : 0 ))
+captures=("$@")
+[[ ${#captures[@]} -gt 0 ]] || captures=(large ../shared/testdata/bench/netflix.pcap)
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+for c in "${captures[@]}"; do
+    f=$(capture "$c")
+    python3 scripts/compare-nfstream.py --bench --runs "$runs" --splt 10 --rowprobe "$rowprobe" "$f"
+done
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
