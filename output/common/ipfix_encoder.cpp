@@ -221,9 +221,29 @@ constexpr FieldId kUniflowFields[] = {
     FieldId::IpVersion,   FieldId::Proto, FieldId::TcpFlags, FieldId::SrcPort,   FieldId::DstPort,
     FieldId::DirBitField, FieldId::SrcIp, FieldId::DstIp,    FieldId::SrcMac,    FieldId::DstMac};
 
+constexpr FieldId kBiflowVocabulary[] = {
+    FieldId::EndReason,       FieldId::Bytes,       FieldId::BytesRev,    FieldId::Packets,
+    FieldId::PacketsRev,      FieldId::TimeFirst,   FieldId::TimeLast,    FieldId::IpVersion,
+    FieldId::Proto,           FieldId::TcpFlags,    FieldId::TcpFlagsRev, FieldId::SrcPort,
+    FieldId::DstPort,         FieldId::DirBitField, FieldId::SrcIp,       FieldId::DstIp,
+    FieldId::SrcMac,          FieldId::DstMac,      FieldId::Vlan,        FieldId::IcmpTypeCode,
+    FieldId::IcmpTypeCodeRev, FieldId::Ttl,         FieldId::TtlRev};
+
+constexpr FieldId kUniflowVocabulary[] = {
+    FieldId::EndReason,    FieldId::Bytes,     FieldId::Packets,     FieldId::TimeFirst,
+    FieldId::TimeLast,     FieldId::IpVersion, FieldId::Proto,       FieldId::TcpFlags,
+    FieldId::SrcPort,      FieldId::DstPort,   FieldId::DirBitField, FieldId::SrcIp,
+    FieldId::DstIp,        FieldId::SrcMac,    FieldId::DstMac,      FieldId::Vlan,
+    FieldId::IcmpTypeCode, FieldId::Ttl};
+
 }  // namespace
 
 std::span<const FieldId> ipfixUniflowFields() noexcept { return kUniflowFields; }
+
+std::span<const FieldId> ipfixFieldVocabulary(bool uniflow) noexcept {
+    return uniflow ? std::span<const FieldId>(kUniflowVocabulary)
+                   : std::span<const FieldId>(kBiflowVocabulary);
+}
 
 FieldId reverseFieldOf(FieldId id) noexcept {
     switch (id) {
@@ -264,6 +284,63 @@ FieldId reverseFieldOf(FieldId id) noexcept {
     }
 }
 
+namespace {
+
+// RFC 5610 §3.9: scope privateEnterpriseNumber, informationElementId; then the type, semantics,
+// units, range (0, 0: none) name and description: every element libfixbuf requires before it
+// takes a template's records as type records.
+constexpr IpfixElement kTypeInfoFields[] = {
+    {kPenIana, 346, 4},             // privateEnterpriseNumber (scope)
+    {kPenIana, 303, 2},             // informationElementId (scope)
+    {kPenIana, 339, 1},             // informationElementDataType
+    {kPenIana, 344, 1},             // informationElementSemantics
+    {kPenIana, 345, 2},             // informationElementUnits
+    {kPenIana, 342, 8},             // informationElementRangeBegin
+    {kPenIana, 343, 8},             // informationElementRangeEnd
+    {kPenIana, 341, kIpfixVarLen},  // informationElementName
+    {kPenIana, 340, kIpfixVarLen},  // informationElementDescription
+};
+constexpr std::uint16_t kTypeInfoScopeFields = 2;
+constexpr std::size_t kTypeInfoFixed = 4 + 2 + 1 + 1 + 2 + 8 + 8;
+constexpr std::size_t kMaxTypeName = 200;
+
+}  // namespace
+
+std::vector<std::uint8_t> typeInfoTemplateRecord() {
+    std::vector<std::uint8_t> r(6 + 4 * std::size(kTypeInfoFields));
+    storeBe16(r.data(), kTypeInfoTemplateId);
+    storeBe16(r.data() + 2, static_cast<std::uint16_t>(std::size(kTypeInfoFields)));
+    storeBe16(r.data() + 4, kTypeInfoScopeFields);
+    std::size_t at = 6;
+    for (const IpfixElement& e : kTypeInfoFields) {
+        storeBe16(r.data() + at, e.id);
+        storeBe16(r.data() + at + 2, e.length);
+        at += 4;
+    }
+    return r;
+}
+
+std::vector<std::uint8_t> encodeTypeInfoRecord(const IpfixTypeInfo& info, std::size_t room) {
+    const std::size_t nameLength = std::min(info.name.size(), kMaxTypeName);  // room >= 492
+    const std::size_t fixed = kTypeInfoFixed + ipfixVarLenSize(nameLength);
+    // The description is what gives way when the record would not fit one message.
+    std::size_t descLength = info.description.size();
+    while (descLength != 0 && fixed + ipfixVarLenSize(descLength) > room) --descLength;
+    std::vector<std::uint8_t> r(fixed + ipfixVarLenSize(descLength));
+    storeBe32(r.data(), info.pen);
+    storeBe16(r.data() + 4, info.id);
+    r[6] = static_cast<std::uint8_t>(info.dataType);
+    r[7] = info.semantics;
+    storeBe16(r.data() + 8, info.units);
+    std::memset(r.data() + 10, 0, 16);  // range begin, end: none
+    std::size_t at = kTypeInfoFixed;
+    at += putIpfixVarLen(r.data() + at,
+                         {reinterpret_cast<const std::uint8_t*>(info.name.data()), nameLength});
+    putIpfixVarLen(r.data() + at,
+                   {reinterpret_cast<const std::uint8_t*>(info.description.data()), descLength});
+    return r;
+}
+
 std::size_t IpfixEncoder::minMessageSize(std::span<const FieldId> fields) {
     EncoderConfig config;
     config.interfaceByQueue = {1};  // the largest variant: with ingressInterface
@@ -294,6 +371,17 @@ IpfixEncoder::IpfixEncoder(const EncoderConfig& config, std::span<const FieldId>
     }
     m_basicFields.assign(fields.begin(), fields.end());
     m_message.assign(m_config.maxMessageSize, 0);
+    if (!m_config.typeInfo.empty()) {
+        if (m_config.maxMessageSize < kTypeInfoMinMessage) {
+            throw std::invalid_argument("type records need messages of at least " +
+                                        std::to_string(kTypeInfoMinMessage) + " bytes");
+        }
+        m_typeTemplate = typeInfoTemplateRecord();
+        const std::size_t room = m_config.maxMessageSize - kIpfixHeaderSize - kIpfixSetHeaderSize;
+        for (const IpfixTypeInfo& info : m_config.typeInfo)
+            m_typeRecords.push_back(encodeTypeInfoRecord(info, room));
+        m_typeUsed.assign(m_typeRecords.size(), false);
+    }
     templateIndex(0, 4);
     m_templatesOwed = true;
 }
@@ -314,8 +402,22 @@ std::size_t IpfixEncoder::templateIndex(std::uint64_t extensions, std::uint8_t i
         resetSet(m_templates.back(), m_sets.back());
     }
     m_templateIndex.emplace_back(extensions, index);
+    markTypeRecordsUsed(m_templates[index]);
     m_templatesOwed = true;  // announced before the next data message
     return index + v6;
+}
+
+void IpfixEncoder::markTypeRecordsUsed(const IpfixTemplate& t) {
+    auto mark = [&](const IpfixElement& e) {
+        for (std::size_t i = 0; i < m_config.typeInfo.size(); ++i) {
+            const IpfixTypeInfo& info = m_config.typeInfo[i];
+            if (info.pen == e.pen && info.id == e.id) m_typeUsed[i] = true;
+        }
+    };
+    for (const IpfixElement& e : t.elements) mark(e);
+    for (const IpfixFieldCodec* c : t.extensionFields) {
+        if (c->kind == IpfixFieldCodec::Kind::List) mark(c->inner);
+    }
 }
 
 std::size_t IpfixEncoder::extensionSize(const IpfixTemplate& t,
@@ -513,49 +615,79 @@ bool IpfixEncoder::send(std::uint8_t* message, std::size_t length, std::uint32_t
     return ok;
 }
 
-std::vector<std::vector<std::uint8_t>> IpfixEncoder::templateMessages() {
-    std::vector<std::vector<std::uint8_t>> out;
-    std::vector<std::uint8_t> msg;
-    auto finish = [&] {
-        if (msg.empty()) return;
-        storeBe16(msg.data() + kIpfixHeaderSize + 2,
-                  static_cast<std::uint16_t>(msg.size() - kIpfixHeaderSize));
-        writeHeader(msg.data(), msg.size());
-        out.push_back(std::move(msg));
-        msg.clear();
+template <class Emit>
+void IpfixEncoder::buildTemplateBatch(Emit&& emit) {
+    // Built into m_message without allocating: the RFC 5610 options template and records, then
+    // the templates in order, a new message whenever the next piece does not fit.
+    std::size_t used = 0;
+    std::size_t setStart = 0;
+    std::uint16_t setId = 0;
+    std::uint32_t typeRecords = 0;
+    auto closeSet = [&] {
+        if (setStart == 0) return;
+        storeBe16(m_message.data() + setStart + 2, static_cast<std::uint16_t>(used - setStart));
+        setStart = 0;
     };
-    for (const auto& t : m_templates) {
-        if (!msg.empty() && msg.size() + t.record.size() > m_config.maxMessageSize) finish();
-        if (msg.empty()) {
-            msg.assign(kIpfixHeaderSize + kIpfixSetHeaderSize, 0);
-            storeBe16(msg.data() + kIpfixHeaderSize, kTemplateSetId);
+    auto finish = [&] {
+        if (used == 0) return;
+        closeSet();
+        emit(used, typeRecords);
+        used = 0;
+        typeRecords = 0;
+    };
+    auto put = [&](std::uint16_t id, std::span<const std::uint8_t> piece) {
+        const std::size_t header = setStart != 0 && setId == id ? 0 : kIpfixSetHeaderSize;
+        if (used != 0 && used + header + piece.size() > m_config.maxMessageSize) finish();
+        if (used == 0) used = kIpfixHeaderSize;
+        if (setStart == 0 || setId != id) {
+            closeSet();
+            setStart = used;
+            setId = id;
+            storeBe16(m_message.data() + used, id);
+            used += kIpfixSetHeaderSize;
         }
-        msg.insert(msg.end(), t.record.begin(), t.record.end());
+        std::memcpy(m_message.data() + used, piece.data(), piece.size());
+        used += piece.size();
+    };
+    // Type records first: a collector (libfixbuf) resolves a template's elements when the
+    // template arrives, so it must know them by then.
+    if (std::find(m_typeUsed.begin(), m_typeUsed.end(), true) != m_typeUsed.end()) {
+        put(kOptionsTemplateSetId, m_typeTemplate);
+        for (std::size_t i = 0; i < m_typeRecords.size(); ++i) {
+            if (!m_typeUsed[i]) continue;
+            put(kTypeInfoTemplateId, m_typeRecords[i]);
+            ++typeRecords;
+        }
     }
+    for (const auto& t : m_templates) put(kTemplateSetId, t.record);
     finish();
+}
+
+std::vector<std::vector<std::uint8_t>> IpfixEncoder::templateMessages(
+    std::vector<std::uint32_t>* typeRecords) {
+    std::vector<std::vector<std::uint8_t>> out;
+    if (typeRecords != nullptr) typeRecords->clear();
+    std::uint32_t sequence = m_sequence;
+    buildTemplateBatch([&](std::size_t length, std::uint32_t records) {
+        storeBe16(m_message.data(), kIpfixVersion);
+        storeBe16(m_message.data() + 2, static_cast<std::uint16_t>(length));
+        storeBe32(m_message.data() + 4, m_config.exportTime());
+        storeBe32(m_message.data() + 8, sequence);
+        storeBe32(m_message.data() + 12, m_config.observationDomain);
+        out.emplace_back(m_message.begin(),
+                         m_message.begin() + static_cast<std::ptrdiff_t>(length));
+        if (typeRecords != nullptr) typeRecords->push_back(records);
+        sequence += records;
+    });
     return out;
 }
 
 void IpfixEncoder::sendTemplates() {
-    // Built into m_message without allocating: templates in order, split when full.
-    std::size_t used = 0;
-    auto finish = [&] {
-        if (used == 0) return;
-        storeBe16(m_message.data() + kIpfixHeaderSize + 2,
-                  static_cast<std::uint16_t>(used - kIpfixHeaderSize));
-        send(m_message.data(), used, 0, true);
-        used = 0;
-    };
-    for (const auto& t : m_templates) {
-        if (used != 0 && used + t.record.size() > m_config.maxMessageSize) finish();
-        if (used == 0) {
-            storeBe16(m_message.data() + kIpfixHeaderSize, kTemplateSetId);
-            used = kIpfixHeaderSize + kIpfixSetHeaderSize;
-        }
-        std::memcpy(m_message.data() + used, t.record.data(), t.record.size());
-        used += t.record.size();
-    }
-    finish();
+    buildTemplateBatch([&](std::size_t length, std::uint32_t records) {
+        // Type records are data records for the sequence number (RFC 7011 §3.1); the sink
+        // does not count a template message's records as exported flows.
+        send(m_message.data(), length, records, true);
+    });
     m_templatesOwed = false;
     m_lastTemplatesNs = m_config.monotonicNs();
     m_dataMessagesSinceTemplates = 0;

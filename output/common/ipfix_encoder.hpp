@@ -32,6 +32,16 @@
 // a forward one, with no copy of the FlowRecord. Process-plugin and tunnel fields go with the
 // forward record only.
 //
+// Element type records (RFC 5610, EncoderConfig::typeInfo): once a template holds an element
+// the config describes, every template batch starts with the options template 256 (scope: privateEnterpriseNumber,
+// informationElementId; then informationElementDataType, -Semantics, -Units, -RangeBegin,
+// -RangeEnd, -Name, -Description) and one options data record per such element, in data sets of template 256
+// split to the message size. They go wherever templates go (first message, refresh, a new
+// template, every TCP connection), so a collector that reads them (libfixbuf, Wireshark) names
+// and types every enterprise element without a configuration file. They are data records:
+// they advance the sequence number, but the sink gets them as a template message and does not
+// count them as exported flows.
+//
 // Sequence numbers (RFC 7011 §3.1): the number of data records sent before the message in
 // this transport session, modulo 2^32; a template message carries the current value. The
 // counter advances only when the sink accepts the message.
@@ -66,6 +76,47 @@ inline constexpr std::uint16_t kIpfixVersion = 10;
 inline constexpr std::uint16_t kTemplateSetId = 2;
 inline constexpr std::uint16_t kFirstTemplateId = 258;         ///< as ipfixprobe
 inline constexpr std::uint32_t kNtpEpochOffset = 2208988800U;  ///< 1900-01-01 to 1970-01-01 in s
+inline constexpr std::uint16_t kOptionsTemplateSetId = 3;
+inline constexpr std::uint16_t kTypeInfoTemplateId = 256;  ///< RFC 5610 records; below data ids
+/// Smallest message size with RFC 5610 type records (a record with a 200-byte name fits).
+inline constexpr std::size_t kTypeInfoMinMessage = 512;
+
+/// informationElementDataType values (RFC 5610 §3.1, IANA "IPFIX Information Element Data Types").
+enum class IpfixDataType : std::uint8_t {
+    OctetArray = 0,
+    Unsigned8 = 1,
+    Unsigned16 = 2,
+    Unsigned32 = 3,
+    Unsigned64 = 4,
+    Signed8 = 5,
+    Signed16 = 6,
+    Signed32 = 7,
+    Signed64 = 8,
+    Float32 = 9,
+    Float64 = 10,
+    Boolean = 11,
+    MacAddress = 12,
+    String = 13,
+    DateTimeSeconds = 14,
+    DateTimeMilliseconds = 15,
+    DateTimeMicroseconds = 16,
+    DateTimeNanoseconds = 17,
+    Ipv4Address = 18,
+    Ipv6Address = 19,
+    BasicList = 20,
+};
+
+/// One RFC 5610 information element type record: what a collector needs to name and decode an
+/// enterprise element it has no definition for.
+struct IpfixTypeInfo {
+    std::uint32_t pen = 0;
+    std::uint16_t id = 0;
+    IpfixDataType dataType = IpfixDataType::OctetArray;
+    std::uint8_t semantics = 0;  ///< informationElementSemantics: 0 default, 4 identifier, ...
+    std::uint16_t units = 0;     ///< informationElementUnits: 0 none, 2 octets, 3 packets, ...
+    std::string name;
+    std::string description;
+};
 
 enum class TimePrecision : std::uint8_t { Seconds, Milliseconds, Microseconds, Nanoseconds };
 
@@ -74,7 +125,8 @@ class MessageSink {
 public:
     virtual ~MessageSink() = default;
     /// `message` is one complete IPFIX message, valid only during the call. `dataRecords` is
-    /// the number of data records in it, 0 for a template message. Returns false when the
+    /// the number of data records in it; for a template message (`templates`) the RFC 5610
+    /// type records it holds, which count for sequence numbers but are not flows. Returns false when the
     /// message was not accepted (it is then lost; the sink counts its records as dropped).
     virtual bool sendMessage(std::span<const std::uint8_t> message, std::uint32_t dataRecords,
                              bool templates) = 0;
@@ -132,12 +184,18 @@ struct EncoderConfig {
     /// Two uniflow records per biflow (forward, then reverse when packets[1] != 0); build the
     /// encoder with ipfixUniflowFields() (or another list without reverse elements).
     bool uniflow = false;
+    /// RFC 5610 type records sent with every template batch (empty: none, the default).
+    std::vector<IpfixTypeInfo> typeInfo;
 };
 
 /// The uniflow template: ipfixBasicFields() without its reverse elements (IANA elements only):
 /// flowEndReason, octetDeltaCount, packetDeltaCount, flowStart/End, ipVersion,
 /// protocolIdentifier, tcpControlBits, ports, flowDirection, addresses, MACs.
 std::span<const FieldId> ipfixUniflowFields() noexcept;
+
+/// The core fields the ipfix output's `fields=` may name, in template order: the basic (or
+/// uniflow) template's, then vlan, icmp_type_code, ttl (and their reverse twins for biflows).
+std::span<const FieldId> ipfixFieldVocabulary(bool uniflow) noexcept;
 
 /// The field a reverse uniflow record reads for `id`'s element (BytesRev for Bytes, DstIp for
 /// SrcIp, ...); `id` itself for fields without a direction.
@@ -230,7 +288,9 @@ public:
 
     /// A message holding every template (split into several if needed), with the current
     /// sequence number. Used by transports that re-send templates on their own (TCP).
-    std::vector<std::vector<std::uint8_t>> templateMessages();
+    /// `typeRecords`, when given, receives the number of RFC 5610 records in each message.
+    std::vector<std::vector<std::uint8_t>> templateMessages(
+        std::vector<std::uint32_t>* typeRecords = nullptr);
 
     /// Encodes one data record of the template for `record.ipVersion` into `out` (which must
     /// hold `recordLength(...)` bytes). For tests and the benchmark. `reverse`: the reverse
@@ -271,6 +331,12 @@ private:
     void sendFullSet(const IpfixTemplate& t, SetBuffer& s);
     void sendTemplatesIfDue();
     void sendTemplates();
+    /// Marks the type records of the elements of `t` (and of its basicLists) as sent from now.
+    void markTypeRecordsUsed(const IpfixTemplate& t);
+    /// Builds the template batch (the RFC 5610 options template and records, then templates)
+    /// into m_message, message by message, calling `emit(length, typeRecords)` for each.
+    template <class Emit>
+    void buildTemplateBatch(Emit&& emit);
     bool send(std::uint8_t* message, std::size_t length, std::uint32_t records, bool templates);
     void resetSet(const IpfixTemplate& t, SetBuffer& s) noexcept;
     void writeHeader(std::uint8_t* message, std::size_t length) const noexcept;
@@ -289,7 +355,17 @@ private:
     std::uint64_t m_dataMessagesSinceTemplates = 0;
     std::uint64_t m_messages = 0;
     std::uint64_t m_templateMessages = 0;
+    std::vector<std::uint8_t> m_typeTemplate;              ///< options template record (256)
+    std::vector<std::vector<std::uint8_t>> m_typeRecords;  ///< encoded RFC 5610 records
+    std::vector<bool> m_typeUsed;  ///< record i describes an element of a template made so far
 };
+
+/// The encoded RFC 5610 record of `info` (fields of the options template 256), with the
+/// description cut so the record fits `room` bytes. For the encoder and tests.
+std::vector<std::uint8_t> encodeTypeInfoRecord(const IpfixTypeInfo& info, std::size_t room);
+
+/// The options template record 256 for RFC 5610 records (id, field count, scope count, fields).
+std::vector<std::uint8_t> typeInfoTemplateRecord();
 
 // ---- Variable-length values and basicLists (RFC 7011 §7, RFC 6313 §4.5.1) ---------------------
 //

@@ -74,10 +74,73 @@ FieldValue valueOf(const FieldSpec& f, std::span<const std::uint8_t> data) noexc
     }
 }
 
+IpfixDataType unsignedOfLength(std::uint16_t length) {
+    if (length <= 1) return IpfixDataType::Unsigned8;
+    if (length <= 2) return IpfixDataType::Unsigned16;
+    if (length <= 4) return IpfixDataType::Unsigned32;
+    return IpfixDataType::Unsigned64;
+}
+
+/// Adds a type record for `e` unless it is IANA's, a reverse twin or already listed.
+void addTypeInfo(std::vector<IpfixTypeInfo>& out, const IpfixElement& e, IpfixDataType type,
+                 std::string_view name, std::string_view description) {
+    if (!e.enterprise() || e.pen == kPenReverse) return;
+    for (const IpfixTypeInfo& t : out) {
+        if (t.pen == e.pen && t.id == e.id) return;
+    }
+    out.push_back({.pen = e.pen,
+                   .id = e.id,
+                   .dataType = type,
+                   .name = std::string(name),
+                   .description = std::string(description)});
+}
+
 }  // namespace
 
+IpfixDataType ipfixDataTypeOf(const FieldSpec& f, bool item) {
+    const IpfixElement& e = item ? f.ipfixItem : f.ipfix;
+    const FieldType type = item ? f.element : f.type;
+    switch (type) {
+        case FieldType::String:
+            return IpfixDataType::String;
+        case FieldType::Binary:
+        case FieldType::Array:
+            return IpfixDataType::OctetArray;
+        case FieldType::IpAddress:
+            return e.length == 4    ? IpfixDataType::Ipv4Address
+                   : e.length == 16 ? IpfixDataType::Ipv6Address
+                                    : IpfixDataType::OctetArray;
+        case FieldType::MacAddress:
+            return e.length == 6 ? IpfixDataType::MacAddress : IpfixDataType::OctetArray;
+        case FieldType::Timestamp:
+            // Encoded as dateTimeMilliseconds (codecFor: timeNsToMs), which has 8 bytes.
+            return e.length == 8 ? IpfixDataType::DateTimeMilliseconds : unsignedOfLength(e.length);
+        case FieldType::Int8:
+            return IpfixDataType::Signed8;
+        case FieldType::Float32:
+            return e.length == 4 ? IpfixDataType::Float32 : IpfixDataType::OctetArray;
+        default:
+            // Reduced-size encoding is allowed for unsigned types, so the element's length
+            // decides (a u32 value sent in 2 bytes is an unsigned16 element).
+            return unsignedOfLength(e.length);
+    }
+}
+
+bool IpfixFieldFilter::keeps(std::string_view plugin, const FieldSpec& f) const {
+    if (ianaOnly &&
+        (f.ipfix.enterprise() || (f.type == FieldType::Array && f.ipfixItem.enterprise()))) {
+        return false;
+    }
+    if (all) return true;
+    for (const std::string& n : names) {
+        if (n == plugin || n == f.name) return true;
+    }
+    return false;
+}
+
 IpfixPluginFields::IpfixPluginFields(std::span<const ProcessPlugin* const> plugins,
-                                     std::string_view output, std::uint32_t tunnelPen)
+                                     std::string_view output, std::uint32_t tunnelPen,
+                                     const IpfixFieldFilter& filter)
     : m_tunnelPen(tunnelPen) {
     const std::string component = "output '" + std::string(output) + "'";
     const std::size_t limit = tunnelPen != 0 ? 62 : 64;
@@ -97,6 +160,7 @@ IpfixPluginFields::IpfixPluginFields(std::span<const ProcessPlugin* const> plugi
         ext.name = std::string(plugins[i]->name());
         for (const FieldSpec& f : plugins[i]->fields()) {
             if (!f.ipfix.exported()) continue;  // a field without an IPFIX element
+            if (!filter.keeps(ext.name, f)) continue;
             std::string problem;
             IpfixFieldCodec c = codecFor(f, problem);
             if (!problem.empty()) {
@@ -108,11 +172,49 @@ IpfixPluginFields::IpfixPluginFields(std::span<const ProcessPlugin* const> plugi
             }
             ext.fields.push_back(c);
             m_fields[i].push_back(&f);
+            if (c.kind == IpfixFieldCodec::Kind::List) {
+                addTypeInfo(m_typeInfo, c.inner, ipfixDataTypeOf(f, true), f.name, f.description);
+            } else {
+                addTypeInfo(m_typeInfo, c.element, ipfixDataTypeOf(f, false), f.name,
+                            f.description);
+            }
         }
         m_extensions.push_back(std::move(ext));
     }
     if (tunnelPen != 0) {
         for (auto& ext : ipfixTunnelExtensions(tunnelPen)) m_extensions.push_back(std::move(ext));
+        // The names and types of output/ipfix/README.md's table.
+        using T = IpfixDataType;
+        const struct {
+            std::uint16_t id;
+            T type;
+            const char* name;
+            const char* description;
+        } kTunnel[] = {
+            {kTunnelTypeId, T::Unsigned8, "tunnelType",
+             "tunnel of an inner flow: 1 GRE, 2 ERSPAN, 3 VXLAN, 4 Geneve, 5 GTP-U, 6 Teredo, "
+             "7 AYIYA, 8 CAPWAP, 9 IP-in-IP, 10 MPLS over UDP"},
+            {kTunnelIdId, T::Unsigned32, "tunnelId",
+             "VXLAN/Geneve VNI, GTP-U TEID, GRE key or ERSPAN session id of an inner flow's "
+             "tunnel"},
+            {kTunnelSrc4Id, T::Ipv4Address, "tunnelSourceIPv4Address",
+             "outer IPv4 source of an inner flow's tunnel"},
+            {kTunnelDst4Id, T::Ipv4Address, "tunnelDestinationIPv4Address",
+             "outer IPv4 destination of an inner flow's tunnel"},
+            {kTunnelSrc6Id, T::Ipv6Address, "tunnelSourceIPv6Address",
+             "outer IPv6 source of an inner flow's tunnel"},
+            {kTunnelDst6Id, T::Ipv6Address, "tunnelDestinationIPv6Address",
+             "outer IPv6 destination of an inner flow's tunnel"},
+        };
+        for (const auto& t : kTunnel) {
+            m_typeInfo.push_back({.pen = tunnelPen,
+                                  .id = t.id,
+                                  .dataType = t.type,
+                                  .semantics = 0,
+                                  .units = 0,
+                                  .name = t.name,
+                                  .description = t.description});
+        }
     }
     m_records = InstanceGroups(plugins.size());
 }

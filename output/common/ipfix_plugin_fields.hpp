@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -37,6 +38,16 @@ inline constexpr std::size_t kIpfixTunnelBytes = 37;
 ///     and the outer source and destination address under enterprise number N. A record whose
 ///     FlowRecord::tunnel.type is not None carries exactly one of them, so plain flows keep
 ///     the basic (or plugin) templates byte for byte.
+///   * a field filter (the ipfix output's `fields=` and `iana-only`) keeps some plugin fields:
+///     a plugin whose fields are all left out adds nothing to its flows' templates.
+struct IpfixFieldFilter {
+    bool all = true;                 ///< every plugin field (no `fields=`)
+    std::vector<std::string> names;  ///< else: plugin names (all its fields) and field names
+    bool ianaOnly = false;           ///< leave out every field with an enterprise element
+    /// True when plugin `plugin`'s field `f` goes into the templates.
+    bool keeps(std::string_view plugin, const FieldSpec& f) const;
+};
+
 class IpfixPluginFields {
 public:
     IpfixPluginFields() = default;
@@ -44,7 +55,13 @@ public:
     /// plus 2 with a tunnel PEN) or a field the encoder cannot send. `tunnelPen` 0: no tunnel
     /// elements.
     IpfixPluginFields(std::span<const ProcessPlugin* const> plugins, std::string_view output,
-                      std::uint32_t tunnelPen = 0);
+                      std::uint32_t tunnelPen = 0, const IpfixFieldFilter& filter = {});
+
+    /// RFC 5610 type records for every enterprise element these extensions send (plugin
+    /// fields, the elements inside their basicLists, the tunnel elements), one per (PEN, id),
+    /// named by the rowprobe field name (the JSON key). RFC 5103 reverse elements (PEN 29305)
+    /// are left out: they are the IANA element's twins, which collectors derive themselves.
+    const std::vector<IpfixTypeInfo>& typeInfo() const noexcept { return m_typeInfo; }
 
     bool empty() const noexcept { return m_extensions.empty(); }
     const std::vector<IpfixExtension>& extensions() const noexcept { return m_extensions; }
@@ -63,7 +80,12 @@ private:
     InstanceGroups m_records;
     std::vector<FieldValue> m_values;
     std::uint32_t m_tunnelPen = 0;
+    std::vector<IpfixTypeInfo> m_typeInfo;
 };
+
+/// The RFC 5610 data type of a plugin field's element as rowprobe encodes it (`item`: the
+/// element inside an Array field's basicList).
+IpfixDataType ipfixDataTypeOf(const FieldSpec& f, bool item);
 
 /// The two tunnel extensions ("tunnel4", "tunnel6") under enterprise number `pen`.
 std::vector<IpfixExtension> ipfixTunnelExtensions(std::uint32_t pen);

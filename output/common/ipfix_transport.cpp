@@ -141,7 +141,8 @@ void UdpTransport::pace() {
 }
 
 bool UdpTransport::sendMessage(std::span<const std::uint8_t> message, std::uint32_t dataRecords,
-                               bool /*templates*/) {
+                               bool templates) {
+    if (templates) dataRecords = 0;  // RFC 5610 type records, not flows
     if (m_intervalNs != 0) pace();
     for (;;) {
         const ssize_t n =
@@ -224,7 +225,8 @@ void FileTransport::writeBuffer() {
 }
 
 bool FileTransport::sendMessage(std::span<const std::uint8_t> message, std::uint32_t dataRecords,
-                                bool /*templates*/) {
+                                bool templates) {
+    if (templates) dataRecords = 0;  // RFC 5610 type records, not flows
     if (m_fd < 0) {
         m_dropped.fetch_add(dataRecords, std::memory_order_relaxed);
         return false;
@@ -335,10 +337,13 @@ MessageRing::Entry MessageRing::at(std::uint64_t position) noexcept {
 // ---------------------------------------------------------------------------------------------
 // TCP
 
-TcpTransport::TcpTransport(Config config, std::vector<std::vector<std::uint8_t>> templateMessages)
+TcpTransport::TcpTransport(Config config, std::vector<std::vector<std::uint8_t>> templateMessages,
+                           std::vector<std::uint32_t> templateRecords)
     : m_config(std::move(config)),
       m_ring(m_config.bufferBytes),
-      m_templates(std::move(templateMessages)) {
+      m_templates(std::move(templateMessages)),
+      m_templateRecords(std::move(templateRecords)) {
+    m_templateRecords.resize(m_templates.size(), 0);
     m_backoff = kBackoffStart;
     m_thread = std::thread([this] { run(); });
 }
@@ -362,15 +367,20 @@ bool TcpTransport::sendMessage(std::span<const std::uint8_t> message, std::uint3
         // The encoder sends its complete template set as one batch of messages. Keep the
         // latest batch for every new connection; an open connection gets it only when it
         // differs from what it already has (the header - time, sequence - does not count).
-        if (!m_templateBatchOpen) m_incomingTemplates.clear();
+        if (!m_templateBatchOpen) {
+            m_incomingTemplates.clear();
+            m_incomingTemplateRecords.clear();
+        }
         m_templateBatchOpen = true;
         m_incomingTemplates.emplace_back(message.begin(), message.end());
+        m_incomingTemplateRecords.push_back(dataRecords);
         const std::size_t i = m_incomingTemplates.size() - 1;
         const bool known = i < m_templates.size() && m_templates[i].size() == message.size() &&
                            std::equal(message.begin() + kIpfixHeaderSize, message.end(),
                                       m_templates[i].begin() + kIpfixHeaderSize);
         if (!known) {
             m_templates = m_incomingTemplates;
+            m_templateRecords = m_incomingTemplateRecords;
             ++m_templateVersion;
             m_wake.notify_one();
         }
@@ -633,10 +643,12 @@ void TcpTransport::run() {
         if (m_templatesSentVersion != m_templateVersion && !m_templates.empty()) {
             // Every template before any data of this session (RFC 7011 §8.1).
             templateBytes.clear();
-            for (const auto& t : m_templates) {
+            for (std::size_t i = 0; i < m_templates.size(); ++i) {
+                const auto& t = m_templates[i];
                 const std::size_t at = templateBytes.size();
                 templateBytes.insert(templateBytes.end(), t.begin(), t.end());
                 stampMessage(templateBytes.data() + at, m_sessionRecords);
+                m_sessionRecords += m_templateRecords[i];  // RFC 5610 records are data records
             }
             const std::uint64_t version = m_templateVersion;
             const int fd = m_fd;

@@ -200,7 +200,10 @@ public:
 
     /// Starts the sender thread, which connects in the background: a collector that is down at
     /// start-up is not an error.
-    TcpTransport(Config config, std::vector<std::vector<std::uint8_t>> templateMessages);
+    /// `templateRecords[i]`: the RFC 5610 type records in template message i (counted in the
+    /// session's sequence numbers); missing entries are 0.
+    TcpTransport(Config config, std::vector<std::vector<std::uint8_t>> templateMessages,
+                 std::vector<std::uint32_t> templateRecords = {});
     ~TcpTransport() override;
 
     bool sendMessage(std::span<const std::uint8_t> message, std::uint32_t dataRecords,
@@ -234,6 +237,8 @@ private:
     MessageRing m_ring;
     std::vector<std::vector<std::uint8_t>> m_templates;          ///< sent on every connection
     std::vector<std::vector<std::uint8_t>> m_incomingTemplates;  ///< batch being received
+    std::vector<std::uint32_t> m_templateRecords;          ///< type records per template message
+    std::vector<std::uint32_t> m_incomingTemplateRecords;  ///< ... of the incoming batch
     std::uint64_t m_templateVersion = 1;
     bool m_templateBatchOpen = false;
 

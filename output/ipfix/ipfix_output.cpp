@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "output/common/export_field_list.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/plugin_data.hpp"
 #include "rowprobe/process.hpp"
@@ -16,6 +17,7 @@ namespace rowprobe::output {
 namespace {
 
 constexpr std::string_view kPrecisions[] = {"s", "ms", "us", "ns"};
+constexpr std::string_view kYesNo[] = {"yes", "no"};
 constexpr std::size_t kMaxUdpPayload = 65507;
 
 // Names and defaults follow ipfixprobe's ipfix output (output/ipfix/README.md) where it has the
@@ -130,6 +132,24 @@ constexpr OptionSpec kOptions[] = {
              "tunnelId (2), outer IPv4 (3, 4) or IPv6 (5, 6) addresses; 0: not exported",
      .min = 0,
      .max = 4294967295.0},
+    {.name = "fields",
+     .type = OptionType::String,
+     .help = "comma-separated fields the templates carry, in the output's own order: 'basic' "
+             "(the default template), core field names as the json output's fields= (vlan, ttl, "
+             "icmp_type_code, ...), a -p plugin's name (all its fields) or one of its field "
+             "names; default: basic and every plugin field"},
+    {.name = "iana-only",
+     .type = OptionType::Flag,
+     .help = "leave out every enterprise element (RFC 5103 reverse counters and flags, CESNET "
+             "and Flowmon plugin fields), for collectors that drop records with unknown "
+             "elements; with uniflow no flow counter is lost"},
+    {.name = "type-info",
+     .type = OptionType::Choice,
+     .defaultValue = "yes",
+     .help = "send RFC 5610 type records (name, type) for every enterprise element of the "
+             "templates but RFC 5103 reverse ones, with the templates: libfixbuf and Wireshark "
+             "then name them without an element file; none are sent for the default template",
+     .choices = kYesNo},
 };
 
 TimePrecision precisionFrom(const std::string& text) {
@@ -177,7 +197,37 @@ IpfixOutput::IpfixOutput(const Options& o) {
     config.timePrecision = precisionFrom(o.getString("timestamps"));
     config.maxMessageSize = static_cast<std::size_t>(o.getInt("mtu"));
     if (toFile && !o.explicitlySet("mtu")) config.maxMessageSize = 65535;
-    m_fields = uniflow ? ipfixUniflowFields() : ipfixBasicFields();
+    const bool ianaOnly = o.getFlag("iana-only");
+    if (ianaOnly && o.getInt("tunnel-pen") != 0) {
+        o.fail("tunnel-pen",
+               "does not apply with 'iana-only' (the tunnel elements are enterprise elements)");
+    }
+    const auto basic = uniflow ? ipfixUniflowFields() : ipfixBasicFields();
+    if (o.explicitlySet("fields")) {
+        ExportFieldList chosen =
+            parseExportFieldList(o.getString("fields"), ipfixFieldVocabulary(uniflow), basic, true);
+        if (!chosen.error.empty()) {
+            o.fail("fields", chosen.error, chosen.known,
+                   chosen.offending == o.getString("fields") ? std::string_view{}
+                                                             : std::string_view(chosen.offending));
+        }
+        m_fieldStore = std::move(chosen.core);
+        m_filter.all = false;
+        m_filter.names = std::move(chosen.others);
+    } else {
+        m_fieldStore.assign(basic.begin(), basic.end());
+    }
+    if (ianaOnly) {
+        // RFC 5103 reverse elements (PEN 29305) are enterprise elements too.
+        std::erase_if(m_fieldStore, [](FieldId id) { return fieldSpec(id).ipfix.enterprise(); });
+        if (m_fieldStore.empty()) {
+            o.fail("fields",
+                   "leaves no field with 'iana-only' (every one is an enterprise element)");
+        }
+    }
+    m_filter.ianaOnly = ianaOnly;
+    m_typeInfo = o.getString("type-info") == "yes";
+    m_fields = m_fieldStore;
     const auto fields = m_fields;
     const bool tunnel = o.getInt("tunnel-pen") != 0;
     const std::size_t minimum =
@@ -199,11 +249,13 @@ IpfixOutput::IpfixOutput(const Options& o) {
     }
     m_tunnelPen = static_cast<std::uint32_t>(o.getInt("tunnel-pen"));
     m_tunnelNoticeDue = m_tunnelPen == 0;
-    if (m_tunnelPen != 0) {
-        m_plugins = IpfixPluginFields({}, "ipfix", m_tunnelPen);
-        config.extensions = m_plugins.extensions();
-    }
     m_config = config;
+    if (m_tunnelPen != 0) {
+        m_plugins = IpfixPluginFields({}, "ipfix", m_tunnelPen, m_filter);
+        m_config.extensions = m_plugins.extensions();
+        applyTypeInfo();
+        config = m_config;
+    }
 
     if (toFile) {
         try {
@@ -235,7 +287,8 @@ IpfixOutput::IpfixOutput(const Options& o) {
             return true;
         }
     } nullSink;
-    auto templates = IpfixEncoder(config, fields, nullSink).templateMessages();
+    std::vector<std::uint32_t> typeRecords;
+    auto templates = IpfixEncoder(config, fields, nullSink).templateMessages(&typeRecords);
     TcpTransport::Config tcp;
     tcp.addresses = std::move(addresses);
     tcp.bufferBytes = static_cast<std::size_t>(o.getInt("buffer")) << 20;
@@ -243,7 +296,8 @@ IpfixOutput::IpfixOutput(const Options& o) {
     tcp.linger = std::chrono::nanoseconds(o.getDurationNs("linger"));
     tcp.verbose = o.getFlag("verbose");
     tcp.name = "output 'ipfix'";
-    m_transport = std::make_unique<TcpTransport>(std::move(tcp), std::move(templates));
+    m_transport = std::make_unique<TcpTransport>(std::move(tcp), std::move(templates),
+                                                 std::move(typeRecords));
     m_encoder = std::make_unique<IpfixEncoder>(config, fields, *m_transport);
 }
 
@@ -262,10 +316,50 @@ void IpfixOutput::setInputInterfaces(std::span<const std::uint32_t> byQueue) {
     m_encoder = std::make_unique<IpfixEncoder>(m_config, m_fields, *m_transport);
 }
 
+void IpfixOutput::applyTypeInfo() {
+    m_config.typeInfo = m_typeInfo ? m_plugins.typeInfo() : std::vector<IpfixTypeInfo>{};
+    if (!m_config.typeInfo.empty() && m_config.maxMessageSize < kTypeInfoMinMessage) {
+        throw ConfigError({.component = "output 'ipfix'",
+                           .option = "mtu",
+                           .value = std::to_string(m_config.maxMessageSize),
+                           .problem = "must be at least " + std::to_string(kTypeInfoMinMessage) +
+                                      " bytes to carry the RFC 5610 type records of the "
+                                      "enterprise elements; or give type-info=no",
+                           .help = "rowprobe -h ipfix"});
+    }
+}
+
+void IpfixOutput::checkFieldNames(std::span<const ProcessPlugin* const> plugins) const {
+    for (const std::string& name : m_filter.names) {
+        bool found = false;
+        std::vector<std::string> known = exportFieldNames(ipfixFieldVocabulary(m_config.uniflow));
+        for (const ProcessPlugin* p : plugins) {
+            known.emplace_back(p->name());
+            found = found || p->name() == name;
+            for (const FieldSpec& f : p->fields()) {
+                if (!f.ipfix.exported()) continue;
+                known.emplace_back(f.name);
+                found = found || f.name == name;
+            }
+        }
+        if (found) continue;
+        throw ConfigError({.component = "output 'ipfix'",
+                           .option = "fields",
+                           .value = name,
+                           .problem = "unknown field '" + name +
+                                      "': not a field this output sends, nor a -p plugin or one "
+                                      "of its IPFIX fields",
+                           .choices = std::move(known),
+                           .help = "rowprobe -h ipfix"});
+    }
+}
+
 void IpfixOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugins) {
+    checkFieldNames(plugins);
     if (plugins.empty()) return;
-    m_plugins = IpfixPluginFields(plugins, "ipfix", m_tunnelPen);
+    m_plugins = IpfixPluginFields(plugins, "ipfix", m_tunnelPen, m_filter);
     m_config.extensions = m_plugins.extensions();
+    applyTypeInfo();
     m_encoder = std::make_unique<IpfixEncoder>(m_config, m_fields, *m_transport);
 }
 

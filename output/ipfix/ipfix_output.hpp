@@ -42,11 +42,18 @@ public:
 
 private:
     void noticeTunnels(std::span<const FlowRecord> records);
+    /// m_config.typeInfo from the extensions when `type-info=yes` (ConfigError: mtu too small).
+    void applyTypeInfo();
+    /// ConfigError for a `fields=` name that is neither a core field nor a -p plugin or field.
+    void checkFieldNames(std::span<const ProcessPlugin* const> plugins) const;
 
     std::unique_ptr<IpfixTransport> m_transport;
     std::unique_ptr<IpfixEncoder> m_encoder;
     EncoderConfig m_config;
-    std::span<const FieldId> m_fields;  ///< the basic template's fields (biflow or uniflow)
+    std::vector<FieldId> m_fieldStore;  ///< the chosen core fields (`fields=`, `iana-only`)
+    std::span<const FieldId> m_fields;  ///< = m_fieldStore: the basic template's fields
+    IpfixFieldFilter m_filter;          ///< which plugin fields go out
+    bool m_typeInfo = true;             ///< `type-info=yes`
     IpfixPluginFields m_plugins;
     std::atomic<std::uint64_t> m_oversized{0};
     std::uint32_t m_tunnelPen = 0;   ///< `tunnel-pen`; 0 = tunnel fields not exported

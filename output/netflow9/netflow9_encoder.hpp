@@ -13,7 +13,7 @@
 //   count = template records + data records in the packet; sequence = packets sent before
 //   (RFC 3954 §5.1: a per-packet counter, unlike IPFIX's per-record one).
 //
-// Templates (v9 field types, all defined by RFC 3954 §8):
+// Templates (v9 field types, all defined by RFC 3954 §8), by default:
 //   IN_BYTES(1) 8, IN_PKTS(2) 8, FIRST_SWITCHED(22) 4, LAST_SWITCHED(21) 4,
 //   IP_PROTOCOL_VERSION(60) 1, PROTOCOL(4) 1, TCP_FLAGS(6) 1, L4_SRC_PORT(7) 2,
 //   L4_DST_PORT(11) 2, DIRECTION(61) 1, IPV4_SRC_ADDR(8) 4 | IPV6_SRC_ADDR(27) 16,
@@ -21,6 +21,11 @@
 //   = 52 bytes per IPv4 record, 76 per IPv6 record. ICMP flows have ports 0 (as in every
 //   rowprobe output; the type and code are not in the v9 template). Left out (no v9 field type): the end reason, process-plugin and tunnel
 //   fields, CESNET/Flowmon enterprise elements.
+// `fields=` (Netflow9Config::fields) picks a subset of these, plus SRC_VLAN(58) 2 (vlan) and
+// ICMP_TYPE(32) | ICMP_IPV6_TYPE(139) 2 (icmp_type_code, the reverse record's from the
+// responder), always in this order (netflow9FieldVocabulary()); the record layout is compiled
+// once into a list of (field type, length, FieldId) and encoded by one switch per field; the
+// default template keeps a straight-line encoder (its cost is in docs/performance.md).
 //
 // Timestamps: FIRST/LAST_SWITCHED are milliseconds of sysUptime, and a collector turns them
 // into times through the header: time = unix_secs * 1000 - sysUptime + FIRST_SWITCHED. The
@@ -38,6 +43,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "output/common/ipfix_encoder.hpp"
@@ -56,7 +62,13 @@ inline constexpr std::uint64_t kNetflow9MaxUptimeMs = std::uint64_t{1} << 31;
 /// How far before the first flow of an epoch its boot time is put (ms).
 inline constexpr std::uint64_t kNetflow9BootSlackMs = 3'600'000;
 
+/// The core fields the netflow9 output's `fields=` may name, in template order.
+std::span<const FieldId> netflow9FieldVocabulary() noexcept;
+/// The default template's fields (the 14 of the table above).
+std::span<const FieldId> netflow9DefaultFields() noexcept;
+
 struct Netflow9Config {
+    std::vector<FieldId> fields;  ///< template fields (vocabulary order); empty = the default
     std::uint32_t sourceId = 0;
     std::size_t maxPacketSize = 1400;          ///< bytes incl. the 20-byte header
     std::uint64_t templateRefreshNs = 0;       ///< re-send templates after this time; 0 = never
@@ -67,11 +79,11 @@ struct Netflow9Config {
 class Netflow9Encoder {
 public:
     /// Throws std::invalid_argument when maxPacketSize cannot hold the templates and one
-    /// IPv6 record, or exceeds 65535.
+    /// IPv6 record, or exceeds 65535, or a field is not in netflow9FieldVocabulary().
     Netflow9Encoder(const Netflow9Config& config, MessageSink& sink);
 
-    /// The smallest packet size accepted.
-    static std::size_t minPacketSize() noexcept;
+    /// The smallest packet size accepted for `fields` (empty: the default template).
+    static std::size_t minPacketSize(std::span<const FieldId> fields = {});
 
     /// Encodes the forward record and, with reverse packets, the reverse one.
     void add(const FlowRecord& record);
@@ -80,10 +92,25 @@ public:
     /// The next packet starts with the templates.
     void resendTemplates() noexcept { m_templatesOwed = true; }
 
-    /// Encodes one data record into `out` (kNetflow9RecordV4/V6 bytes) relative to boot time
-    /// `bootMs`; returns its length. For tests and the benchmark.
+    /// Encodes one data record of the default template into `out` (kNetflow9RecordV4/V6 bytes)
+    /// relative to boot time `bootMs`; returns its length. For tests and the benchmark.
     static std::size_t encodeRecord(const FlowRecord& r, bool reverse, std::uint64_t bootMs,
                                     std::uint8_t* out) noexcept;
+
+    /// One field of a compiled template: v9 field type, length, the core field it encodes.
+    struct Field {
+        std::uint16_t type = 0;
+        std::uint16_t length = 0;
+        FieldId id = FieldId::Bytes;
+    };
+    /// A template compiled for one IP version.
+    struct Layout {
+        std::vector<Field> fields;
+        std::size_t recordLength = 0;
+        bool isDefault = false;  ///< the default 14 fields: encoded by the straight-line path
+    };
+    static Layout compile(std::span<const FieldId> fields, bool v6);
+    const Layout& layout(bool v6) const noexcept { return v6 ? m_v6 : m_v4; }
 
     std::uint32_t sequence() const noexcept { return m_sequence; }
     std::uint64_t bootMs() const noexcept { return m_bootMs; }
@@ -92,6 +119,10 @@ public:
     std::uint64_t rebases() const noexcept { return m_rebases; }
 
 private:
+    static std::size_t encode(const Layout& layout, const FlowRecord& r, bool reverse,
+                              std::uint64_t bootMs, std::uint8_t* out) noexcept;
+    static std::size_t encodeDefault(const FlowRecord& r, bool reverse, std::uint64_t bootMs,
+                                     std::uint8_t* out) noexcept;
     void addOne(const FlowRecord& r, bool reverse);
     void startPacket();
     void closeFlowset();
@@ -100,6 +131,9 @@ private:
 
     Netflow9Config m_config;
     MessageSink& m_sink;
+    Layout m_v4;
+    Layout m_v6;
+    std::size_t m_templateFlowsetSize = 0;
     std::vector<std::uint8_t> m_packet;
     std::size_t m_used = 0;          ///< bytes of m_packet in use
     std::size_t m_flowsetStart = 0;  ///< offset of the open data flowset; 0 = none

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "output/common/export_field_list.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/registry.hpp"
 
@@ -68,6 +69,11 @@ constexpr OptionSpec kOptions[] = {
              "N/pace s at exit), so a collector with a default socket buffer keeps up; 0: unpaced",
      .min = 0,
      .max = 10000000},
+    {.name = "fields",
+     .type = OptionType::String,
+     .help = "comma-separated fields the templates carry, in the output's own order: 'basic' "
+             "(the default template) and core field names as the json output's fields= (also "
+             "vlan, icmp_type_code); default: basic"},
 };
 
 void putLe32(std::uint8_t* p, std::uint32_t v) { std::memcpy(p, &v, 4); }
@@ -153,12 +159,24 @@ Netflow9Output::Netflow9Output(const Options& o) {
         if (o.getString("file").empty()) o.fail("file", "needs a path");
     }
     Netflow9Config config;
+    if (o.explicitlySet("fields")) {
+        const std::string list = o.getString("fields");
+        ExportFieldList chosen =
+            parseExportFieldList(list, netflow9FieldVocabulary(), netflow9DefaultFields(), false);
+        if (!chosen.error.empty()) {
+            o.fail(
+                "fields", chosen.error, chosen.known,
+                chosen.offending == list ? std::string_view{} : std::string_view(chosen.offending));
+        }
+        config.fields = std::move(chosen.core);
+    }
     config.sourceId = static_cast<std::uint32_t>(o.getInt("id"));
     config.maxPacketSize = static_cast<std::size_t>(o.getInt("mtu"));
     config.templateRefreshNs = o.getDurationNs("template");
     config.templateRefreshPackets = static_cast<std::uint64_t>(o.getInt("template-packets"));
-    if (config.maxPacketSize < Netflow9Encoder::minPacketSize()) {
-        o.fail("mtu", "must be at least " + std::to_string(Netflow9Encoder::minPacketSize()) +
+    const std::size_t minimum = Netflow9Encoder::minPacketSize(config.fields);
+    if (config.maxPacketSize < minimum) {
+        o.fail("mtu", "must be at least " + std::to_string(minimum) +
                           " bytes to hold the templates and one IPv6 record, got " +
                           std::to_string(config.maxPacketSize));
     }

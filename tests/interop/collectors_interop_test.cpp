@@ -164,7 +164,8 @@ TEST(NetflowV9Options, BadValuesExitWithCode2) {
 /// Runs nfacctd (print plugin, JSON, every primitive the comparison needs) on a free port,
 /// sends the capture with `output` (its port appended) and returns the flows it printed.
 std::vector<Flow> nfacctdFlows(const Capture& capture, const std::string& output,
-                               const std::string& name) {
+                               const std::string& name,
+                               const std::vector<std::string>& extra = {}) {
     const fs::path dir = tempDir() / ("nfacctd-" + name);
     fs::remove_all(dir);
     fs::create_directories(dir);
@@ -190,7 +191,7 @@ std::vector<Flow> nfacctdFlows(const Capture& capture, const std::string& output
     // Paced (about 0.5 s for synth10k): unpaced, a burst can overflow nfacctd's socket buffer
     // on a loaded machine, and the test would measure the machine, not the records.
     runRowprobe("pcap;file=" + capture.path().string(),
-                output + ";pace=2000;port=" + std::to_string(port));
+                output + ";pace=2000;port=" + std::to_string(port), extra);
     std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // two print intervals
     nfacctd.signal(SIGINT);
     nfacctd.wait(20);
@@ -281,7 +282,8 @@ TEST_P(NfacctdInterop, NetflowV9ArrivesWithBothDirections) {
 /// NetFlow v9 and IPFIX on a free port with its default socket buffer (hence `pace` in the
 /// outputs: a 10k-flow burst overflows it); its JSON lines, one per record.
 std::vector<Flow> goflow2Flows(const Capture& capture, const std::string& output,
-                               const std::string& name) {
+                               const std::string& name,
+                               const std::vector<std::string>& extra = {}) {
     const fs::path dir = tempDir() / ("goflow2-" + name);
     fs::remove_all(dir);
     fs::create_directories(dir);
@@ -295,7 +297,8 @@ std::vector<Flow> goflow2Flows(const Capture& capture, const std::string& output
                          "127.0.0.1:" + std::to_string(httpPort), "-format", "json", "-transport",
                          "file", "-transport.file", out.string()});
     EXPECT_TRUE(dec::waitUntil([&] { return udpPortBusy(port); }, 20)) << "goflow2 did not start";
-    runRowprobe("pcap;file=" + capture.path().string(), output + ";port=" + std::to_string(port));
+    runRowprobe("pcap;file=" + capture.path().string(), output + ";port=" + std::to_string(port),
+                extra);
     // GoFlow2 decodes and writes asynchronously: wait until its file stops growing (a loaded
     // machine can take seconds), at most 30 s.
     std::uintmax_t last = 0;
@@ -410,6 +413,35 @@ TEST(UdpPacing, NfcapdWithItsDefaultBufferGetsEveryRecordTenRunsOutOfTen) {
         // The pacing's price: about 1 100 messages at 2 000 a second.
         EXPECT_LT(seconds, 30.0);
     }
+}
+
+// RFC 5610 type records (sent with plugin templates, type-info=yes by default) are one more
+// options template to collectors that do not read them: nfacctd and GoFlow2 keep every flow of
+// a capture whose flows carry http fields (ipfixprobe's http.pcap), both directions, no more.
+TEST(TypeRecordsInCollectors, NfacctdKeepsEveryFlowWithPluginTemplatesAndTypeRecords) {
+    ROWPROBE_REQUIRE_BINARY();
+    ROWPROBE_REQUIRE_TOOL("nfacctd", "pmacct");
+    const Capture http{"ipfixprobe/inputs/http"};
+    ROWPROBE_REQUIRE_CAPTURE(http);
+    const auto expected = uniflowsOf(referenceFlows(http.path()));
+    Coverage c;
+    c.timeUnitNs = 1'000'000;
+    expectSameFlows(
+        expected, nfacctdFlows(http, "ipfix;udp;uniflow;timestamps=ms", "typeinfo", {"-p", "http"}),
+        c, "nfacctd (uniflow, http templates with type records)");
+}
+
+TEST(TypeRecordsInCollectors, GoFlow2KeepsEveryFlowWithPluginTemplatesAndTypeRecords) {
+    ROWPROBE_REQUIRE_BINARY();
+    ROWPROBE_REQUIRE_TOOL("goflow2", "GoFlow2 via go install");
+    const Capture http{"ipfixprobe/inputs/http"};
+    ROWPROBE_REQUIRE_CAPTURE(http);
+    const auto expected = uniflowsOf(referenceFlows(http.path()));
+    Coverage c;
+    c.timeUnitNs = 1000;
+    expectSameFlows(expected,
+                    goflow2Flows(http, "ipfix;udp;uniflow;pace=2000", "typeinfo", {"-p", "http"}),
+                    c, "goflow2 (uniflow, http templates with type records)");
 }
 
 const Capture kCaptures[] = {{"synth10k"}, {"demo"}};

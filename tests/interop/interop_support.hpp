@@ -229,7 +229,10 @@ inline std::vector<Flow> referenceFlows(const std::filesystem::path& pcap,
 struct Capture {
     std::string name;
     std::filesystem::path path() const {
-        return name == "synth10k" ? synth10kPcap() : sourceDir() / "pcaps" / (name + ".pcap");
+        if (name == "synth10k") return synth10kPcap();
+        // "dir/name": a capture of the third-party test data (read in place).
+        if (name.find('/') != std::string::npos) return testdataDir() / (name + ".pcap");
+        return sourceDir() / "pcaps" / (name + ".pcap");
     }
 };
 inline std::string captureName(const ::testing::TestParamInfo<Capture>& info) {

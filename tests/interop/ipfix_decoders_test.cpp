@@ -275,6 +275,34 @@ TEST_P(UniflowInterop, TsharkDecodesBothDirectionsOfEveryFlow) {
     EXPECT_EQ(pen.out, "") << "template fields with an enterprise number";
 }
 
+// libfixbuf reads the uniflow templates too: every direction of every flow is a record of its
+// own (timestamps=ms: ipfixDump prints milliseconds exactly), and flowDirection says which.
+TEST_P(UniflowInterop, IpfixDumpDecodesBothDirectionsOfEveryFlow) {
+    ROWPROBE_REQUIRE_BINARY();
+    ROWPROBE_REQUIRE_TOOL("ipfixDump", "libfixbuf-tools");
+    ROWPROBE_REQUIRE_CAPTURE(GetParam());
+    const auto expected = uniflowsOf(referenceFlows(GetParam().path()));
+    const fs::path file = tempDir() / (GetParam().name + "-uniflow.ipfix");
+    runRowprobe("pcap;file=" + GetParam().path().string(),
+                "ipfix;file=" + file.string() + ";uniflow;timestamps=ms");
+    const auto dump = runCommand({"ipfixDump", "--in", file.string(), "--data"});
+    ASSERT_EQ(dump.exitCode, 0) << dump.err;
+    std::vector<Flow> decoded;
+    std::size_t reverse = 0;
+    for (auto r : ipfixDumpRecords(dump.out)) {
+        EXPECT_EQ(r.count("29305/1"), 0U) << "an RFC 5103 element in a uniflow record";
+        reverse += r.count("61") != 0 && r.at("61") == "1" ? 1 : 0;
+        for (const char* rev : {"29305/1", "29305/2", "29305/6"}) r[rev] = "0";  // none here
+        decoded.push_back(flowFromIpfixDump(r));
+    }
+    std::size_t expectedReverse = 0;
+    for (const auto& f : referenceFlows(GetParam().path())) expectedReverse += f.packetsRev != 0;
+    EXPECT_EQ(reverse, expectedReverse);
+    Coverage c;
+    c.timeUnitNs = 1'000'000;
+    expectSameFlows(expected, decoded, c, "ipfixDump (uniflow)");
+}
+
 // flowDirection tells the two halves apart in uniflow export, so a `dir` constant is refused.
 TEST(UniflowOptions, DirWithUniflowIsRefusedWithExitCode2) {
     ROWPROBE_REQUIRE_BINARY();

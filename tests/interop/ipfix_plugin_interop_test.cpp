@@ -119,13 +119,16 @@ std::vector<Values> ipfixDumpValues(const std::string& text) {
         listKey.clear();
         items.clear();
     };
+    std::vector<bool> typeRecord;  // RFC 5610 records (options template 256), not flows
     while (std::getline(in, line)) {
         if (line.rfind("--- data record", 0) == 0) {
             closeList();
             out.emplace_back();
+            typeRecord.push_back(false);
             continue;
         }
         if (out.empty()) continue;
+        if (line.find("tid:   256 (0x0100)") != std::string::npos) typeRecord.back() = true;
         const auto ie = line.find("ie: (");
         if (ie != std::string::npos) {
             closeList();
@@ -152,7 +155,11 @@ std::vector<Values> ipfixDumpValues(const std::string& text) {
         out.back()[key] = value;
     }
     closeList();
-    return out;
+    std::vector<Values> flows;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        if (!typeRecord[i]) flows.push_back(std::move(out[i]));
+    }
+    return flows;
 }
 
 /// One line per record: the flow key, then each mapped field's value, comparable as text.
@@ -307,6 +314,7 @@ std::vector<Values> tsharkValues(const fs::path& pcap, const std::vector<std::ui
         const auto set = key.find(".Set ");
         const auto flow = key.find(".Flow ", set == std::string::npos ? 0 : set);
         if (set == std::string::npos || flow == std::string::npos) continue;
+        if (key.find("[id=256]") != std::string::npos) continue;  // RFC 5610 type records
         const auto dot = key.find('.', flow + 1);
         const Order order{std::stoul(key), std::stoul(key.substr(set + 5)),
                           std::stoul(key.substr(flow + 6))};

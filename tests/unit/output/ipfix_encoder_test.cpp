@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "ipfix_test_decoder.hpp"
+#include "output/common/export_field_list.hpp"
+#include "output/netflow9/netflow9_encoder.hpp"
 #include "rowprobe/fields.hpp"
 
 namespace rowprobe::output {
@@ -726,6 +728,175 @@ TEST(IpfixEncoderUniflow, OffKeepsTheBiflowBytes) {
     same.flush();
     EXPECT_EQ(a.stream(), b.stream());
     EXPECT_EQ(biflow.sequence(), 2U);
+}
+
+}  // namespace
+}  // namespace rowprobe::output
+
+// ---- RFC 5610 type records and chosen fields (issue 25) ---------------------------------------
+
+namespace rowprobe::output {
+namespace {
+
+EncoderConfig typeInfoConfig() {
+    EncoderConfig c = extensionConfig();
+    c.typeInfo = {
+        {.pen = kPenCesnet, .id = 200, .dataType = IpfixDataType::String, .name = "http_method"},
+        {.pen = kPenFlowmon,
+         .id = 12,
+         .dataType = IpfixDataType::Unsigned16,
+         .name = "http_status"},
+        {.pen = kPenCesnet, .id = 1013, .dataType = IpfixDataType::Unsigned16, .name = "ppi_len"},
+    };
+    return c;
+}
+
+TEST(IpfixTypeInfo, RecordsComeBeforeTemplatesOnlyForElementsOfTemplatesMadeSoFar) {
+    CapturingSink sink;
+    IpfixEncoder enc(typeInfoConfig(), ipfixBasicFields(), sink);
+    enc.add(sampleV4());  // basic template only: no type record owed
+    enc.flush();
+    for (const auto& m : sink.decoded()) {
+        EXPECT_TRUE(m.options.empty());
+        for (const auto& s : m.sets) EXPECT_NE(s.id, kOptionsTemplateSetId);
+    }
+    const std::string method = "GET";
+    const std::uint32_t status = 200;
+    const FieldValue http[] = {{method.data(), 3}, {&status, 1}};
+    ASSERT_TRUE(enc.add(sampleV4(), 1, http));  // creates the http template: 8057/200, 39499/12
+    enc.flush();
+    const auto msgs = sink.decoded();
+    std::vector<std::pair<std::uint64_t, std::string>> described;
+    std::size_t firstTemplateSet = 0;
+    std::size_t typeSet = 0;
+    for (const auto& m : msgs) {
+        for (std::size_t i = 0; i < m.sets.size(); ++i) {
+            if (m.sets[i].id == kTypeInfoTemplateId && typeSet == 0) typeSet = i + 1;
+            if (m.sets[i].id == kTemplateSetId && typeSet != 0 && firstTemplateSet == 0)
+                firstTemplateSet = i + 1;
+        }
+        for (const auto& o : m.options) {
+            described.emplace_back(*o.number(0, 346) << 16 | *o.number(0, 303),
+                                   std::string(o.find(0, 341)->begin(), o.find(0, 341)->end()));
+            EXPECT_EQ(o.number(0, 342), 0U);  // range begin / end: none
+            EXPECT_EQ(o.number(0, 343), 0U);
+        }
+    }
+    // The pstats element (1013) has no template yet: no record for it.
+    const std::vector<std::pair<std::uint64_t, std::string>> expected = {
+        {std::uint64_t{kPenCesnet} << 16 | 200, "http_method"},
+        {std::uint64_t{kPenFlowmon} << 16 | 12, "http_status"}};
+    EXPECT_EQ(described, expected);
+    EXPECT_NE(typeSet, 0U);
+    EXPECT_GT(firstTemplateSet, typeSet) << "type records precede the templates";
+}
+
+TEST(IpfixTypeInfo, TypeRecordsAdvanceTheSequenceButAreNotFlows) {
+    CapturingSink sink;
+    IpfixEncoder enc(typeInfoConfig(), ipfixBasicFields(), sink);
+    const std::string method = "GET";
+    const std::uint32_t status = 200;
+    const FieldValue http[] = {{method.data(), 3}, {&status, 1}};
+    ASSERT_TRUE(enc.add(sampleV4(), 1, http));
+    enc.flush();
+    enc.resendTemplates();
+    enc.add(sampleV4());
+    enc.flush();
+    const auto msgs = sink.decoded();
+    ASSERT_EQ(msgs.size(), sink.records.size());
+    std::uint32_t sent = 0;
+    std::uint32_t flows = 0;
+    for (std::size_t i = 0; i < msgs.size(); ++i) {
+        EXPECT_EQ(msgs[i].sequence, sent) << "message " << i;
+        sent += static_cast<std::uint32_t>(msgs[i].records.size() + msgs[i].options.size());
+        // The sink hears of type records only in template messages, as their count.
+        if (sink.isTemplate[i]) {
+            EXPECT_EQ(sink.records[i], msgs[i].options.size());
+            EXPECT_TRUE(msgs[i].records.empty());
+        } else {
+            flows += sink.records[i];
+        }
+    }
+    EXPECT_EQ(flows, 2U);
+    EXPECT_EQ(enc.sequence(), sent);
+    // Both template batches carried the two records (first, then the resend).
+    std::size_t batches = 0;
+    for (const auto& m : msgs) batches += m.options.empty() ? 0 : 1;
+    EXPECT_EQ(batches, 2U);
+    // templateMessages() (TCP) reports the same counts.
+    std::vector<std::uint32_t> counts;
+    const auto tcp = enc.templateMessages(&counts);
+    ASSERT_EQ(tcp.size(), counts.size());
+    std::uint32_t total = 0;
+    for (const auto n : counts) total += n;
+    EXPECT_EQ(total, 2U);
+}
+
+TEST(IpfixTypeInfo, EncodedRecordFollowsTheOptionsTemplate) {
+    const IpfixTypeInfo info{.pen = 32473,
+                             .id = 2,
+                             .dataType = IpfixDataType::Unsigned32,
+                             .semantics = 4,
+                             .units = 0,
+                             .name = "tunnelId",
+                             .description = std::string(600, 'd')};
+    const auto r = encodeTypeInfoRecord(info, 200);
+    ASSERT_LE(r.size(), 200U) << "the description gives way to the room";
+    EXPECT_EQ(r[0] << 24 | r[1] << 16 | r[2] << 8 | r[3], 32473);
+    EXPECT_EQ(r[4] << 8 | r[5], 2);
+    EXPECT_EQ(r[6], 3);   // unsigned32
+    EXPECT_EQ(r[7], 4);   // identifier
+    EXPECT_EQ(r[26], 8);  // name length
+    EXPECT_EQ(std::string(r.begin() + 27, r.begin() + 35), "tunnelId");
+    const auto t = typeInfoTemplateRecord();
+    EXPECT_EQ(t[0] << 8 | t[1], kTypeInfoTemplateId);
+    EXPECT_EQ(t[2] << 8 | t[3], 9);  // fields
+    EXPECT_EQ(t[4] << 8 | t[5], 2);  // scope: privateEnterpriseNumber, informationElementId
+}
+
+TEST(IpfixChosenFields, TemplatesHoldTheChosenFieldsInTemplateOrder) {
+    const ExportFieldList l = parseExportFieldList(
+        "ttl,src_ip,bytes,dst_ip,bytes", ipfixFieldVocabulary(true), ipfixUniflowFields(), true);
+    ASSERT_TRUE(l.error.empty()) << l.error;
+    EncoderConfig c = testConfig();
+    c.uniflow = true;
+    CapturingSink sink;
+    IpfixEncoder enc(c, l.core, sink);
+    FlowRecord r = sampleV4();
+    r.ttl = {64, 57};
+    enc.add(r);
+    enc.flush();
+    const auto msgs = sink.decoded();
+    std::vector<dec::DataRecord> records;
+    for (const auto& m : msgs) records.insert(records.end(), m.records.begin(), m.records.end());
+    ASSERT_EQ(records.size(), 2U);  // forward and reverse
+    const std::vector<dec::Element> expected = {{1, 8, 0}, {8, 4, 0}, {12, 4, 0}, {192, 1, 0}};
+    EXPECT_EQ(records[0].elements, expected);
+    EXPECT_EQ(records[0].number(0, 1), 1000U);
+    EXPECT_EQ(records[1].number(0, 1), 2000U);
+    EXPECT_EQ(records[0].number(0, 192), 64U);
+    EXPECT_EQ(records[1].number(0, 192), 57U);  // the reverse record's TTL
+    EXPECT_EQ(records[1].number(0, 8), records[0].number(0, 12));
+}
+
+TEST(ExportFieldList, RefusesEmptyUnknownAndFieldsOutsideTheVocabulary) {
+    const auto vocabulary = ipfixFieldVocabulary(true);
+    const auto basic = ipfixUniflowFields();
+    EXPECT_FALSE(parseExportFieldList("", vocabulary, basic, true).error.empty());
+    EXPECT_FALSE(parseExportFieldList("bytes,,packets", vocabulary, basic, true).error.empty());
+    const auto rev = parseExportFieldList("bytes_rev", vocabulary, basic, true);
+    EXPECT_EQ(rev.offending, "bytes_rev");
+    EXPECT_FALSE(rev.known.empty());
+    EXPECT_FALSE(parseExportFieldList("queue", vocabulary, basic, true).error.empty());
+    // Plugin names are left for later; without a core field the list is refused.
+    EXPECT_FALSE(parseExportFieldList("http", vocabulary, basic, true).error.empty());
+    const auto later = parseExportFieldList("basic,http_host", vocabulary, basic, true);
+    EXPECT_TRUE(later.error.empty());
+    EXPECT_EQ(later.others, std::vector<std::string>{"http_host"});
+    EXPECT_EQ(later.core.size(), basic.size());
+    const auto v9 =
+        parseExportFieldList("byts", netflow9FieldVocabulary(), netflow9DefaultFields(), false);
+    EXPECT_EQ(v9.offending, "byts");
 }
 
 }  // namespace

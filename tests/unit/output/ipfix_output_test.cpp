@@ -167,11 +167,32 @@ TEST(IpfixOutput, PluginFieldsOneTemplatePerPluginSetAndOneRecordPerInstance) {
     const auto msgs = decodeAll({std::istreambuf_iterator<char>(in), {}});
     std::map<std::uint16_t, std::vector<dec::Element>> templates;
     std::vector<dec::DataRecord> data;
+    std::set<std::pair<std::uint32_t, std::uint16_t>> typed;  // RFC 5610 records (type-info=yes)
     for (const auto& m : msgs) {
-        for (const auto& t : m.templates) templates[t.id] = t.elements;
+        for (const auto& t : m.templates) {
+            if (t.scope == 0) templates[t.id] = t.elements;
+        }
         data.insert(data.end(), m.records.begin(), m.records.end());
+        for (const auto& o : m.options)
+            typed.emplace(*o.number(0, 346), static_cast<std::uint16_t>(*o.number(0, 303)));
     }
     ASSERT_EQ(data.size(), 6U);
+    // Every enterprise element of every template has its type record (RFC 5103 reverse
+    // elements excepted), and nothing else has one.
+    std::set<std::pair<std::uint32_t, std::uint16_t>> enterprise;
+    for (const auto& [id, elements] : templates) {
+        for (const auto& e : elements) {
+            if (e.pen != 0 && e.pen != 29305) enterprise.emplace(e.pen, e.id);
+        }
+    }
+    for (const auto& r : data) {
+        for (std::size_t k = 0; k < r.elements.size(); ++k) {
+            if (r.elements[k].id != 291) continue;
+            const auto list = dec::BasicList::parse(r.values[k]).value();
+            enterprise.emplace(list.element.pen, list.element.id);
+        }
+    }
+    EXPECT_EQ(typed, enterprise);
     // basic 258/259, then in order of first use: {http} 260/261, {http,pstats} 262/263,
     // {pstats,passivedns} 264/265.
     EXPECT_EQ(templates.size(), 8U);

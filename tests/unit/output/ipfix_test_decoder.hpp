@@ -44,6 +44,7 @@ struct Element {
 
 struct Template {
     std::uint16_t id = 0;
+    std::uint16_t scope = 0;  ///< options templates: scope field count (> 0)
     std::vector<Element> elements;
 };
 
@@ -107,6 +108,7 @@ struct Message {
     std::vector<SetInfo> sets;
     std::vector<Template> templates;
     std::vector<DataRecord> records;
+    std::vector<DataRecord> options;  ///< records of options templates (RFC 5610 type records)
 };
 
 /// Decodes a stream of messages (a file, a TCP stream, or concatenated datagrams), keeping
@@ -138,11 +140,11 @@ public:
                 msg.sets.push_back(set);
                 const std::uint8_t* body = m + s + 4;
                 const std::size_t bodyLen = set.length - 4u;
-                if (set.id == 2) {
-                    if (!decodeTemplates(msg, body, bodyLen, error)) return false;
+                if (set.id == 2 || set.id == 3) {
+                    if (!decodeTemplates(msg, body, bodyLen, error, set.id == 3)) return false;
                 } else if (set.id >= 256) {
                     if (!decodeData(msg, set.id, body, bodyLen, error)) return false;
-                } else if (set.id != 3) {
+                } else {
                     return fail(error, "reserved set id " + std::to_string(set.id));
                 }
                 s += set.length;
@@ -159,13 +161,19 @@ private:
         return false;
     }
 
-    bool decodeTemplates(Message& msg, const std::uint8_t* p, std::size_t n, std::string& error) {
+    bool decodeTemplates(Message& msg, const std::uint8_t* p, std::size_t n, std::string& error,
+                         bool options) {
         std::size_t i = 0;
-        while (n - i >= 4) {
+        while (n - i >= (options ? 6U : 4U)) {
             Template t;
             t.id = be16(p + i);
             const std::uint16_t count = be16(p + i + 2);
             i += 4;
+            if (options) {
+                t.scope = be16(p + i);
+                i += 2;
+                if (t.scope == 0 || t.scope > count) return fail(error, "bad scope count");
+            }
             if (t.id < 256) return fail(error, "template id below 256");
             for (std::uint16_t f = 0; f < count; ++f) {
                 if (n - i < 4) return fail(error, "truncated template");
@@ -214,7 +222,7 @@ private:
                 r.values.emplace_back(p + i, p + i + len);
                 i += len;
             }
-            msg.records.push_back(std::move(r));
+            (t.scope != 0 ? msg.options : msg.records).push_back(std::move(r));
         }
         if (i != n) return fail(error, "data set has " + std::to_string(n - i) + " trailing bytes");
         return true;

@@ -294,3 +294,41 @@ TEST(Netflow9Encoder, PacketsNeverExceedTheSizeAndCountEveryRecord) {
 
 }  // namespace
 }  // namespace rowprobe::output
+
+namespace rowprobe::output {
+namespace {
+
+// fields= (issue 25): the template holds the chosen fields in the vocabulary's order, and the
+// records only them; vlan and icmp_type_code are the two fields outside the default template.
+TEST(Netflow9Encoder, ChosenFieldsMakeTheTemplateAndTheRecords) {
+    CapturingSink sink;
+    Netflow9Config c;
+    c.fields = {FieldId::Bytes, FieldId::SrcIp, FieldId::Vlan, FieldId::IcmpTypeCode};
+    Netflow9Encoder enc(c, sink);
+    FlowRecord r = sample();
+    r.vlan = 100;
+    r.icmpTypeCode = {0x0800, 0x0000};
+    enc.add(r);
+    enc.flush();
+    ASSERT_EQ(sink.packets.size(), 1U);
+    V9Reader reader;
+    const V9Packet p = reader.read(sink.packets[0]);
+    ASSERT_EQ(p.records.size(), 2U);
+    for (const V9Record& rec : p.records) EXPECT_EQ(rec.fields.size(), 4U);
+    EXPECT_EQ(p.records[0].number(1), 1000U);
+    EXPECT_EQ(p.records[0].number(8), 0xC0000201U);
+    EXPECT_EQ(p.records[0].number(58), 100U);
+    EXPECT_EQ(p.records[0].number(32), 0x0800U);
+    EXPECT_EQ(p.records[1].number(1), 2000U);
+    EXPECT_EQ(p.records[1].number(8), 0xC6336407U);  // the reverse record's source
+    EXPECT_EQ(p.records[1].number(32), 0U);
+    EXPECT_EQ(enc.layout(false).recordLength, 8U + 4U + 2U + 2U);
+    EXPECT_EQ(enc.layout(true).recordLength, 8U + 16U + 2U + 2U);
+    EXPECT_LT(Netflow9Encoder::minPacketSize(c.fields), Netflow9Encoder::minPacketSize());
+    Netflow9Config bad;
+    bad.fields = {FieldId::BytesRev};
+    EXPECT_THROW(Netflow9Encoder(bad, sink), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace rowprobe::output
