@@ -98,6 +98,9 @@ std::map<std::string, std::string> fromIpfix(const fs::path& pcap, unsigned seed
         records.back()[l.substr(open + 1, close - open - 1)] = l.substr(colon + 3);
     }
     for (auto& v : records) {
+        // RFC 5610 type records (the ipfix output describes the operator's elements) are data
+        // records of their options template, without a flow key.
+        if (v.count("4") == 0) continue;
         const bool v6 = v.count("27") != 0;
         const unsigned proto = num(v["4"]);
         const bool ports = proto == 6 || proto == 17 || proto == 132;
