@@ -82,25 +82,7 @@ std::map<std::string, std::string> fromIpfix(const fs::path& pcap, unsigned seed
         {"ipfixDump", "--in", file.string(), "--data", "--element-file", elementFile().string()});
     EXPECT_EQ(dump.exitCode, 0) << dump.err;
     std::map<std::string, std::string> out;
-    std::vector<std::map<std::string, std::string>> records;
-    std::istringstream in(dump.out);
-    for (std::string l; std::getline(in, l);) {
-        if (l.rfind("--- data record", 0) == 0) {
-            records.emplace_back();
-            continue;
-        }
-        const auto open = l.find('(');
-        const auto close = l.find(')');
-        const auto colon = l.find(" : ");
-        if (records.empty() || open == std::string::npos || close == std::string::npos ||
-            colon == std::string::npos)
-            continue;
-        records.back()[l.substr(open + 1, close - open - 1)] = l.substr(colon + 3);
-    }
-    for (auto& v : records) {
-        // RFC 5610 type records (the ipfix output describes the operator's elements) are data
-        // records of their options template, without a flow key.
-        if (v.count("4") == 0) continue;
+    for (auto& v : ipfixDumpRecords(dump.out)) {
         const bool v6 = v.count("27") != 0;
         const unsigned proto = num(v["4"]);
         const bool ports = proto == 6 || proto == 17 || proto == 132;

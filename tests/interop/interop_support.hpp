@@ -203,6 +203,41 @@ inline std::string findTool(const std::string& tool) {
             GTEST_SKIP() << "rowprobe binary not built: " << ::rowprobe::test::rowprobeBinary(); \
     } while (0)
 
+/// `ipfixDump --data` text as flow records: each "--- data record N ---" block's
+/// "(PEN/ID) name : value" lines as a map "PEN/ID" (or "ID") -> value text. RFC 5610 type
+/// records (the options template 256 that describes enterprise elements) are not flows and are
+/// left out; lines after a "---"/"***" header that is not a data record are ignored.
+inline std::vector<std::map<std::string, std::string>> ipfixDumpRecords(const std::string& text) {
+    std::vector<std::map<std::string, std::string>> out;
+    std::istringstream in(text);
+    bool inRecord = false;
+    bool typeRecord = false;
+    for (std::string l; std::getline(in, l);) {
+        if (l.rfind("--- data record", 0) == 0) {
+            if (typeRecord) out.pop_back();
+            typeRecord = false;
+            out.emplace_back();
+            inRecord = true;
+            continue;
+        }
+        if (l.rfind("---", 0) == 0 || l.rfind("***", 0) == 0) {
+            inRecord = false;
+            continue;
+        }
+        if (!inRecord) continue;
+        if (l.find("tid:   256 (0x0100)") != std::string::npos) typeRecord = true;
+        const auto open = l.find('(');
+        const auto close = l.find(')');
+        const auto colon = l.find(" : ");
+        if (open == std::string::npos || close == std::string::npos || colon == std::string::npos ||
+            close > colon)
+            continue;
+        out.back()[l.substr(open + 1, close - open - 1)] = l.substr(colon + 3);
+    }
+    if (typeRecord) out.pop_back();
+    return out;
+}
+
 inline const std::string kStorage = "cache;seed=1";
 
 /// Runs rowprobe with `-i input -s storage -o output`; fails the test on a non-zero exit.

@@ -23,34 +23,6 @@ namespace dec = rowprobe::test::ipfix;
 
 // ---- ipfixDump ------------------------------------------------------------------------------
 
-/// Parses `ipfixDump -d` text: "--- data record N ---" blocks of "(PEN/ID) name : value" lines.
-std::vector<std::map<std::string, std::string>> ipfixDumpRecords(const std::string& text) {
-    std::vector<std::map<std::string, std::string>> records;
-    std::istringstream in(text);
-    std::string line;
-    bool inRecord = false;
-    while (std::getline(in, line)) {
-        if (line.rfind("--- data record", 0) == 0) {
-            records.emplace_back();
-            inRecord = true;
-            continue;
-        }
-        if (line.rfind("---", 0) == 0 || line.rfind("***", 0) == 0) {
-            inRecord = false;
-            continue;
-        }
-        const std::size_t open = line.find('(');
-        const std::size_t close = line.find(')');
-        const std::size_t colon = line.find(" : ");
-        if (!inRecord || open == std::string::npos || close == std::string::npos ||
-            colon == std::string::npos || close > colon) {
-            continue;
-        }
-        records.back()[line.substr(open + 1, close - open - 1)] = line.substr(colon + 3);
-    }
-    return records;
-}
-
 Flow flowFromIpfixDump(const std::map<std::string, std::string>& r) {
     auto get = [&](const char* k) -> std::string {
         auto it = r.find(k);

@@ -117,31 +117,6 @@ fs::path elementFile(std::uint32_t pen) {
     return p;
 }
 
-/// `ipfixDump --data` records as maps "pen/id" (or "id") -> value text.
-std::vector<std::map<std::string, std::string>> dumpRecords(const std::string& text) {
-    std::vector<std::map<std::string, std::string>> out;
-    std::istringstream in(text);
-    bool typeRecord = false;  // RFC 5610 records (options template 256), not flows
-    for (std::string l; std::getline(in, l);) {
-        if (l.rfind("--- data record", 0) == 0) {
-            if (typeRecord) out.pop_back();
-            typeRecord = false;
-            out.emplace_back();
-            continue;
-        }
-        if (out.empty()) continue;
-        if (l.find("tid:   256 (0x0100)") != std::string::npos) typeRecord = true;
-        const auto open = l.find('(');
-        const auto close = l.find(')');
-        const auto colon = l.find(" : ");
-        if (open == std::string::npos || close == std::string::npos || colon == std::string::npos)
-            continue;
-        out.back()[l.substr(open + 1, close - open - 1)] = l.substr(colon + 3);
-    }
-    if (typeRecord) out.pop_back();
-    return out;
-}
-
 fs::path ipfixFile(const Case& c, const std::string& tag, const std::string& options) {
     fs::path file = tempDir() / ("tunnel-" + c.name + "-" + tag + ".ipfix");
     runRowprobe("pcap;file=" + c.pcap().string(), "ipfix;file=" + file.string() + options,
@@ -169,7 +144,7 @@ TEST_P(TunnelFields, IpfixDumpDecodesTunnelElementsEqualToJson) {
     ASSERT_EQ(dump.exitCode, 0) << dump.err;
     const std::string p = std::to_string(kPen) + "/";
     std::vector<std::string> decoded;
-    for (const auto& v : dumpRecords(dump.out)) {
+    for (const auto& v : ipfixDumpRecords(dump.out)) {
         auto get = [&](const std::string& k) {
             const auto it = v.find(k);
             return it == v.end() ? std::string("<absent>") : it->second;
