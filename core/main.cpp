@@ -199,7 +199,7 @@ int main(int argc, char** argv) {
         // even though nothing crashed (a collector that never came up, a full disk, ...).
         std::cerr << "rowprobe: error: the output dropped "
                   << stats.output.dropped - stats.output.discarded << " of "
-                  << stats.exportedRecords << " records (see the messages above)\n";
+                  << stats.exported.records << " records (see the messages above)\n";
         rc = 1;
     }
     if (metrics) {

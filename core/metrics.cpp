@@ -28,50 +28,6 @@ namespace rowprobe::core {
 
 namespace {
 
-/// A counter of one queue (exposed with the label queue="N").
-struct QueueCounter {
-    const char* name;
-    const char* help;
-    std::uint64_t (*value)(const WorkerStats&);
-};
-
-/// A gauge of one queue.
-struct QueueGauge {
-    const char* name;
-    const char* help;
-    double (*value)(const WorkerStats&);
-};
-
-// clang-format off
-/// Every per-queue counter of docs/statistics.md outside the flow table's (its JSON name in the
-/// help text); the flow table's come from its counter table (writeCacheMetrics).
-constexpr QueueCounter kQueueCounters[] = {
-    {"rowprobe_packets_total", "Frames read from the input (packets).",
-        [](const WorkerStats& w) { return w.packets; }},
-    {"rowprobe_parsed_total", "Frames that reached the flow table (parsed).",
-        [](const WorkerStats& w) { return w.parsed; }},
-    {"rowprobe_ip_bytes_total", "IP bytes of the parsed packets (ip_bytes).",
-        [](const WorkerStats& w) { return w.ipBytes; }},
-    {"rowprobe_skipped_total", "Frames that did not reach the flow table (skipped).",
-        [](const WorkerStats& w) { return w.packets - w.parsed; }},
-    {"rowprobe_input_received_total", "Packets the input plugin delivered (input.received).",
-        [](const WorkerStats& w) { return w.input.received; }},
-    {"rowprobe_input_kernel_drops_total",
-        "Packets the kernel or NIC dropped before rowprobe saw them (input.kernel_drops).",
-        [](const WorkerStats& w) { return w.input.kernelDrops; }},
-    {"rowprobe_input_interface_drops_total", "Packets the interface dropped (input.interface_drops).",
-        [](const WorkerStats& w) { return w.input.ifaceDrops; }},
-    {"rowprobe_batches_total", "Blocks of up to 64 packets processed (batches).",
-        [](const WorkerStats& w) { return w.batches; }},
-};
-
-/// Every per-queue gauge of docs/statistics.md outside the flow table's.
-constexpr QueueGauge kQueueGauges[] = {
-    {"rowprobe_busy_seconds_total", "Time spent parsing and in the flow table (busy_ns / 1e9).",
-        [](const WorkerStats& w) { return static_cast<double>(w.busyNs) / 1e9; }},
-};
-// clang-format on
-
 std::string formatDouble(double v) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.17g", v);
@@ -85,53 +41,78 @@ void family(std::ostringstream& o, const char* name, const char* type, const cha
     o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
 }
 
-/// The flow table's metrics, generated from its counter table (core/counters.hpp): one family
-/// per metric name (entries sharing a name are told apart by their label), a sample per queue.
-void writeCacheMetrics(std::ostringstream& o, const StatsSnapshot& s) {
+/// Metric families in the order of their first sample, each with its samples.
+class Families {
+public:
+    /// Appends `name{labels} value` to the family of `info` (created on first use).
+    void sample(const CounterInfo& info, const std::string& labels, const std::string& value) {
+        auto at = std::find_if(m_families.begin(), m_families.end(),
+                               [&](const Family& f) { return f.info->metric == info.metric; });
+        if (at == m_families.end()) at = m_families.insert(at, Family{&info, {}});
+        at->samples.append(info.metric);
+        if (!labels.empty()) at->samples.append("{").append(labels).append("}");
+        at->samples.append(" ").append(value) += '\n';
+    }
+
+    void write(std::ostringstream& o) const {
+        for (const Family& f : m_families) {
+            const CounterInfo& i = *f.info;
+            const bool counter = i.kind == CounterKind::Counter || i.metric.ends_with("_total");
+            family(o, std::string(i.metric).c_str(), counter ? "counter" : "gauge",
+                   std::string(i.help).c_str());
+            o << f.samples;
+        }
+    }
+
+private:
     struct Family {
-        std::string_view name;
-        CounterKind kind;
-        std::string_view help;
+        const CounterInfo* info;  ///< the family's first line: name, kind, help
         std::string samples;
     };
-    std::vector<Family> families;
-    for (std::size_t i = 0; i < s.queues.size(); ++i) {
-        const std::string queue = "{queue=\"" + std::to_string(i) + "\"";
-        visitCacheCounters(s.queues[i].cache, [&](const CounterInfo& info, const auto& value) {
-            if (info.metric.empty()) return;
-            auto at = std::find_if(families.begin(), families.end(),
-                                   [&](const Family& f) { return f.name == info.metric; });
-            if (at == families.end())
-                at = families.insert(at, Family{info.metric, info.kind, info.help, {}});
-            std::string& out = at->samples;
+    std::vector<Family> m_families;
+};
+
+std::string joinLabels(const std::string& a, std::string_view b) {
+    if (a.empty()) return std::string(b);
+    if (b.empty()) return a;
+    return a + "," + std::string(b);
+}
+
+/// Which lines of the worker table a pass takes: the scalars (the input's included) first,
+/// then the labelled anomalies and the flow table's families.
+enum class Pass { Scalars, Groups, All };
+
+/// The samples of every line of `stats`' counter table that has a metric, with `labels`
+/// (queue="N", or none for the process-wide tables), nested tables included.
+template <class Stats>
+void addSamples(Families& families, const Stats& stats, const std::string& labels, Pass pass) {
+    CounterTable<Stats>::visit(
+        [&](const CounterInfo& info, const auto& value) {
             using V = std::decay_t<decltype(value)>;
-            if constexpr (std::is_arithmetic_v<V>) {
-                out.append(info.metric).append(queue);
-                if (!info.label.empty()) out.append(",").append(info.label);
-                out += "} ";
-                if (info.kind == CounterKind::Counter) {
-                    out += std::to_string(value);
-                } else if (info.kind == CounterKind::Nanoseconds) {
-                    out += formatDouble(static_cast<double>(value) / 1e9);
-                } else {
-                    out += formatDouble(static_cast<double>(value));
+            const bool group = std::is_same_v<V, AnomalyCounters> || std::is_same_v<V, CacheStats>;
+            if ((pass == Pass::Scalars && group) || (pass == Pass::Groups && !group)) return;
+            if constexpr (HasCounterTable<V>) {
+                addSamples(families, value, labels, Pass::All);
+            } else if constexpr (Labelled<V>) {
+                forEachLabel(value, [&](std::string_view name, std::uint64_t n) {
+                    families.sample(info,
+                                    joinLabels(labels, std::string(info.label) + "=\"" +
+                                                           std::string(name) + "\""),
+                                    std::to_string(n));
+                });
+            } else if (!info.metric.empty()) {
+                std::string text;
+                if constexpr (std::is_integral_v<V>) {
+                    if (info.kind == CounterKind::Counter) text = std::to_string(value);
                 }
-                out += '\n';
-            } else {  // per end reason, the label named by `label`
-                for (std::size_t r = 1; r < kEndReasonSlots; ++r) {
-                    out.append(info.metric).append(queue).append(",").append(info.label);
-                    out.append("=\"").append(endReasonName(static_cast<EndReason>(r)));
-                    out.append("\"} ").append(std::to_string(value[r])) += '\n';
+                if (text.empty()) {
+                    const auto v = static_cast<double>(value);
+                    text = formatDouble(info.kind == CounterKind::Nanoseconds ? v / 1e9 : v);
                 }
+                families.sample(info, joinLabels(labels, info.label), text);
             }
-        });
-    }
-    for (const Family& f : families) {
-        const std::string name(f.name);
-        const std::string help(f.help);
-        family(o, name.c_str(), f.kind == CounterKind::Counter ? "counter" : "gauge", help.c_str());
-        o << f.samples;
-    }
+        },
+        stats);
 }
 
 }  // namespace
@@ -171,41 +152,14 @@ MetricsAddress parseMetricsAddress(const std::string& text) {
 std::string formatPrometheus(const StatsSnapshot& s, bool finished) {
     std::ostringstream o;
     const std::size_t queues = s.queues.size();
-    auto q = [](std::size_t i) { return "{queue=\"" + std::to_string(i) + "\""; };
-    for (const QueueCounter& c : kQueueCounters) {
-        family(o, c.name, "counter", c.help);
+    Families families;
+    for (const Pass pass : {Pass::Scalars, Pass::Groups}) {
         for (std::size_t i = 0; i < queues; ++i)
-            o << c.name << q(i) << "} " << c.value(s.queues[i]) << '\n';
+            addSamples(families, s.queues[i], "queue=\"" + std::to_string(i) + "\"", pass);
     }
-    for (const QueueGauge& g : kQueueGauges) {
-        // busy seconds only ever grows: a counter, though fractional.
-        const bool counter = std::string_view(g.name).ends_with("_total");
-        family(o, g.name, counter ? "counter" : "gauge", g.help);
-        for (std::size_t i = 0; i < queues; ++i)
-            o << g.name << q(i) << "} " << formatDouble(g.value(s.queues[i])) << '\n';
-    }
-    family(o, "rowprobe_anomalies_total", "counter",
-           "Frames with a named parsing anomaly (anomalies.<reason>).");
-    for (std::size_t i = 0; i < queues; ++i) {
-        for (std::size_t a = 0; a < kAnomalyCount; ++a) {
-            o << "rowprobe_anomalies_total" << q(i) << ",reason=\""
-              << anomalyName(static_cast<Anomaly>(a)) << "\"} " << s.queues[i].anomalies.count[a]
-              << '\n';
-        }
-    }
-    writeCacheMetrics(o, s);
-    family(o, "rowprobe_export_records_total", "counter",
-           "Records the export thread took off the workers' rings (export.records).");
-    o << "rowprobe_export_records_total " << s.exportedRecords << '\n';
-    family(o, "rowprobe_output_records_total", "counter",
-           "Records the output plugin wrote (output.records).");
-    o << "rowprobe_output_records_total " << s.output.records << '\n';
-    family(o, "rowprobe_output_dropped_total", "counter",
-           "Records the output plugin lost, e.g. collector unreachable (output.dropped).");
-    o << "rowprobe_output_dropped_total " << s.output.dropped << '\n';
-    family(o, "rowprobe_output_bytes_total", "counter",
-           "Bytes the output plugin wrote (output.bytes).");
-    o << "rowprobe_output_bytes_total " << s.output.bytes << '\n';
+    addSamples(families, s.exported, "", Pass::All);
+    addSamples(families, s.output, "", Pass::All);
+    families.write(o);
     family(o, "rowprobe_queues", "gauge", "Queues (workers, flow tables).");
     o << "rowprobe_queues " << queues << '\n';
     family(o, "rowprobe_uptime_seconds", "gauge", "Seconds since the pipeline started.");

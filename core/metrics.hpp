@@ -5,11 +5,11 @@
 // snapshot the workers and the export thread already publish to the StatsBoard (a mutex taken
 // a few times per second by them, once per scrape here) and formats it.
 //
-// Metric families (one line each in metrics.cpp's tables; a new WorkerStats counter is one
-// more row there): per queue (label `queue`) every counter and gauge of a queue; per queue and
-// end reason `rowprobe_flows_exported_total{reason}`; per queue and anomaly
-// `rowprobe_anomalies_total{reason}`; per queue and miss kind `rowprobe_cache_misses_total{kind}`;
-// then the process-wide export and output counters, `rowprobe_uptime_seconds`,
+// Metric families, generated from the counter tables (rowprobe/counter_table.hpp: a new
+// counter is one line there): per queue (label `queue`) every counter and gauge of a queue,
+// the scalars first, then the labelled ones (`rowprobe_anomalies_total{reason}`) and the flow
+// table's (`rowprobe_flows_exported_total{reason}`, `rowprobe_cache_misses_total{kind}`, ...);
+// then the export and output counters; then `rowprobe_queues`, `rowprobe_uptime_seconds`,
 // `rowprobe_finished` (1 once every input has ended and every flow is exported: the values are
 // then final and equal --stats-json) and `rowprobe_build_info{version}`.
 // docs/operations.md lists them all with their statistics.md names.

@@ -716,7 +716,7 @@ void Pipeline::exportLoop() {
             if (dirty) {
                 m_output->flush();
                 dirty = false;
-                m_board.publishExport(exported, outputStats());
+                m_board.publishExport({.records = exported}, outputStats());
             }
             if (++idle < 64) {
                 std::this_thread::yield();
@@ -740,7 +740,7 @@ void Pipeline::exportLoop() {
             if (!any) std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
     }
-    m_board.publishExport(exported, outputStats());
+    m_board.publishExport({.records = exported}, outputStats());
     {
         const std::lock_guard lock(m_doneMutex);
         m_exportDone.store(true, std::memory_order_release);

@@ -20,13 +20,42 @@ std::string number(double v) {
     return buf;
 }
 
-/// The "cache" object: every entry of the counter table with a JSON key, in table order;
-/// "group.key" entries nest under "group".
-void writeCache(std::ostringstream& o, const CacheStats& c) {
+void writeObject(std::ostringstream& o, const auto& stats);
+
+/// One line's value: a number, an ISO-8601 time, one key per label, or a nested object.
+template <class V>
+void writeValue(std::ostringstream& o, const CounterInfo& info, const V& value) {
+    if constexpr (std::is_same_v<V, double>) {
+        o << number(value);
+    } else if constexpr (std::is_integral_v<V>) {
+        if (info.kind == CounterKind::Iso) {
+            o << '"' << (value != 0 ? formatTimeIso(value, 0) : std::string()) << '"';
+        } else {
+            o << value;
+        }
+    } else if constexpr (Labelled<V>) {
+        bool first = true;
+        o << '{';
+        forEachLabel(value, [&](std::string_view name, std::uint64_t n) {
+            o << (first ? "" : ",") << '"' << name << "\":" << n;
+            first = false;
+        });
+        o << '}';
+    } else {
+        o << '{';
+        writeObject(o, value);
+        o << '}';
+    }
+}
+
+/// The members of a statistics struct's JSON object: every line of its counter table with a
+/// JSON key, in table order; "group.key" lines nest under "group".
+void writeObject(std::ostringstream& o, const auto& stats) {
+    using Stats = std::decay_t<decltype(stats)>;
     std::string_view group;
     bool first = true;
     bool firstInGroup = true;
-    visitCacheCounters(c, [&](const CounterInfo& info, const auto& value) {
+    auto line = [&](const CounterInfo& info, const auto& value) {
         if (info.json.empty()) return;
         const std::size_t dot = info.json.find('.');
         const std::string_view g = dot == std::string_view::npos ? "" : info.json.substr(0, dot);
@@ -43,60 +72,89 @@ void writeCache(std::ostringstream& o, const CacheStats& c) {
         bool& isFirst = group.empty() ? first : firstInGroup;
         o << (isFirst ? "" : ",") << '"' << key << "\":";
         isFirst = false;
-        using V = std::decay_t<decltype(value)>;
-        if constexpr (std::is_same_v<V, double>) {
-            o << number(value);
-        } else if constexpr (std::is_integral_v<V>) {
-            if (info.kind == CounterKind::Iso) {
-                o << '"' << (value != 0 ? formatTimeIso(value, 0) : std::string()) << '"';
-            } else {
-                o << value;
-            }
-        } else {  // per end reason
-            o << '{';
-            for (std::size_t r = 1; r < kEndReasonSlots; ++r) {
-                o << (r > 1 ? "," : "") << '"' << endReasonName(static_cast<EndReason>(r))
-                  << "\":" << value[r];
-            }
-            o << '}';
-        }
-    });
+        writeValue(o, info, value);
+    };
+    CounterTable<Stats>::visit(line, stats);
     if (!group.empty()) o << '}';
 }
 
-void writeWorker(std::ostringstream& o, const WorkerStats& w) {
-    o << "\"packets\":" << w.packets << ",\"parsed\":" << w.parsed << ",\"ip_bytes\":" << w.ipBytes
-      << ",\"skipped\":" << (w.packets - w.parsed) << ",\"anomalies\":{";
-    for (std::size_t i = 0; i < kAnomalyCount; ++i) {
-        o << (i ? "," : "") << '"' << anomalyName(static_cast<Anomaly>(i))
-          << "\":" << w.anomalies.count[i];
+/// Width of a stderr table column.
+int columnWidth(TextColumn c) {
+    switch (c) {
+        case TextColumn::Delta:
+            return 12;
+        case TextColumn::Value:
+        case TextColumn::Rate:
+            return 10;
+        case TextColumn::Percent:
+        case TextColumn::Decimal:
+        case TextColumn::None:
+            break;
     }
-    o << "},\"input\":{\"received\":" << w.input.received
-      << ",\"kernel_drops\":" << w.input.kernelDrops
-      << ",\"interface_drops\":" << w.input.ifaceDrops << "}"
-      << ",\"cache\":{";
-    writeCache(o, w.cache);
-    o << "}"
-      << ",\"batches\":" << w.batches << ",\"busy_ns\":" << w.busyNs << ",\"ns_per_packet\":"
-      << number(w.packets ? static_cast<double>(w.busyNs) / static_cast<double>(w.packets) : 0.0);
+    return 8;
+}
+
+/// The stderr table's cells of `now` (and, for Delta and Rate, `before`): every line with a
+/// column, nested tables included, in table order. `span` is the interval in seconds.
+template <class Stats>
+void writeColumns(std::string& out, const Stats& now, const Stats& before, double span) {
+    auto cell = [&](const CounterInfo& info, const auto& v, const auto& p) {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (HasCounterTable<V>) {
+            writeColumns(out, v, p, span);
+        } else if constexpr (std::is_arithmetic_v<V>) {
+            char buf[64];
+            const auto d = static_cast<double>(v);
+            switch (info.column) {
+                case TextColumn::None:
+                    return;
+                case TextColumn::Delta:
+                    std::snprintf(buf, sizeof buf, " %12llu",
+                                  static_cast<unsigned long long>(v - p));
+                    break;
+                case TextColumn::Value:
+                    std::snprintf(buf, sizeof buf, " %10llu", static_cast<unsigned long long>(v));
+                    break;
+                case TextColumn::Rate:
+                    std::snprintf(buf, sizeof buf, " %10.3f",
+                                  span > 0 ? static_cast<double>(v - p) / span / 1e6 : 0.0);
+                    break;
+                case TextColumn::Percent:
+                    std::snprintf(buf, sizeof buf, " %7.1f%%", 100.0 * d);
+                    break;
+                case TextColumn::Decimal:
+                    std::snprintf(buf, sizeof buf, " %8.1f", d);
+                    break;
+            }
+            out += buf;
+        }
+    };
+    CounterTable<Stats>::visit(cell, now, before);
+}
+
+/// The headings of the columns writeColumns writes.
+template <class Stats>
+void writeHeadings(std::string& out) {
+    CounterTable<Stats>::visit(
+        [&](const CounterInfo& info, const auto& v) {
+            using V = std::decay_t<decltype(v)>;
+            if constexpr (HasCounterTable<V>) {
+                writeHeadings<V>(out);
+            } else if (info.column != TextColumn::None) {
+                char buf[64];
+                std::snprintf(buf, sizeof buf, " %*s", columnWidth(info.column),
+                              std::string(info.text).c_str());
+                out += buf;
+            }
+        },
+        Stats{});
 }
 
 }  // namespace
 
 WorkerStats StatsSnapshot::total() const {
     WorkerStats t;
-    for (const auto& w : queues) {
-        t.packets += w.packets;
-        t.parsed += w.parsed;
-        t.ipBytes += w.ipBytes;
-        t.anomalies += w.anomalies;
-        t.batches += w.batches;
-        t.busyNs += w.busyNs;
-        mergeCacheStats(t.cache, w.cache);
-        t.input.received += w.input.received;
-        t.input.kernelDrops += w.input.kernelDrops;
-        t.input.ifaceDrops += w.input.ifaceDrops;
-    }
+    for (const auto& w : queues) mergeCounters(t, w);
     return t;
 }
 
@@ -105,9 +163,9 @@ void StatsBoard::publish(std::size_t queue, const WorkerStats& stats) {
     m_queues[queue] = stats;
 }
 
-void StatsBoard::publishExport(std::uint64_t exportedRecords, const OutputStats& output) {
+void StatsBoard::publishExport(const ExportStats& exported, const OutputStats& output) {
     const std::lock_guard lock(m_mutex);
-    m_exported = exportedRecords;
+    m_exported = exported;
     m_output = output;
 }
 
@@ -119,45 +177,34 @@ StatsSnapshot StatsBoard::snapshot(double wallSeconds) const {
 std::string formatStatsJson(const StatsSnapshot& s) {
     std::ostringstream o;
     o << "{\"wall_seconds\":" << number(s.wallSeconds) << ",\"total\":{";
-    writeWorker(o, s.total());
+    writeObject(o, s.total());
     o << "},\"queues\":[";
     for (std::size_t q = 0; q < s.queues.size(); ++q) {
         o << (q ? "," : "") << "{\"queue\":" << q << ',';
-        writeWorker(o, s.queues[q]);
+        writeObject(o, s.queues[q]);
         o << '}';
     }
-    o << "],\"export\":{\"records\":" << s.exportedRecords
-      << "},\"output\":{\"records\":" << s.output.records << ",\"dropped\":" << s.output.dropped
-      << ",\"discarded\":" << s.output.discarded << ",\"bytes\":" << s.output.bytes << "}}\n";
+    o << "],\"export\":{";
+    writeObject(o, s.exported);
+    o << "},\"output\":{";
+    writeObject(o, s.output);
+    o << "}}\n";
     return o.str();
 }
 
 std::string formatStatsText(const StatsSnapshot& s, const StatsSnapshot* previous) {
     std::ostringstream o;
-    char line[512];
     const double span = previous ? s.wallSeconds - previous->wallSeconds : s.wallSeconds;
-    std::snprintf(line, sizeof line, "%-6s %12s %12s %10s %12s %12s %12s %12s %10s %8s %8s\n",
-                  "queue", "packets", "parsed", "Mpps", "hits", "miss-free", "miss-evict",
-                  "exported", "in-cache", "load", "ns/pkt");
-    o << line;
+    std::string line = "queue ";
+    writeHeadings<WorkerStats>(line);
+    o << line << '\n';
+    const WorkerStats zero{};
     auto row = [&](const std::string& name, const WorkerStats& w, const WorkerStats* p) {
-        const std::uint64_t pk = w.packets - (p ? p->packets : 0);
-        const double mpps = span > 0 ? static_cast<double>(pk) / span / 1e6 : 0.0;
-        const double nsPerPkt =
-            w.packets ? static_cast<double>(w.busyNs) / static_cast<double>(w.packets) : 0.0;
-        std::snprintf(
-            line, sizeof line,
-            "%-6s %12llu %12llu %10.3f %12llu %12llu %12llu %12llu %10llu %7.1f%% %8.1f\n",
-            name.c_str(), static_cast<unsigned long long>(pk),
-            static_cast<unsigned long long>(w.parsed - (p ? p->parsed : 0)), mpps,
-            static_cast<unsigned long long>(w.cache.hits - (p ? p->cache.hits : 0)),
-            static_cast<unsigned long long>(w.cache.missFree - (p ? p->cache.missFree : 0)),
-            static_cast<unsigned long long>(w.cache.missEvict - (p ? p->cache.missEvict : 0)),
-            static_cast<unsigned long long>(w.cache.exportedTotal() -
-                                            (p ? p->cache.exportedTotal() : 0)),
-            static_cast<unsigned long long>(w.cache.flowsInCache), 100.0 * w.cache.loadFactor(),
-            nsPerPkt);
-        o << line;
+        char head[16];
+        std::snprintf(head, sizeof head, "%-6s", name.c_str());
+        line = head;
+        writeColumns(line, w, p ? *p : zero, span);
+        o << line << '\n';
     };
     for (std::size_t q = 0; q < s.queues.size(); ++q) {
         row(std::to_string(q), s.queues[q],
@@ -170,18 +217,16 @@ std::string formatStatsText(const StatsSnapshot& s, const StatsSnapshot* previou
     if (!previous) {
         const WorkerStats t = s.total();
         o << "end reasons:";
-        for (std::size_t r = 1; r < kEndReasonSlots; ++r) {
-            o << ' ' << endReasonName(static_cast<EndReason>(r)) << '=' << t.cache.exported[r];
-        }
+        forEachLabel(t.cache.exported,
+                     [&](std::string_view name, std::uint64_t n) { o << ' ' << name << '=' << n; });
         o << "  hit position mean " << number(t.cache.hitPositionMean()) << " variance "
           << number(t.cache.hitPositionVariance()) << '\n';
         bool any = false;
-        for (std::size_t i = 0; i < kAnomalyCount; ++i) {
-            if (t.anomalies.count[i] == 0) continue;
-            o << (any ? " " : "skipped/anomalies:") << ' ' << anomalyName(static_cast<Anomaly>(i))
-              << '=' << t.anomalies.count[i];
+        forEachLabel(t.anomalies, [&](std::string_view name, std::uint64_t n) {
+            if (n == 0) return;
+            o << (any ? " " : "skipped/anomalies:") << ' ' << name << '=' << n;
             any = true;
-        }
+        });
         if (any) o << '\n';
         if (t.input.kernelDrops || t.input.ifaceDrops) {
             o << "input drops: kernel=" << t.input.kernelDrops

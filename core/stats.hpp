@@ -14,7 +14,7 @@ namespace rowprobe::core {
 struct StatsSnapshot {
     std::vector<WorkerStats> queues;
     OutputStats output;
-    std::uint64_t exportedRecords = 0;  ///< records taken off the export rings
+    ExportStats exported;  ///< records taken off the export rings
     double wallSeconds = 0;
 
     WorkerStats total() const;
@@ -24,14 +24,14 @@ class StatsBoard {
 public:
     explicit StatsBoard(std::size_t queues) : m_queues(queues) {}
     void publish(std::size_t queue, const WorkerStats& stats);
-    void publishExport(std::uint64_t exportedRecords, const OutputStats& output);
+    void publishExport(const ExportStats& exported, const OutputStats& output);
     StatsSnapshot snapshot(double wallSeconds) const;
 
 private:
     mutable std::mutex m_mutex;
     std::vector<WorkerStats> m_queues;
     OutputStats m_output;
-    std::uint64_t m_exported = 0;
+    ExportStats m_exported;
 };
 
 /// The statistics as one JSON object (the --stats-json format, documented in docs/statistics.md).

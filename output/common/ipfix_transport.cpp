@@ -163,8 +163,9 @@ bool UdpTransport::sendMessage(std::span<const std::uint8_t> message, std::uint3
 }
 
 OutputStats UdpTransport::stats() const {
-    return {m_records.load(std::memory_order_relaxed), m_dropped.load(std::memory_order_relaxed),
-            m_bytes.load(std::memory_order_relaxed)};
+    return {.records = m_records.load(std::memory_order_relaxed),
+            .dropped = m_dropped.load(std::memory_order_relaxed),
+            .bytes = m_bytes.load(std::memory_order_relaxed)};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -273,8 +274,9 @@ void FileTransport::finish() {
 }
 
 OutputStats FileTransport::stats() const {
-    return {m_records.load(std::memory_order_relaxed), m_dropped.load(std::memory_order_relaxed),
-            m_bytes.load(std::memory_order_relaxed)};
+    return {.records = m_records.load(std::memory_order_relaxed),
+            .dropped = m_dropped.load(std::memory_order_relaxed),
+            .bytes = m_bytes.load(std::memory_order_relaxed)};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -440,8 +442,9 @@ void TcpTransport::finish() {
 }
 
 OutputStats TcpTransport::stats() const {
-    return {m_delivered.load(std::memory_order_relaxed), m_dropped.load(std::memory_order_relaxed),
-            m_bytes.load(std::memory_order_relaxed)};
+    return {.records = m_delivered.load(std::memory_order_relaxed),
+            .dropped = m_dropped.load(std::memory_order_relaxed),
+            .bytes = m_bytes.load(std::memory_order_relaxed)};
 }
 
 int TcpTransport::connectOnce(std::string& error) {

@@ -145,8 +145,9 @@ void Netflow9PcapFile::finish() {
 }
 
 OutputStats Netflow9PcapFile::stats() const {
-    return {m_records.load(std::memory_order_relaxed), m_dropped.load(std::memory_order_relaxed),
-            m_bytes.load(std::memory_order_relaxed)};
+    return {.records = m_records.load(std::memory_order_relaxed),
+            .dropped = m_dropped.load(std::memory_order_relaxed),
+            .bytes = m_bytes.load(std::memory_order_relaxed)};
 }
 
 Netflow9Output::Netflow9Output(const Options& o) {

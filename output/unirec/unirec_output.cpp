@@ -384,8 +384,10 @@ void UnirecOutput::requestStop() {
 }
 
 OutputStats UnirecOutput::stats() const {
-    return {m_records.load(std::memory_order_relaxed), m_dropped.load(std::memory_order_relaxed),
-            m_bytes.load(std::memory_order_relaxed), m_discarded.load(std::memory_order_relaxed)};
+    return {.records = m_records.load(std::memory_order_relaxed),
+            .dropped = m_dropped.load(std::memory_order_relaxed),
+            .discarded = m_discarded.load(std::memory_order_relaxed),
+            .bytes = m_bytes.load(std::memory_order_relaxed)};
 }
 
 ROWPROBE_REGISTER_PLUGIN(

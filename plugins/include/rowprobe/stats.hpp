@@ -1,6 +1,7 @@
-// Counters reported by plugins and workers. Plain 64-bit integers owned by one thread each;
-// the core publishes snapshots to the statistics printer under a mutex a few times per second,
-// never per packet.
+// Counters reported by plugins and workers, generated from the counter tables
+// (rowprobe/counter_table.hpp). Plain 64-bit integers owned by one thread each; the core
+// publishes snapshots to the statistics printer under a mutex a few times per second, never
+// per packet.
 #pragma once
 
 #include <array>
@@ -8,25 +9,30 @@
 
 #include "rowprobe/cache_counters.hpp"
 #include "rowprobe/packet.hpp"
+#include "rowprobe/stats_counters.hpp"
 
 namespace rowprobe {
 
 /// Number of EndReason values + 1 (index = IPFIX flowEndReason value, index 0 unused).
 inline constexpr std::size_t kEndReasonSlots = 6;
 
-// The argument is a member name, which cannot be parenthesised.
+// One field per table line, in the line's order (rowprobe/counter_table.hpp); DERIVED lines
+// have none. The argument is a member name, which cannot be parenthesised.
 // NOLINTBEGIN(bugprone-macro-parentheses)
-#define ROWPROBE_CACHE_FIELD_COUNT(member) std::uint64_t member = 0;
-#define ROWPROBE_CACHE_FIELD_REASONS(member) std::array<std::uint64_t, kEndReasonSlots> member{};
+#define ROWPROBE_COUNTER_FIELD_COUNT(member) std::uint64_t member = 0;
+#define ROWPROBE_COUNTER_FIELD_REASONS(member) std::array<std::uint64_t, kEndReasonSlots> member{};
+#define ROWPROBE_COUNTER_FIELD_ANOMALIES(member) AnomalyCounters member;
+#define ROWPROBE_COUNTER_FIELD_INPUT(member) InputStats member;
+#define ROWPROBE_COUNTER_FIELD_CACHE(member) CacheStats member;
 // NOLINTEND(bugprone-macro-parentheses)
-#define ROWPROBE_CACHE_FIELD_DERIVED(member)
-#define ROWPROBE_CACHE_FIELD(src, member, ...) ROWPROBE_CACHE_FIELD_##src(member)
+#define ROWPROBE_COUNTER_FIELD_DERIVED(member)
+#define ROWPROBE_COUNTER_FIELD(src, member, ...) ROWPROBE_COUNTER_FIELD_##src(member)
 
 /// Flow-table counters, the columns of the thesis tables (docs/statistics.md): one field per
-/// COUNT / REASONS line of ROWPROBE_CACHE_COUNTERS (rowprobe/cache_counters.hpp), in its order,
-/// which also says what each means and how queues merge it.
+/// line of ROWPROBE_CACHE_COUNTERS (rowprobe/cache_counters.hpp), which also says what each
+/// means and how queues merge it.
 struct CacheStats {
-    ROWPROBE_CACHE_COUNTERS(ROWPROBE_CACHE_FIELD)
+    ROWPROBE_CACHE_COUNTERS(ROWPROBE_COUNTER_FIELD)
 
     std::uint64_t exportedTotal() const noexcept {
         std::uint64_t n = 0;
@@ -52,33 +58,37 @@ struct CacheStats {
     }
 };
 
-/// Input-side counters.
+/// Input-side counters (ROWPROBE_INPUT_COUNTERS): `received` packets delivered to the worker,
+/// `kernelDrops` dropped by the kernel / NIC before rowprobe saw them, `ifaceDrops` by the
+/// interface.
 struct InputStats {
-    std::uint64_t received = 0;     ///< packets delivered to the worker
-    std::uint64_t kernelDrops = 0;  ///< dropped by the kernel / NIC before we saw them
-    std::uint64_t ifaceDrops = 0;
+    ROWPROBE_INPUT_COUNTERS(ROWPROBE_COUNTER_FIELD)
 };
 
-/// Output-side counters.
+/// Output-side counters (ROWPROBE_OUTPUT_COUNTERS): `records` written, `dropped` lost (e.g.
+/// collector unreachable beyond the buffer), `discarded` the part of `dropped` the output
+/// discarded by its configured policy rather than for a failure (UniRec HALF_WAIT / NO_WAIT
+/// with nobody connected; exit code 1 only for the rest), `bytes` written.
 struct OutputStats {
-    std::uint64_t records = 0;  ///< records written
-    std::uint64_t dropped = 0;  ///< records lost (e.g. collector unreachable beyond the buffer)
-    std::uint64_t bytes = 0;
-    /// The part of `dropped` the output discarded by its configured policy, not for a failure
-    /// (UniRec HALF_WAIT / NO_WAIT with nobody connected). Exit code 1 only for the rest.
-    std::uint64_t discarded = 0;
+    ROWPROBE_OUTPUT_COUNTERS(ROWPROBE_COUNTER_FIELD)
 };
 
-/// Everything a worker reports about its queue.
+/// The export thread's counters (ROWPROBE_EXPORT_COUNTERS): `records` taken off the rings.
+struct ExportStats {
+    ROWPROBE_EXPORT_COUNTERS(ROWPROBE_COUNTER_FIELD)
+};
+
+/// Everything a worker reports about its queue (ROWPROBE_WORKER_COUNTERS): frames read
+/// (`packets`), those that reached the flow table (`parsed`) and their IP bytes, the anomalies,
+/// the input's and the flow table's counters, and its time in parse + table (`busyNs`,
+/// measured per batch).
 struct WorkerStats {
-    std::uint64_t packets = 0;  ///< frames read from the input
-    std::uint64_t parsed = 0;   ///< frames that reached the flow table
-    std::uint64_t ipBytes = 0;  ///< IP bytes of the parsed packets
-    AnomalyCounters anomalies;
-    std::uint64_t batches = 0;
-    std::uint64_t busyNs = 0;  ///< time spent in parse + table, measured per batch
-    CacheStats cache;
-    InputStats input;
+    ROWPROBE_WORKER_COUNTERS(ROWPROBE_COUNTER_FIELD)
+
+    std::uint64_t skipped() const noexcept { return packets - parsed; }
+    double nsPerPacket() const noexcept {
+        return packets ? static_cast<double>(busyNs) / static_cast<double>(packets) : 0.0;
+    }
 };
 
 }  // namespace rowprobe

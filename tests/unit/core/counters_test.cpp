@@ -1,15 +1,19 @@
-// The flow-table counter table (rowprobe/cache_counters.hpp) against what is generated from it
-// and what documents it: docs/statistics.md lists exactly its JSON keys, the JSON document and
-// the Prometheus text carry each entry once under its name, and the merge follows each rule.
+// The counter tables (rowprobe/counter_table.hpp) against what is generated from them and what
+// documents them: docs/statistics.md names exactly their JSON keys (and every anomaly and end
+// reason), docs/operations.md exactly the metrics served, the JSON document and the Prometheus
+// text carry each line once under its name, the stderr table has each line's column in table
+// order, and the merge follows each rule.
 #include "counters.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "metrics.hpp"
 #include "rowprobe/flow_record.hpp"
@@ -19,61 +23,131 @@
 namespace rowprobe::core {
 namespace {
 
-/// The `cache.*` names the queue-field table of docs/statistics.md documents: every
-/// backquoted `cache.x` of its first column, `cache.a`, `cache.b` lists and `<reason>` forms
-/// included (cache.exported.<reason> stands for the whole group).
-std::set<std::string> documentedCacheKeys() {
+/// Every backquoted name in the first column of docs/statistics.md's tables (`a.b` lists
+/// included); `x.<reason>` / `x.<name>` stand for the whole labelled group `x`.
+std::set<std::string> documentedNames() {
     std::ifstream in(test::sourceDir() / "docs" / "statistics.md");
-    std::set<std::string> keys;
+    std::set<std::string> names;
     std::string line;
-    const std::regex name("`cache\\.([a-z_.<>]+)`");
+    const std::regex name("`([a-z_.<>]+)`");
     while (std::getline(in, line)) {
-        if (line.rfind("| `cache.", 0) != 0) continue;
+        if (line.rfind("| `", 0) != 0) continue;
         const std::string first = line.substr(0, line.find(" | ", 2));
         for (std::sregex_iterator it(first.begin(), first.end(), name), end; it != end; ++it) {
             std::string key = (*it)[1];
-            if (key.ends_with(".<reason>")) key.resize(key.size() - 9);
-            keys.insert(key);
+            for (const char* group : {".<reason>", ".<name>"})
+                if (key.ends_with(group)) key.resize(key.size() - std::strlen(group));
+            names.insert(key);
         }
     }
-    return keys;
+    return names;
 }
 
-std::set<std::string> tableJsonKeys() {
-    std::set<std::string> keys;
-    for (const CounterInfo& c : kCacheCounters)
-        if (!c.json.empty()) keys.insert(std::string(c.json));
-    return keys;
+/// The JSON names of a statistics struct's table, nested tables as "group.key".
+template <class Stats>
+void tableNames(const std::string& prefix, std::set<std::string>& out) {
+    CounterTable<Stats>::visit(
+        [&](const CounterInfo& info, const auto& value) {
+            using V = std::decay_t<decltype(value)>;
+            if (info.json.empty()) return;
+            const std::string name = prefix + std::string(info.json);
+            if constexpr (HasCounterTable<V>) {
+                tableNames<V>(name + ".", out);
+            } else {
+                out.insert(name);
+            }
+        },
+        Stats{});
 }
 
-TEST(CounterTable, StatisticsDocListsExactlyTheTablesJsonKeys) {
-    const std::set<std::string> documented = documentedCacheKeys();
-    ASSERT_FALSE(documented.empty()) << "no `cache.*` rows found in docs/statistics.md";
-    const std::set<std::string> table = tableJsonKeys();
-    for (const std::string& k : table)
-        EXPECT_TRUE(documented.contains(k)) << "cache." << k << " is not in docs/statistics.md";
-    for (const std::string& k : documented)
-        EXPECT_TRUE(table.contains(k))
-            << "docs/statistics.md documents cache." << k << ", which the counter table lacks";
+std::set<std::string> allTableNames() {
+    std::set<std::string> names;
+    tableNames<WorkerStats>("", names);
+    tableNames<ExportStats>("export.", names);
+    tableNames<OutputStats>("output.", names);
+    return names;
 }
 
-TEST(CounterTable, OperationsDocListsEveryMetric) {
-    std::ifstream in(test::sourceDir() / "docs" / "operations.md");
+/// Calls f(info) for every line of every table.
+template <class F>
+void forEveryLine(F&& f) {
+    for (const CounterInfo& c : CounterTable<WorkerStats>::kInfo) f(c);
+    for (const CounterInfo& c : CounterTable<InputStats>::kInfo) f(c);
+    for (const CounterInfo& c : CounterTable<CacheStats>::kInfo) f(c);
+    for (const CounterInfo& c : CounterTable<ExportStats>::kInfo) f(c);
+    for (const CounterInfo& c : CounterTable<OutputStats>::kInfo) f(c);
+}
+
+std::string readDoc(const char* name) {
+    std::ifstream in(test::sourceDir() / "docs" / name);
     std::stringstream buf;
     buf << in.rdbuf();
-    const std::string doc = buf.str();
+    return buf.str();
+}
+
+TEST(CounterTable, StatisticsDocNamesExactlyTheTablesJsonKeys) {
+    const std::set<std::string> documented = documentedNames();
+    ASSERT_FALSE(documented.empty()) << "no field rows found in docs/statistics.md";
+    const std::set<std::string> table = allTableNames();
+    ASSERT_TRUE(table.contains("packets") && table.contains("cache.flood.baseline") &&
+                table.contains("input.kernel_drops") && table.contains("output.discarded"));
+    for (const std::string& k : table)
+        EXPECT_TRUE(documented.contains(k)) << k << " is not in docs/statistics.md";
+    for (const std::string& k : documented)
+        EXPECT_TRUE(table.contains(k))
+            << "docs/statistics.md documents " << k << ", which no counter table has";
+}
+
+TEST(CounterTable, StatisticsDocNamesEveryAnomalyAndEndReason) {
+    const std::string doc = readDoc("statistics.md");
     ASSERT_FALSE(doc.empty());
-    for (const CounterInfo& c : kCacheCounters) {
-        if (c.metric.empty()) continue;
-        const std::string name = "`" + std::string(c.metric);
-        EXPECT_TRUE(doc.find(name + "`") != std::string::npos ||
-                    doc.find(name + "{") != std::string::npos)
-            << c.metric << " is not in docs/operations.md's metrics table";
+    forEachLabel(AnomalyCounters{}, [&](std::string_view name, std::uint64_t) {
+        EXPECT_NE(doc.find("`" + std::string(name) + "`"), std::string::npos)
+            << "anomaly " << name << " is not in docs/statistics.md";
+    });
+    forEachLabel(ReasonCounters{}, [&](std::string_view name, std::uint64_t) {
+        EXPECT_NE(doc.find("`" + std::string(name) + "`"), std::string::npos)
+            << "end reason " << name << " is not in docs/statistics.md";
+    });
+}
+
+TEST(CounterTable, OperationsDocListsExactlyTheMetrics) {
+    const std::string doc = readDoc("operations.md");
+    ASSERT_FALSE(doc.empty());
+    StatsSnapshot s;
+    s.queues.resize(1);
+    const std::string metrics = formatPrometheus(s, true);
+    // Every family rowprobe serves is in the doc ...
+    const std::regex type("# TYPE ([a-z_]+) ");
+    std::set<std::string> served;
+    for (std::sregex_iterator it(metrics.begin(), metrics.end(), type), end; it != end; ++it)
+        served.insert((*it)[1]);
+    ASSERT_GT(served.size(), 40U);
+    for (const std::string& m : served) {
+        EXPECT_TRUE(doc.find("`" + m + "`") != std::string::npos ||
+                    doc.find("`" + m + "{") != std::string::npos)
+            << m << " is not in docs/operations.md's metrics table";
     }
+    // ... and every metric the doc's table names is served.
+    std::istringstream lines(doc);
+    std::string line;
+    const std::regex named("`(rowprobe_[a-z_]+)[`{]");
+    std::size_t rows = 0;
+    while (std::getline(lines, line)) {
+        if (line.rfind("| `rowprobe_", 0) != 0) continue;
+        ++rows;
+        const std::string first = line.substr(0, line.find(" | ", 2));
+        for (std::sregex_iterator it(first.begin(), first.end(), named), end; it != end; ++it)
+            EXPECT_TRUE(served.contains((*it)[1]))
+                << "docs/operations.md names " << (*it)[1] << ", which rowprobe does not serve";
+    }
+    EXPECT_GT(rows, 10U);
 }
 
 TEST(CounterTable, EveryEntryHasHelpAndMetricsHaveOneKindPerFamily) {
-    for (const CounterInfo& c : kCacheCounters) {
+    std::vector<CounterInfo> lines;
+    forEveryLine([&](const CounterInfo& c) { lines.push_back(c); });
+    for (const CounterInfo& c : lines) {
         EXPECT_FALSE(c.help.empty()) << c.json;
         if (c.kind == CounterKind::Internal) {
             EXPECT_TRUE(c.json.empty()) << c.json << ": Internal but shown in JSON";
@@ -82,11 +156,54 @@ TEST(CounterTable, EveryEntryHasHelpAndMetricsHaveOneKindPerFamily) {
         if (c.kind == CounterKind::Counter && !c.metric.empty()) {
             EXPECT_TRUE(c.metric.ends_with("_total")) << c.metric;
         }
-        for (const CounterInfo& d : kCacheCounters) {
+        EXPECT_EQ(c.text.empty(), c.column == TextColumn::None) << c.json << ": text and column";
+        for (const CounterInfo& d : lines) {
             if (&c == &d || c.metric.empty() || c.metric != d.metric) continue;
             EXPECT_EQ(c.kind, d.kind) << c.metric;
             EXPECT_NE(c.label, d.label) << c.metric << ": two samples with the same labels";
         }
+    }
+}
+
+TEST(CounterTable, TextTableHasEveryColumnOfTheTablesInOrder) {
+    StatsSnapshot s;
+    s.queues.resize(2);
+    const std::string text = formatStatsText(s, nullptr);
+    const std::string header = text.substr(0, text.find('\n'));
+    std::vector<std::string_view> headings;
+    auto collect = [&](const CounterInfo& c) {
+        if (!c.text.empty()) headings.push_back(c.text);
+    };
+    // The worker table's columns, the flow table's where the worker table nests it.
+    for (const CounterInfo& c : CounterTable<WorkerStats>::kInfo) {
+        if (c.json == "cache") {
+            for (const CounterInfo& d : CounterTable<CacheStats>::kInfo) collect(d);
+        } else if (c.json == "input") {
+            for (const CounterInfo& d : CounterTable<InputStats>::kInfo) collect(d);
+        }
+        collect(c);
+    }
+    ASSERT_GE(headings.size(), 5U);
+    std::istringstream words(header);
+    std::string word;
+    words >> word;
+    EXPECT_EQ(word, "queue");
+    for (std::string_view h : headings) {
+        ASSERT_TRUE(words >> word) << "the header ends before " << h;
+        EXPECT_EQ(word, h);
+    }
+    EXPECT_FALSE(words >> word) << "a heading not in the tables: " << word;
+    // One row per queue and the total, each with a cell per heading.
+    std::istringstream rows(text);
+    std::string row;
+    std::getline(rows, row);
+    for (const char* name : {"0", "1", "total"}) {
+        ASSERT_TRUE(std::getline(rows, row));
+        std::istringstream cells(row);
+        std::size_t n = 0;
+        while (cells >> word) ++n;
+        EXPECT_EQ(n, headings.size() + 1) << row;
+        EXPECT_EQ(row.substr(0, row.find(' ')), name);
     }
 }
 
@@ -111,10 +228,19 @@ TEST(CounterTable, JsonAndMetricsCarryEveryEntryUnderItsName) {
     StatsSnapshot s;
     WorkerStats w;
     w.cache = distinctStats(1000);
+    w.packets = 77;
+    w.input.kernelDrops = 78;
     s.queues = {w, w};
+    s.output.discarded = 79;
     const std::string json = formatStatsJson(s);
     const std::string metrics = formatPrometheus(s, true);
-    for (const CounterInfo& c : kCacheCounters) {
+    std::vector<CounterInfo> perQueue(CounterTable<WorkerStats>::kInfo.begin(),
+                                      CounterTable<WorkerStats>::kInfo.end());
+    perQueue.insert(perQueue.end(), CounterTable<InputStats>::kInfo.begin(),
+                    CounterTable<InputStats>::kInfo.end());
+    perQueue.insert(perQueue.end(), CounterTable<CacheStats>::kInfo.begin(),
+                    CounterTable<CacheStats>::kInfo.end());
+    for (const CounterInfo& c : perQueue) {
         if (!c.json.empty()) {
             const std::string_view key = c.json.substr(c.json.rfind('.') + 1);
             EXPECT_NE(json.find("\"" + std::string(key) + "\":"), std::string::npos) << c.json;
@@ -140,6 +266,13 @@ TEST(CounterTable, JsonAndMetricsCarryEveryEntryUnderItsName) {
     EXPECT_NE(metrics.find("rowprobe_flows_exported_total{queue=\"1\",reason=\"inactive\"} " +
                            std::to_string(w.cache.exported[1])),
               std::string::npos);
+    EXPECT_NE(json.find("\"packets\":154,"), std::string::npos) << "the total";
+    EXPECT_NE(json.find("\"input\":{\"received\":0,\"kernel_drops\":78,"), std::string::npos);
+    EXPECT_NE(metrics.find("rowprobe_input_kernel_drops_total{queue=\"1\"} 78\n"),
+              std::string::npos);
+    EXPECT_NE(json.find("\"output\":{\"records\":0,\"dropped\":0,\"discarded\":79,\"bytes\":0}"),
+              std::string::npos);
+    EXPECT_NE(metrics.find("\nrowprobe_output_discarded_total 79\n"), std::string::npos);
 }
 
 TEST(CounterTable, MergeFollowsEachRule) {
@@ -148,7 +281,7 @@ TEST(CounterTable, MergeFollowsEachRule) {
     a.floodLastAlarm = 7;
     b.floodLastAlarm = 9;  // b's alarm is the latest: its Latest fields win
     CacheStats t = a;
-    mergeCacheStats(t, b);
+    mergeCounters(t, b);
     EXPECT_EQ(t.hits, a.hits + b.hits);                                         // Sum
     EXPECT_EQ(t.exported[3], a.exported[3] + b.exported[3]);                    // Sum per reason
     EXPECT_EQ(t.floodIntervals, std::max(a.floodIntervals, b.floodIntervals));  // Max
@@ -156,7 +289,7 @@ TEST(CounterTable, MergeFollowsEachRule) {
     EXPECT_EQ(t.floodLastCount, b.floodLastCount);
     EXPECT_EQ(t.floodBaseline, b.floodBaseline);
     CacheStats u = b;
-    mergeCacheStats(u, a);  // a's alarm is older: b's stay
+    mergeCounters(u, a);  // a's alarm is older: b's stay
     EXPECT_EQ(u.floodLastCount, b.floodLastCount);
     EXPECT_EQ(u.floodBaseline, b.floodBaseline);
 }
