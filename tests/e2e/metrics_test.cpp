@@ -213,6 +213,7 @@ TEST(Metrics, ScrapedWhileRunningParsesAndEqualsStatsJsonAtExit) {
     EXPECT_EQ(last["rowprobe_export_records_total"], stats.at("export.records"));
     EXPECT_EQ(last["rowprobe_output_records_total"], stats.at("output.records"));
     EXPECT_EQ(last["rowprobe_output_dropped_total"], stats.at("output.dropped"));
+    EXPECT_EQ(last["rowprobe_output_discarded_total"], stats.at("output.discarded"));
     EXPECT_EQ(last["rowprobe_output_bytes_total"], stats.at("output.bytes"));
     EXPECT_GE(compared, 80U);
 }
