@@ -221,5 +221,21 @@ TEST(DocPaths, NoFileRefersToTheDesignOutsideTheRepository) {
                         << report.str();
 }
 
+// Every plugin folder (style.md: its options, fields and differences from ipfixprobe) and every
+// tool folder (README.md and architecture.md promise it) has a README.
+TEST(DocPaths, EveryPluginAndToolFolderHasAReadme) {
+    const fs::path root = test::sourceDir();
+    std::size_t folders = 0;
+    for (const char* family : {"input", "storage", "process", "output", "tools"}) {
+        for (const fs::directory_entry& d : fs::directory_iterator(root / family)) {
+            if (!d.is_directory()) continue;
+            ++folders;
+            EXPECT_TRUE(fs::exists(d.path() / "README.md"))
+                << fs::relative(d.path(), root).string() << "/ has no README.md";
+        }
+    }
+    EXPECT_GT(folders, 40U);
+}
+
 }  // namespace
 }  // namespace rowprobe::core
