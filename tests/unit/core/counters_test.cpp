@@ -165,6 +165,37 @@ TEST(CounterTable, EveryEntryHasHelpAndMetricsHaveOneKindPerFamily) {
     }
 }
 
+/// The help texts of the unlabelled per-queue counters and gauges with a metric, with their
+/// JSON paths ("cache.flood.alarms"), nested tables included.
+template <class Stats>
+void metricHelps(const std::string& prefix,
+                 std::vector<std::pair<std::string, std::string_view>>& out) {
+    CounterTable<Stats>::visit(
+        [&](const CounterInfo& info, const auto& value) {
+            using V = std::decay_t<decltype(value)>;
+            if constexpr (HasCounterTable<V>) {
+                metricHelps<V>(prefix + std::string(info.json) + ".", out);
+            } else if constexpr (std::is_arithmetic_v<V>) {
+                if (!info.metric.empty() && info.label.empty() &&
+                    (info.kind == CounterKind::Counter || info.kind == CounterKind::Gauge))
+                    out.emplace_back(prefix + std::string(info.json), info.help);
+            }
+        },
+        Stats{});
+}
+
+// The metrics end-to-end test finds the statistic of a metric it does not list by this rule.
+TEST(CounterTable, MetricHelpNamesItsKey) {
+    std::vector<std::pair<std::string, std::string_view>> helps;
+    metricHelps<WorkerStats>("", helps);
+    ASSERT_GT(helps.size(), 30U);
+    for (const auto& [key, help] : helps) {
+        EXPECT_TRUE(help.find("(" + key + ")") != std::string_view::npos ||
+                    help.find("(" + key + ";") != std::string_view::npos)
+            << "the help text of " << key << " does not end with (" << key << "): " << help;
+    }
+}
+
 TEST(CounterTable, TextTableHasEveryColumnOfTheTablesInOrder) {
     StatsSnapshot s;
     s.queues.resize(2);
