@@ -33,7 +33,9 @@
 //     metric  Prometheus sample name, "" for none; entries sharing a name form one family
 //             told apart by `label` (REASONS, ANOMALIES: the label's name, one sample per
 //             reason); a family is a counter when its kind is Counter or its name ends in _total
-//     help    the metric's HELP text (the first entry's for a family)
+//     help    the metric's HELP text (the first entry's for a family), ending with the
+//             statistic's JSON path in parentheses, "(cache.hits)." (the metrics end-to-end
+//             test pairs metrics and statistics by it)
 //     text    heading of the stderr table's column, "" for none
 //     column  that column's format: None, Delta (the difference over the -t interval, 12
 //             wide), Value (10 wide), Rate (difference / interval seconds / 1e6, 10 wide),
