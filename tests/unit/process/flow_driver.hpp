@@ -164,9 +164,8 @@ private:
                 const ArrayView a = readPluginArray(f, data);
                 std::string s = "[";
                 for (std::size_t i = 0; i < a.size(); ++i) {
-                    s += (i ? "|" : "") + (a.element() == FieldType::Int8
-                                               ? std::to_string(a.signedAt(i))
-                                               : std::to_string(a.unsignedAt(i)));
+                    s += (i ? "|" : "") + (isSigned(a.element()) ? std::to_string(a.signedAt(i))
+                                                                 : std::to_string(a.unsignedAt(i)));
                 }
                 return s + "]";
             }
