@@ -72,24 +72,25 @@ struct Fields {
     VarRef spltPiat;
 };
 
-/// The three series in NFStream's order: its column prefix, its UniRec prefix, what it covers.
+/// The three series in NFStream's order: its column prefix and what it covers.
 struct SeriesName {
     std::string_view column;
-    std::string_view unirec;
     std::string_view whose;
 };
-constexpr SeriesName kSeries[] = {{"bidirectional", "BIDIRECTIONAL", "both directions"},
-                                  {"src2dst", "SRC2DST", "source to destination"},
-                                  {"dst2src", "DST2SRC", "destination to source"}};
+constexpr SeriesName kSeries[] = {{"bidirectional", "both directions"},
+                                  {"src2dst", "source to destination"},
+                                  {"dst2src", "destination to source"}};
 
-/// One value of a series (NFStream's order within a series).
-struct SeriesColumn {
-    std::string_view suffix;
+/// A column: its name (a series' value: the suffix after the series' prefix), its type (an
+/// array's element type for SPLT), where its value is, and what it means.
+struct Column {
+    std::string_view name;
     FieldType type;
-    std::size_t offset;  ///< in SeriesFields
+    std::size_t offset;  ///< in SeriesFields (a series' value) or in Fields (SPLT)
     std::string_view meaning;
 };
-constexpr SeriesColumn kSeriesColumns[] = {
+/// One series' values, in NFStream's order within a series.
+constexpr Column kSeriesColumns[] = {
     {"min_ps", FieldType::Unsigned16, offsetof(SeriesFields, minPs), "smallest packet size"},
     {"mean_ps", FieldType::Float32, offsetof(SeriesFields, meanPs), "mean packet size"},
     {"stddev_ps", FieldType::Float32, offsetof(SeriesFields, stddevPs),
@@ -109,13 +110,7 @@ constexpr std::string_view kFlagNames[] = {"syn", "cwr", "ece", "urg", "ack", "p
 static_assert(std::size(kFlagNames) == kFlagBits.size());
 
 /// The SPLT arrays (NFStream's order, after the flag counts).
-struct SpltColumn {
-    std::string_view name;
-    FieldType element;
-    std::size_t offset;  ///< in Fields
-    std::string_view meaning;
-};
-constexpr SpltColumn kSpltColumns[] = {
+constexpr Column kSpltColumns[] = {
     {"splt_direction", FieldType::Int8, offsetof(Fields, spltDirection),
      "direction of the first N packets: 0 src->dst, 1 dst->src, -1 none"},
     {"splt_ps", FieldType::Int32, offsetof(Fields, spltPs), "size of the first N packets, -1 none"},
@@ -146,6 +141,12 @@ std::string_view unirecTypeOf(FieldType t) noexcept {
     }
 }
 
+std::string upper(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    return s;
+}
+
 /// The plugin's fields in NFStream's column order, built once (names are composed from the
 /// tables above; the strings live as long as the process). Start-up only.
 class FieldTable {
@@ -155,9 +156,7 @@ public:
         auto add = [&](std::string name, std::string description, FieldType type,
                        std::size_t offset, FieldType element) {
             m_names[n] = std::move(name);
-            m_unirec[n] = "FLOWSTATS_" + m_names[n];
-            std::transform(m_unirec[n].begin(), m_unirec[n].end(), m_unirec[n].begin(),
-                           [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+            m_unirec[n] = "FLOWSTATS_" + upper(m_names[n]);
             m_descriptions[n] = std::move(description);
             const bool array = type == FieldType::Array;
             m_fields[n] = {.name = m_names[n],
@@ -170,26 +169,24 @@ public:
             ++n;
         };
         for (std::size_t s = 0; s < std::size(kSeries); ++s) {
-            for (const SeriesColumn& c : kSeriesColumns) {
-                add(std::string(kSeries[s].column) + "_" + std::string(c.suffix),
+            for (const Column& c : kSeriesColumns) {
+                add(std::string(kSeries[s].column) + "_" + std::string(c.name),
                     std::string(c.meaning) + " (" + std::string(kSeries[s].whose) + ")", c.type,
                     offsetof(Fields, series) + s * sizeof(SeriesFields) + c.offset, c.type);
             }
         }
         for (std::size_t s = 0; s < std::size(kSeries); ++s) {
             for (std::size_t i = 0; i < std::size(kFlagNames); ++i) {
-                std::string flag(kFlagNames[i]);
-                std::transform(flag.begin(), flag.end(), flag.begin(),
-                               [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
                 add(std::string(kSeries[s].column) + "_" + std::string(kFlagNames[i]) + "_packets",
-                    "TCP packets with " + flag + " (" + std::string(kSeries[s].whose) + ")",
+                    "TCP packets with " + upper(std::string(kFlagNames[i])) + " (" +
+                        std::string(kSeries[s].whose) + ")",
                     FieldType::Unsigned32,
                     offsetof(Fields, flags) + (s * 8 + i) * sizeof(std::uint32_t),
                     FieldType::Unsigned32);
             }
         }
-        for (const SpltColumn& c : kSpltColumns) {
-            add(std::string(c.name), std::string(c.meaning), FieldType::Array, c.offset, c.element);
+        for (const Column& c : kSpltColumns) {
+            add(std::string(c.name), std::string(c.meaning), FieldType::Array, c.offset, c.type);
         }
     }
     const FieldSpec& operator[](std::size_t i) const noexcept { return m_fields[i]; }
