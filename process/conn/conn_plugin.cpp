@@ -69,6 +69,7 @@ constexpr std::array<FieldSpec, 6> kFields = {
 };
 
 constexpr std::uint32_t kBroadcast = 0xffffffffU;
+constexpr std::uint8_t kProtoTcp = 6;
 
 class ConnPlugin final : public ProcessPluginBase<ConnPlugin> {
 public:
@@ -103,11 +104,13 @@ public:
         return s != nullptr ? onPacket(ctx, *s) : kDone;
     }
 
-    // The two lines of the record every packet reads (the third, the history, is written
-    // only by a flow's first packets and read at export: conn_tracker.hpp).
+    // The lines of the record the next packet reads (conn_tracker.hpp): line 1, and for TCP
+    // line 0 (the endpoints), chosen by the protocol kept in line 1; the third line, the
+    // history, is only written while the flow runs. A UDP packet thus costs one line.
     std::uint64_t touch(const ConnState& s) const noexcept {
         const auto* b = reinterpret_cast<const unsigned char*>(&s);
-        return std::uint64_t{b[0]} ^ b[64];
+        const std::uint8_t line1 = b[kConnProtoOffset];
+        return std::uint64_t{line1} ^ b[line1 == kProtoTcp ? 0 : 64];
     }
 
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {
