@@ -101,12 +101,13 @@ struct alignas(64) ConnState {
     std::uint8_t partial;    ///< Zeek's is_partial
     std::uint8_t histIsH;    ///< the history is exactly "H" (Zeek's SYN-ACK flip rule)
     std::uint8_t histLen;
-    std::uint8_t histFull;  ///< a letter did not fit
+    std::uint8_t histFull;      ///< a letter did not fit
     std::uint64_t missedBytes;  ///< missed bytes beyond missedLow
     std::array<char, kMaxHistory> history;
 };
 static_assert(sizeof(ConnState) == 192 && offsetof(ConnState, missedBytes) == 128);
-static_assert(offsetof(ConnState, proto) == kConnProtoOffset && offsetof(ConnState, histFull) < 128);
+static_assert(offsetof(ConnState, proto) == kConnProtoOffset &&
+              offsetof(ConnState, histFull) < 128);
 
 /// What the tracker needs of one packet.
 struct ConnPacket {
