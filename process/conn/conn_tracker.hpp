@@ -71,8 +71,6 @@ struct TcpEndpoint {
 static_assert(sizeof(TcpEndpoint) == 56);
 
 inline constexpr std::size_t kMaxHistory = 32;
-/// Where ConnState keeps the flow's protocol (line 1): the touch hook reads it to choose lines.
-inline constexpr std::size_t kConnProtoOffset = 121;
 
 /// A non-TCP flow's counters, in the place of the endpoints: in line 1, beside the once-only
 /// mask, so that its packets read and write that line alone.
@@ -106,7 +104,7 @@ struct alignas(64) ConnState {
     std::array<char, kMaxHistory> history;
 };
 static_assert(sizeof(ConnState) == 192 && offsetof(ConnState, missedBytes) == 128);
-static_assert(offsetof(ConnState, proto) == kConnProtoOffset &&
+static_assert(offsetof(ConnState, datagram) + offsetof(DatagramCounters, bytes) == 64 &&
               offsetof(ConnState, histFull) < 128);
 
 /// What the tracker needs of one packet.

@@ -21,10 +21,11 @@
 //   per plugin with tier 2: an ExtPool of fixed records (handles, 0 = none) and its free list.
 //
 // Costs: a packet of a flow whose wants word is 0 costs one test of a word the table has
-// already loaded with the record. Stage 2 of the table's batch loads each candidate's area
-// line only when some plugin has tier-1 state or a handle there (needsArea()), then the lines
-// of the tier-2 records the next packet's hooks will touch (touchExt: the plugin's touch hook,
-// or the whole record), all as demand loads issued together, so their misses overlap.
+// already loaded with the record. Stage 2 of the table's batch, once a candidate's record is
+// loaded, loads the area bytes of the plugins whose wants bit is set (every line, up to
+// kTouchAreaBytes), then the lines of their tier-2 records the next packet's hooks will touch
+// (touchExt: the plugin's touch hook, or the whole record), all as demand loads issued
+// together, so their misses overlap (touchWanted). The pools are TableArrays (huge pages).
 // Creating a flow zeroes its area (stride bytes, when used) and handles and runs postCreate;
 // exporting a flow runs preExport (unless flushed) and write, copies the instances into the
 // export ring's ExtRing and returns tier-2 records. With no plugin enabled the table never
