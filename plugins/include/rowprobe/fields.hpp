@@ -54,12 +54,14 @@ enum class FieldType : std::uint8_t {
     Timestamp,   ///< TimeNs: u64 nanoseconds since the Unix epoch
     // Process-plugin types (FieldOrigin::Plugin only; see rowprobe/process.hpp).
     Int8,     ///< 1-byte signed (pstats directions)
-    Int16,    ///< 2-byte signed, host order (IPFIX signed16, UniRec int16)
-    Int32,    ///< 4-byte signed, host order (IPFIX signed32, UniRec int32; flowstats' SPLT)
     Float32,  ///< IEEE 754 binary32, host order
     String,   ///< VarRef to UTF-8/ASCII bytes, no NUL (JSON: escaped string)
     Binary,   ///< VarRef to raw bytes (UniRec bytes; JSON: hex, or text with FieldHint::Text)
     Array,    ///< VarRef to n packed values of FieldSpec::element (UniRec `T*`, IPFIX basicList)
+    // Added after the first SDK release: new types go at the end so that the values above,
+    // which a process-plugin library built against an older SDK carries, never change.
+    Int16,  ///< 2-byte signed, host order (IPFIX signed16, UniRec int16)
+    Int32,  ///< 4-byte signed, host order (IPFIX signed32, UniRec int32; flowstats' SPLT)
 };
 
 /// Size in bytes of a value of `type` at its source.
