@@ -396,11 +396,7 @@ TEST(Issue21Fields, NoDuplicateKeysWithEveryProcessPluginTogether) {
 // Python read a json object (the last of two equal keys wins) are ipfixprobe's dns extension,
 // and each json object's passivedns fields one of ipfixprobe's passivedns extensions (rowprobe
 // writes one object per passivedns answer, ipfixprobe prints them in one line).
-TEST(Issue21Fields, NoDuplicateKeysDnsBesidePassivednsAsIpfixprobe) {
-    ROWPROBE_REQUIRE_BINARY();
-    ROWPROBE_REQUIRE_IPFIXPROBE();
-    const fs::path pcap = testdataDir() / "ipfixprobe" / "inputs" / "dns.pcap";
-    ROWPROBE_REQUIRE_FILE(pcap);
+void expectDnsBesidePassivednsAsIpfixprobe(const fs::path& pcap) {
     const ProbeRun run = runProbe(pcap, {"-p", "dns", "-p", "passivedns"});
     ASSERT_EQ(run.result.exitCode, 0) << run.result.err;
     const auto ipx = runIpfixprobe(pcap, {"dns", "passivedns"});
@@ -457,6 +453,50 @@ TEST(Issue21Fields, NoDuplicateKeysDnsBesidePassivednsAsIpfixprobe) {
     EXPECT_EQ(oursPdns, theirsPdns) << "rowprobe:\n"
                                     << show(oursPdns) << "ipfixprobe:\n"
                                     << show(theirsPdns);
+}
+
+TEST(Issue21Fields, NoDuplicateKeysDnsBesidePassivednsAsIpfixprobe) {
+    ROWPROBE_REQUIRE_BINARY();
+    ROWPROBE_REQUIRE_IPFIXPROBE();
+    const fs::path pcap = testdataDir() / "ipfixprobe" / "inputs" / "dns.pcap";
+    ROWPROBE_REQUIRE_FILE(pcap);
+    expectDnsBesidePassivednsAsIpfixprobe(pcap);
+}
+
+// The issue's case: two A answers with different TTLs (9431, then 17), where the dns plugin's
+// first-answer TTL is the one a repeated key loses.
+TEST(Issue21Fields, NoDuplicateKeysTwoTtlsAsIpfixprobe) {
+    ROWPROBE_REQUIRE_BINARY();
+    ROWPROBE_REQUIRE_IPFIXPROBE();
+    const fs::path pcap = tempDir() / "dns-two-ttls.pcap";
+    {
+        PcapWriter w(pcap);
+        const auto message = [](bool response) {
+            Bytes m;
+            put16(m, 0x1234);
+            put16(m, response ? 0x8180 : 0x0100);
+            put16(m, 1);
+            put16(m, response ? 2 : 0);
+            put16(m, 0);
+            put16(m, 0);
+            putName(m, "two.example");
+            put16(m, 1);
+            put16(m, 1);
+            if (!response) return m;
+            for (const auto& [ttl, last] : {std::pair{9431u, 7}, std::pair{17u, 8}}) {
+                m.insert(m.end(), {0xc0, 0x0c});
+                put16(m, 1);
+                put16(m, 1);
+                put32(m, ttl);
+                put16(m, 4);
+                m.insert(m.end(), {203, 0, 113, static_cast<std::uint8_t>(last)});
+            }
+            return m;
+        };
+        w.write(kT0, ipv4Frame(kClient, kServer, 17, udp(40001, 53, message(false)), 9));
+        w.write(kT0 + 1000, ipv4Frame(kServer, kClient, 17, udp(53, 40001, message(true)), 10));
+    }
+    expectDnsBesidePassivednsAsIpfixprobe(pcap);
 }
 
 // The start-up check: the same plugin twice would repeat its keys (exit 2, the plugin named);
