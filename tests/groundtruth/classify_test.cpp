@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <numeric>
 #include <tuple>
 
@@ -108,12 +109,21 @@ TEST(ClassifyTrainLabels, NdpiJsonAndCsv) {
         << R"({"src_ip":"10.0.0.1","dst_ip":"10.0.0.3","src_port":5001,"dst_port":53,"proto":17,"ndpi_app":"Unknown","ndpi_category":"Unspecified"})"
         << "\n"
         << R"({"src_ip":"10.0.0.2","dst_ip":"10.0.0.1","src_port":443,"dst_port":5000,"proto":6,"ndpi_app":"TLS.YouTube"})"
+        << "\n"
+        << R"({"src_ip":"10.0.0.4","dst_ip":"10.0.0.5","src_port":5002,"dst_port":443,"proto":6,"ndpi_app":"TLS.AmazonAWS","ndpi_confidence":"Match by IP"})"
+        << "\n"
+        << R"j({"src_ip":"10.0.0.4","dst_ip":"10.0.0.6","src_port":5003,"dst_port":443,"proto":6,"ndpi_app":"TLS.NetFlix","ndpi_confidence":"DPI (cache)"})j"
         << "\nnot json\n";
-    const LabelMap j = readNdpiJson((dir / "ndpi.json").string(), LabelPart::App);
-    ASSERT_EQ(j.size(), 1U);           // Unknown gives no label
-    EXPECT_EQ(j.begin()->second, "");  // the same 5-tuple, reversed, labelled otherwise: ambiguous
-    const LabelMap cat = readNdpiJson((dir / "ndpi.json").string(), LabelPart::Category);
-    ASSERT_EQ(cat.size(), 1U);
+    // A guess by IP is no label unless --ndpi-guesses; "DPI (cache)" is a payload match.
+    const LabelMap j = readNdpiJson((dir / "ndpi.json").string(), LabelPart::App, false);
+    ASSERT_EQ(j.size(), 2U);  // Unknown gives no label
+    // The same 5-tuple, reversed, labelled otherwise: ambiguous.
+    EXPECT_EQ(j.at(tupleKey(6, "10.0.0.1", 5000, "10.0.0.2", 443)), "");
+    EXPECT_EQ(j.at(tupleKey(6, "10.0.0.4", 5003, "10.0.0.6", 443)), "NetFlix");
+    const LabelMap withGuesses = readNdpiJson((dir / "ndpi.json").string(), LabelPart::App, true);
+    EXPECT_EQ(withGuesses.at(tupleKey(6, "10.0.0.4", 5002, "10.0.0.5", 443)), "AmazonAWS");
+    const LabelMap cat = readNdpiJson((dir / "ndpi.json").string(), LabelPart::Category, false);
+    ASSERT_EQ(cat.size(), 1U);  // the NetFlix line has no category
     EXPECT_EQ(cat.begin()->second, "Web");
     std::ofstream(dir / "labels.csv") << "proto,src_ip,src_port,dst_ip,dst_port,label\n"
                                          "# a comment\n"
@@ -255,6 +265,44 @@ TEST(ClassifyGroundTruth, HostileModelFilesEndStartUpWithExit2) {
 
 namespace rowprobe::classify::train {
 namespace {
+
+// The documented workflow's first step with the real plugin: rowprobe -p pstats -p ndpi writes
+// the flows and nDPI's labels in one JSON file, and the trainer must take from it the labels
+// ndpiReader 4.2 gives the same capture (its .out file), payload matches only.
+TEST(ClassifyTrainTool, LabelsFromTheNdpiPluginsJsonAgreeWithNdpiReader) {
+    std::size_t compared = 0;
+    std::size_t agree = 0;
+    for (const char* name : {"netflix", "reddit", "tumblr", "zoom2"}) {
+        const fs::path pcap = test::testdataDir() / "bench" / (std::string(name) + ".pcap");
+        ROWPROBE_REQUIRE_FILE(pcap);
+        const fs::path json = test::tempDir() / (std::string("ndpi-") + name + ".json");
+        const auto r =
+            test::runCommand({test::rowprobeBinary().string(), "-i", "pcap;file=" + pcap.string(),
+                              "-s", "cache;active=100000;inactive=100000", "-p", "pstats", "-p",
+                              "ndpi", "-o", "json;file=" + json.string(), "-Q"});
+        if (r.exitCode == 2 && r.err.find("ndpi") != std::string::npos)
+            GTEST_SKIP() << "rowprobe built without the ndpi plugin: " << r.err;
+        ASSERT_EQ(r.exitCode, 0) << r.err;
+        const std::vector<Flow> flows = readRowprobeJson(json.string(), 4);
+        const LabelMap reader = readNdpiOut(pcap.string() + ".out", LabelPart::Full, false);
+        ASSERT_FALSE(reader.empty()) << pcap;
+        for (const Flow& f : flows) {
+            const auto it = reader.find(f.key);
+            if (it == reader.end() || it->second.empty()) continue;
+            ++compared;
+            const std::string ours =
+                dpiConfidence(f.confidence) ? labelOf(f.label, f.category, LabelPart::Full) : "";
+            if (ours == it->second)
+                ++agree;
+            else
+                ADD_FAILURE() << name << " " << f.key << ": plugin " << f.label << " ("
+                              << f.confidence << "), ndpiReader " << it->second;
+        }
+    }
+    std::cout << "labels from the plugin's JSON equal to ndpiReader's: " << agree << "/" << compared
+              << "\n";
+    EXPECT_GT(compared, 100U);
+}
 
 TEST(ClassifyTrainTool, CrossValidationReportModelAndBadArguments) {
     const fs::path pcap = test::testdataDir() / "bench/netflix.pcap";

@@ -217,6 +217,10 @@ std::string tupleKey(int proto, const std::string& ipA, int portA, const std::st
     return std::to_string(proto) + "|" + a + "|" + b;
 }
 
+bool dpiConfidence(std::string_view confidence) noexcept {
+    return confidence.empty() || confidence.starts_with("DPI");
+}
+
 std::string labelOf(const std::string& ndpiName, const std::string& category, LabelPart part) {
     if (ndpiName.empty() || ndpiName == "Unknown") return {};
     if (part == LabelPart::Category) return category == "Unspecified" ? std::string() : category;
@@ -252,6 +256,7 @@ std::vector<Flow> readRowprobeJson(const std::string& path, std::size_t packets)
         }
         f.category = j.scalars["ndpi_category"];
         f.label = j.scalars["ndpi_app"];
+        f.confidence = j.scalars["ndpi_confidence"];
         flows.push_back(std::move(f));
     }
     return flows;
@@ -285,7 +290,9 @@ LabelMap readNdpiOut(const std::string& path, LabelPart part, bool guesses) {
         const std::string name = line.substr(slash + 1, close - slash - 1);
         if (!guesses) {
             const auto conf = line.find("[Confidence: ");
-            if (conf == std::string::npos || line.compare(conf + 13, 3, "DPI") != 0) continue;
+            if (conf == std::string::npos ||
+                !dpiConfidence(std::string_view(line).substr(conf + 13, 3)))
+                continue;
         }
         std::string category;
         const auto cat = line.find("[cat: ");
@@ -298,7 +305,7 @@ LabelMap readNdpiOut(const std::string& path, LabelPart part, bool guesses) {
     return m;
 }
 
-LabelMap readNdpiJson(const std::string& path, LabelPart part) {
+LabelMap readNdpiJson(const std::string& path, LabelPart part, bool guesses) {
     std::ifstream in = openOrThrow(path);
     LabelMap m;
     std::string line;
@@ -311,6 +318,7 @@ LabelMap readNdpiJson(const std::string& path, LabelPart part) {
         if (!toInt(j.scalars["proto"], proto) || !toInt(j.scalars["src_port"], sp) ||
             !toInt(j.scalars["dst_port"], dp))
             continue;
+        if (!guesses && !dpiConfidence(j.scalars["ndpi_confidence"])) continue;
         putLabel(m,
                  tupleKey(static_cast<int>(proto), j.scalars["src_ip"], static_cast<int>(sp),
                           j.scalars["dst_ip"], static_cast<int>(dp)),

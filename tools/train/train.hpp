@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "process/classify/classify_model.hpp"
@@ -34,6 +35,7 @@ struct Flow {
     Features features;
     std::string label;  ///< empty until joined (or from ndpi_* keys of the same line)
     std::string category;
+    std::string confidence;  ///< the line's ndpi_confidence ("DPI", "Match by port", ...), if any
 };
 
 /// "6|10.0.0.1|80|10.0.0.2|5000" with the smaller (ip, port) first.
@@ -50,10 +52,15 @@ using LabelMap = std::map<std::string, std::string>;
 /// nDPI `.out` (ndpiReader -v 2 style flow lines). `guesses`: also take flows nDPI labelled by
 /// port or IP only. Unknown flows give no label.
 LabelMap readNdpiOut(const std::string& path, LabelPart part, bool guesses);
-/// The ndpi plugin's JSON lines (ndpi_app, ndpi_category).
-LabelMap readNdpiJson(const std::string& path, LabelPart part);
+/// The ndpi plugin's JSON lines (ndpi_app, ndpi_category). `guesses`: as for readNdpiOut, by
+/// the line's ndpi_confidence; a line without that key is taken as it is.
+LabelMap readNdpiJson(const std::string& path, LabelPart part, bool guesses);
 /// CSV: proto,src_ip,src_port,dst_ip,dst_port,label (header and '#' lines skipped).
 LabelMap readLabelCsv(const std::string& path);
+
+/// Whether nDPI's confidence name says it read the payload ("DPI", "DPI (cache)", "DPI
+/// (partial)", ...), not a match by port or IP. An empty name (no such key) counts as DPI.
+bool dpiConfidence(std::string_view confidence) noexcept;
 
 /// nDPI name -> class by `part` ("Unknown" and empty give "").
 std::string labelOf(const std::string& ndpiName, const std::string& category, LabelPart part);

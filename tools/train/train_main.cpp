@@ -26,7 +26,8 @@ Inputs (each --flows starts a capture; the label options after it apply to it):
   --ndpi-json FILE      labels from the ndpi plugin's JSON (ndpi_app, ndpi_category)
   --labels-csv FILE     labels from proto,src_ip,src_port,dst_ip,dst_port,label lines
   --label PART          full (TLS.Google), master (TLS), app (Google), category [full]
-  --ndpi-guesses        also take nDPI's labels by port or IP (default: DPI matches only)
+  --ndpi-guesses        also take nDPI's labels by port or IP (default: DPI matches only, by
+                        the .out file's Confidence or the JSON's ndpi_confidence)
 Model:
   --model KIND          nb (Gaussian naive Bayes tables) or tree (C4.5-style) [nb]
   --packets N           packets with payload per flow, 1..8 [4]
@@ -171,7 +172,7 @@ int main(int argc, char** argv) {
                 LabelMap labels;
                 for (const auto& [what, file] : c.labels) {
                     const LabelMap m = what == "--ndpi-out"    ? readNdpiOut(file, part, guesses)
-                                       : what == "--ndpi-json" ? readNdpiJson(file, part)
+                                       : what == "--ndpi-json" ? readNdpiJson(file, part, guesses)
                                                                : readLabelCsv(file);
                     for (const auto& [key, label] : m) {
                         auto [it, inserted] = labels.emplace(key, label);
@@ -183,7 +184,10 @@ int main(int argc, char** argv) {
                     f.label = it == labels.end() ? std::string() : it->second;
                 }
             } else {
-                for (Flow& f : flows) f.label = labelOf(f.label, f.category, part);
+                for (Flow& f : flows)
+                    f.label = guesses || dpiConfidence(f.confidence)
+                                  ? labelOf(f.label, f.category, part)
+                                  : std::string();
             }
             all.insert(all.end(), flows.begin(), flows.end());
         }
