@@ -144,10 +144,9 @@ inline std::vector<IpfixprobeFlow> parseIpfixprobeText(const std::string& text) 
     return flows;
 }
 
-/// Runs `ipfixprobe -i 'pcap;file=PCAP' [-p PLUGIN]... -o text`; fails the test when it does
-/// not exit 0.
-inline std::vector<IpfixprobeFlow> runIpfixprobe(const std::filesystem::path& pcap,
-                                                 const std::vector<std::string>& plugins = {}) {
+/// `ipfixprobe [-L PLUGINS] -i 'pcap;file=PCAP' [-p PLUGIN]...`, the output still to add.
+inline std::vector<std::string> ipfixprobeArgv(const std::filesystem::path& pcap,
+                                               const std::vector<std::string>& plugins) {
     namespace fs = std::filesystem;
     const fs::path bin = ipfixprobeBinary();
     std::vector<std::string> argv = {bin.string()};
@@ -160,9 +159,17 @@ inline std::vector<IpfixprobeFlow> runIpfixprobe(const std::filesystem::path& pc
     if (!pluginDir.empty()) argv.insert(argv.end(), {"-L", pluginDir.string()});
     argv.insert(argv.end(), {"-i", "pcap;file=" + pcap.string()});
     for (const auto& p : plugins) argv.insert(argv.end(), {"-p", p});
+    return argv;
+}
+
+/// Runs `ipfixprobe -i 'pcap;file=PCAP' [-p PLUGIN]... -o text`; fails the test when it does
+/// not exit 0.
+inline std::vector<IpfixprobeFlow> runIpfixprobe(const std::filesystem::path& pcap,
+                                                 const std::vector<std::string>& plugins = {}) {
+    std::vector<std::string> argv = ipfixprobeArgv(pcap, plugins);
     argv.insert(argv.end(), {"-o", "text"});
     const CommandResult r = runCommand(argv);
-    EXPECT_EQ(r.exitCode, 0) << bin << " failed on " << pcap << ":\n" << r.err;
+    EXPECT_EQ(r.exitCode, 0) << argv[0] << " failed on " << pcap << ":\n" << r.err;
     return parseIpfixprobeText(r.out);
 }
 
@@ -186,12 +193,7 @@ inline std::string runIpfixprobeIpfixDump(const std::filesystem::path& pcap,
         if (sock >= 0) ::close(sock);
         return {};
     }
-    const fs::path bin = ipfixprobeBinary();
-    std::vector<std::string> argv = {bin.string()};
-    if (fs::is_directory(bin.string() + "-plugins"))
-        argv.insert(argv.end(), {"-L", bin.string() + "-plugins"});
-    argv.insert(argv.end(), {"-i", "pcap;file=" + pcap.string()});
-    for (const auto& p : plugins) argv.insert(argv.end(), {"-p", p});
+    std::vector<std::string> argv = ipfixprobeArgv(pcap, plugins);
     argv.insert(argv.end(),
                 {"-o", "ipfix;h=127.0.0.1;p=" + std::to_string(ntohs(addr.sin_port)) + ";u"});
     const CommandResult r = runCommand(argv);
