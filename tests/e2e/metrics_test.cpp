@@ -277,6 +277,7 @@ TEST(Metrics, SlowClientsDoNotHoldUpAScrape) {
     // Twelve slowloris clients: each sends one byte of its request every 200 ms.
     std::atomic<bool> stop{false};
     std::vector<std::thread> slow;
+    slow.reserve(12);
     for (int i = 0; i < 12; ++i) {
         slow.emplace_back([&] {
             while (!stop.load()) {

@@ -19,7 +19,7 @@ CommandResult rowprobe(std::vector<std::string> args, int timeoutSec = 15) {
 }
 
 fs::path writeConfig(const std::string& name, const std::string& text) {
-    const fs::path p = tempDir() / name;
+    fs::path p = tempDir() / name;
     std::ofstream(p) << text;
     return p;
 }

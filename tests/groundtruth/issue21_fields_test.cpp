@@ -178,7 +178,7 @@ Bytes bigDnsResponse(bool compressedOwners, std::size_t cutAt) {
 fs::path writeFragmentedDns(const fs::path& dir, bool compressedOwners) {
     const Bytes msg = bigDnsResponse(compressedOwners, 1472);
     const Bytes dgram = udp(53, 40000, msg);
-    const fs::path pcap = dir / (compressedOwners ? "dns-frag-ptr.pcap" : "dns-frag-name.pcap");
+    fs::path pcap = dir / (compressedOwners ? "dns-frag-ptr.pcap" : "dns-frag-name.pcap");
     PcapWriter w(pcap);
     Bytes query;
     put16(query, 0x5a5a);
@@ -531,7 +531,7 @@ TEST(Issue21Fields, NoDuplicateKeysCheckedAtStartUp) {
 // One UDP packet each way on a Linux cooked link: v1 (LINKTYPE 113) or v2 (276), the sender's
 // link address in the header with address type 1 (Ethernet).
 fs::path writeCooked(const fs::path& dir, bool v2) {
-    const fs::path pcap = dir / (v2 ? "sll2.pcap" : "sll.pcap");
+    fs::path pcap = dir / (v2 ? "sll2.pcap" : "sll.pcap");
     PcapWriter w(pcap, true, v2 ? 276 : 113);
     const auto frame = [&](const Bytes& mac, std::array<std::uint8_t, 4> src,
                            std::array<std::uint8_t, 4> dst, std::uint16_t sport,
@@ -622,7 +622,7 @@ Bytes icmpPacket(std::array<std::uint8_t, 4> src, std::array<std::uint8_t, 4> ds
 // between 10.0.0.1 and 10.0.0.2 (3 requests, 2 replies of 100 bytes: 500 inner bytes); then
 // the same inside keyed GRE, GRE over IPv6, and GRE carrying an Ethernet frame.
 fs::path writeGre(const fs::path& dir) {
-    const fs::path pcap = dir / "gre.pcap";
+    fs::path pcap = dir / "gre.pcap";
     PcapWriter w(pcap);
     const std::array<std::uint8_t, 4> a{10, 0, 0, 1}, b{10, 0, 0, 2};
     const std::array<std::uint8_t, 4> one{1, 1, 1, 1}, two{2, 2, 2, 2};
@@ -820,7 +820,7 @@ Bytes textBytes(const std::string& s) { return {s.begin(), s.end()}; }
 // A connection whose request head is split after the User-Agent line (a long Cookie continues
 // in the second segment); `withResponse` adds the server's response.
 fs::path writeSplitHttp(const fs::path& dir, bool withResponse) {
-    const fs::path pcap = dir / (withResponse ? "http-split.pcap" : "http-split-noresp.pcap");
+    fs::path pcap = dir / (withResponse ? "http-split.pcap" : "http-split-noresp.pcap");
     PcapWriter w(pcap);
     std::uint64_t t = kT0;
     std::uint32_t cseq = 1000, sseq = 5000;
