@@ -41,6 +41,7 @@ run() {  # run BINARY OUTDIR NAME CAPTURE
     "$bin" "${in[@]}" "${plugins[@]}" -o "text;file=$out/$n.plugins.txt;precision=ns"
     "$bin" "${in[@]}" -o "text;file=$out/$n.fields.txt;precision=s;narrow;fields=$all"
     "$bin" "${in[@]}" -o "text;file=$out/$n.ms.txt;precision=ms;fields=dst_ip,src_ip,time_last"
+    "$bin" "${in[@]}" -p 'flowstats;splt=10' -o "json;file=$out/$n.flowstats.json"
     "$bin" "${in[@]}" --tunnel both -o "json;file=$out/$n.tunnels.json"
     "$bin" "${in[@]}" --tunnel both \
         -o "text;file=$out/$n.tunnels.txt;fields=src_ip,dst_ip,tunnel_src,tunnel_dst,tunnel_id"

@@ -22,6 +22,10 @@ IpfixFieldCodec codecFor(const FieldSpec& f, std::string& problem) {
                 problem = "is an array without a fixed-size basicList element";
                 return c;
             }
+            if (isSigned(f.element) && f.ipfixItem.length > fieldTypeSize(f.element)) {
+                problem = "is a signed array whose basicList element is wider than its values";
+                return c;
+            }
             c.kind = K::List;
             c.element = {kPenIana, kIpfixBasicList, kIpfixVarLen};
             c.inner = f.ipfixItem;
@@ -37,6 +41,13 @@ IpfixFieldCodec codecFor(const FieldSpec& f, std::string& problem) {
         default:
             if (f.ipfix.length == kIpfixVarLen || f.ipfix.length == 0 || f.ipfix.length > 8) {
                 problem = "is a number with IPFIX length " + std::to_string(f.ipfix.length);
+                return c;
+            }
+            // Reduced-size signed values keep their low bytes (still two's complement); a wider
+            // element would need the sign extended, which the encoder does not do.
+            if (isSigned(f.type) && f.ipfix.length > fieldTypeSize(f.type)) {
+                problem = "is a signed number with IPFIX length " + std::to_string(f.ipfix.length) +
+                          " (wider than its " + std::to_string(fieldTypeSize(f.type)) + " bytes)";
                 return c;
             }
             c.kind = K::Scalar;
@@ -116,7 +127,13 @@ IpfixDataType ipfixDataTypeOf(const FieldSpec& f, bool item) {
             // Encoded as dateTimeMilliseconds (codecFor: timeNsToMs), which has 8 bytes.
             return e.length == 8 ? IpfixDataType::DateTimeMilliseconds : unsignedOfLength(e.length);
         case FieldType::Int8:
-            return IpfixDataType::Signed8;
+        case FieldType::Int16:
+        case FieldType::Int32:
+            // Reduced-size encoding (RFC 7011 §6.2) keeps the signed type of the element's
+            // length.
+            return e.length <= 1   ? IpfixDataType::Signed8
+                   : e.length <= 2 ? IpfixDataType::Signed16
+                                   : IpfixDataType::Signed32;
         case FieldType::Float32:
             return e.length == 4 ? IpfixDataType::Float32 : IpfixDataType::OctetArray;
         default:

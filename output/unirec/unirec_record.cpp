@@ -149,26 +149,22 @@ bool pluginTypeFits(FieldType type, FieldType element, std::string_view unirec, 
                     bool& time) {
     time = false;
     auto scalar = [&](FieldType t, std::string_view u) {
-        if (t == FieldType::Timestamp) {
-            time = true;
-            size = 8;
-            return u == "time";
-        }
-        if (t == FieldType::Int8) {
-            size = 1;
-            return u == "int8";
-        }
-        if (t == FieldType::Float32) {
-            size = 4;
-            return u == "float";
-        }
-        if (t == FieldType::IpAddress) {
-            size = 16;
-            return u == "ipaddr";
-        }
-        if (t == FieldType::MacAddress) {
-            size = 6;
-            return u == "macaddr";
+        // Types written in exactly one UniRec type, of the value's own size.
+        struct Exact {
+            FieldType type;
+            std::string_view unirec;
+            std::uint8_t size;
+        };
+        static constexpr Exact kExact[] = {
+            {FieldType::Timestamp, "time", 8},    {FieldType::Int8, "int8", 1},
+            {FieldType::Int16, "int16", 2},       {FieldType::Int32, "int32", 4},
+            {FieldType::Float32, "float", 4},     {FieldType::IpAddress, "ipaddr", 16},
+            {FieldType::MacAddress, "macaddr", 6}};
+        for (const Exact& x : kExact) {
+            if (t != x.type) continue;
+            time = t == FieldType::Timestamp;
+            size = x.size;
+            return u == x.unirec;
         }
         if (!isNumeric(t)) return false;
         const UnirecType ut = unirecType(u);

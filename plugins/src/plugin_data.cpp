@@ -102,6 +102,8 @@ char* putScalar(char* p, FieldType t, std::span<const std::uint8_t> data, std::s
             *p++ = '"';
             return p;
         case FieldType::Int8:
+        case FieldType::Int16:
+        case FieldType::Int32:
             return putSigned(p, readPluginSigned(f, one));
         case FieldType::Float32:
             return putFloat(p, readPluginFloat(f, one));
@@ -165,8 +167,13 @@ char* putArray(char* p, const ArrayView& a) noexcept {
             });
             break;
         case FieldType::Int8:
-            p = putEach<std::int8_t>(p, b, n,
-                                     [](char* q, std::int8_t v) { return putSigned(q, v); });
+            p = putEach<std::int8_t>(p, b, n, putSigned);
+            break;
+        case FieldType::Int16:
+            p = putEach<std::int16_t>(p, b, n, putSigned);
+            break;
+        case FieldType::Int32:
+            p = putEach<std::int32_t>(p, b, n, putSigned);
             break;
         case FieldType::Float32:
             p = putEach<float>(p, b, n, putFloat);

@@ -5,10 +5,14 @@
 // flowstats_stats.hpp. Per flow: one tier-2 record of 256 bytes of running statistics plus
 // 8 bytes per SPLT packet (the record's size comes from the `splt` option at start-up); every
 // packet of the flow updates it. IPFIX elements exist only under the operator's PEN (`pen=`).
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "process/flowstats/flowstats_stats.hpp"
@@ -68,195 +72,136 @@ struct Fields {
     VarRef spltPiat;
 };
 
-constexpr FieldSpec scalar(std::string_view name, std::string_view unirec, std::string_view type,
-                           FieldType t, std::string_view description, std::size_t offset) {
-    return {.name = name,
-            .description = description,
-            .type = t,
-            .origin = FieldOrigin::Plugin,
-            .offset = static_cast<std::uint16_t>(offset),
-            .unirec = {unirec, type}};
-}
-constexpr FieldSpec u16(std::string_view name, std::string_view unirec, std::string_view d,
-                        std::size_t offset) {
-    return scalar(name, unirec, "uint16", FieldType::Unsigned16, d, offset);
-}
-constexpr FieldSpec u32(std::string_view name, std::string_view unirec, std::string_view d,
-                        std::size_t offset) {
-    return scalar(name, unirec, "uint32", FieldType::Unsigned32, d, offset);
-}
-constexpr FieldSpec u64(std::string_view name, std::string_view unirec, std::string_view d,
-                        std::size_t offset) {
-    return scalar(name, unirec, "uint64", FieldType::Unsigned64, d, offset);
-}
-constexpr FieldSpec f32(std::string_view name, std::string_view unirec, std::string_view d,
-                        std::size_t offset) {
-    return scalar(name, unirec, "float", FieldType::Float32, d, offset);
-}
-constexpr FieldSpec array(std::string_view name, std::string_view unirec, std::string_view type,
-                          FieldType element, std::string_view d, std::size_t offset) {
-    return {.name = name,
-            .description = d,
-            .type = FieldType::Array,
-            .origin = FieldOrigin::Plugin,
-            .offset = static_cast<std::uint16_t>(offset),
-            .unirec = {unirec, type},
-            .element = element};
+/// The three series in NFStream's order: its column prefix and what it covers.
+struct SeriesName {
+    std::string_view column;
+    std::string_view whose;
+};
+constexpr SeriesName kSeries[] = {{"bidirectional", "both directions"},
+                                  {"src2dst", "source to destination"},
+                                  {"dst2src", "destination to source"}};
+
+/// A column: its name (a series' value: the suffix after the series' prefix), its type (an
+/// array's element type for SPLT), where its value is, and what it means.
+struct Column {
+    std::string_view name;
+    FieldType type;
+    std::size_t offset;  ///< in SeriesFields (a series' value) or in Fields (SPLT)
+    std::string_view meaning;
+};
+/// One series' values, in NFStream's order within a series.
+constexpr Column kSeriesColumns[] = {
+    {"min_ps", FieldType::Unsigned16, offsetof(SeriesFields, minPs), "smallest packet size"},
+    {"mean_ps", FieldType::Float32, offsetof(SeriesFields, meanPs), "mean packet size"},
+    {"stddev_ps", FieldType::Float32, offsetof(SeriesFields, stddevPs),
+     "sample standard deviation of the packet sizes"},
+    {"max_ps", FieldType::Unsigned16, offsetof(SeriesFields, maxPs), "largest packet size"},
+    {"min_piat_ms", FieldType::Unsigned64, offsetof(SeriesFields, minPiat),
+     "smallest packet inter-arrival time, ms"},
+    {"mean_piat_ms", FieldType::Float32, offsetof(SeriesFields, meanPiat),
+     "mean packet inter-arrival time, ms"},
+    {"stddev_piat_ms", FieldType::Float32, offsetof(SeriesFields, stddevPiat),
+     "sample standard deviation of the inter-arrival times, ms"},
+    {"max_piat_ms", FieldType::Unsigned64, offsetof(SeriesFields, maxPiat),
+     "largest packet inter-arrival time, ms"},
+};
+/// The TCP flags counted, in the order of kFlagBits (flowstats_stats.hpp).
+constexpr std::string_view kFlagNames[] = {"syn", "cwr", "ece", "urg", "ack", "psh", "rst", "fin"};
+static_assert(std::size(kFlagNames) == kFlagBits.size());
+
+/// The SPLT arrays (NFStream's order, after the flag counts).
+constexpr Column kSpltColumns[] = {
+    {"splt_direction", FieldType::Int8, offsetof(Fields, spltDirection),
+     "direction of the first N packets: 0 src->dst, 1 dst->src, -1 none"},
+    {"splt_ps", FieldType::Int32, offsetof(Fields, spltPs), "size of the first N packets, -1 none"},
+    {"splt_piat_ms", FieldType::Int32, offsetof(Fields, spltPiat),
+     "inter-arrival time of the first N packets (ms; the first is 0), -1 none"},
+};
+
+constexpr std::size_t kSeriesFieldCount = std::size(kSeries) * std::size(kSeriesColumns);
+constexpr std::size_t kFlagFieldCount = std::size(kSeries) * std::size(kFlagNames);
+constexpr std::size_t kSpltFields = std::size(kSpltColumns);
+constexpr std::size_t kFieldCount = kSeriesFieldCount + kFlagFieldCount + kSpltFields;
+
+/// UniRec's name for a scalar or element type of this plugin.
+std::string_view unirecTypeOf(FieldType t) noexcept {
+    switch (t) {
+        case FieldType::Unsigned16:
+            return "uint16";
+        case FieldType::Unsigned32:
+            return "uint32";
+        case FieldType::Unsigned64:
+            return "uint64";
+        case FieldType::Float32:
+            return "float";
+        case FieldType::Int8:
+            return "int8*";
+        default:
+            return "int32*";
+    }
 }
 
-// NFStream's column order.
-constexpr FieldSpec kFields[] = {
-    u16("bidirectional_min_ps", "FLOWSTATS_BIDIRECTIONAL_MIN_PS",
-        "smallest packet size (both directions)",
-        offsetof(Fields, series) + 0 * sizeof(SeriesFields) + offsetof(SeriesFields, minPs)),
-    f32("bidirectional_mean_ps", "FLOWSTATS_BIDIRECTIONAL_MEAN_PS",
-        "mean packet size (both directions)",
-        offsetof(Fields, series) + 0 * sizeof(SeriesFields) + offsetof(SeriesFields, meanPs)),
-    f32("bidirectional_stddev_ps", "FLOWSTATS_BIDIRECTIONAL_STDDEV_PS",
-        "sample standard deviation of the packet sizes (both directions)",
-        offsetof(Fields, series) + 0 * sizeof(SeriesFields) + offsetof(SeriesFields, stddevPs)),
-    u16("bidirectional_max_ps", "FLOWSTATS_BIDIRECTIONAL_MAX_PS",
-        "largest packet size (both directions)",
-        offsetof(Fields, series) + 0 * sizeof(SeriesFields) + offsetof(SeriesFields, maxPs)),
-    u64("bidirectional_min_piat_ms", "FLOWSTATS_BIDIRECTIONAL_MIN_PIAT_MS",
-        "smallest packet inter-arrival time, ms (both directions)",
-        offsetof(Fields, series) + 0 * sizeof(SeriesFields) + offsetof(SeriesFields, minPiat)),
-    f32("bidirectional_mean_piat_ms", "FLOWSTATS_BIDIRECTIONAL_MEAN_PIAT_MS",
-        "mean packet inter-arrival time, ms (both directions)",
-        offsetof(Fields, series) + 0 * sizeof(SeriesFields) + offsetof(SeriesFields, meanPiat)),
-    f32("bidirectional_stddev_piat_ms", "FLOWSTATS_BIDIRECTIONAL_STDDEV_PIAT_MS",
-        "sample standard deviation of the inter-arrival times, ms (both directions)",
-        offsetof(Fields, series) + 0 * sizeof(SeriesFields) + offsetof(SeriesFields, stddevPiat)),
-    u64("bidirectional_max_piat_ms", "FLOWSTATS_BIDIRECTIONAL_MAX_PIAT_MS",
-        "largest packet inter-arrival time, ms (both directions)",
-        offsetof(Fields, series) + 0 * sizeof(SeriesFields) + offsetof(SeriesFields, maxPiat)),
-    u16("src2dst_min_ps", "FLOWSTATS_SRC2DST_MIN_PS",
-        "smallest packet size (source to destination)",
-        offsetof(Fields, series) + 1 * sizeof(SeriesFields) + offsetof(SeriesFields, minPs)),
-    f32("src2dst_mean_ps", "FLOWSTATS_SRC2DST_MEAN_PS", "mean packet size (source to destination)",
-        offsetof(Fields, series) + 1 * sizeof(SeriesFields) + offsetof(SeriesFields, meanPs)),
-    f32("src2dst_stddev_ps", "FLOWSTATS_SRC2DST_STDDEV_PS",
-        "sample standard deviation of the packet sizes (source to destination)",
-        offsetof(Fields, series) + 1 * sizeof(SeriesFields) + offsetof(SeriesFields, stddevPs)),
-    u16("src2dst_max_ps", "FLOWSTATS_SRC2DST_MAX_PS", "largest packet size (source to destination)",
-        offsetof(Fields, series) + 1 * sizeof(SeriesFields) + offsetof(SeriesFields, maxPs)),
-    u64("src2dst_min_piat_ms", "FLOWSTATS_SRC2DST_MIN_PIAT_MS",
-        "smallest packet inter-arrival time, ms (source to destination)",
-        offsetof(Fields, series) + 1 * sizeof(SeriesFields) + offsetof(SeriesFields, minPiat)),
-    f32("src2dst_mean_piat_ms", "FLOWSTATS_SRC2DST_MEAN_PIAT_MS",
-        "mean packet inter-arrival time, ms (source to destination)",
-        offsetof(Fields, series) + 1 * sizeof(SeriesFields) + offsetof(SeriesFields, meanPiat)),
-    f32("src2dst_stddev_piat_ms", "FLOWSTATS_SRC2DST_STDDEV_PIAT_MS",
-        "sample standard deviation of the inter-arrival times, ms (source to destination)",
-        offsetof(Fields, series) + 1 * sizeof(SeriesFields) + offsetof(SeriesFields, stddevPiat)),
-    u64("src2dst_max_piat_ms", "FLOWSTATS_SRC2DST_MAX_PIAT_MS",
-        "largest packet inter-arrival time, ms (source to destination)",
-        offsetof(Fields, series) + 1 * sizeof(SeriesFields) + offsetof(SeriesFields, maxPiat)),
-    u16("dst2src_min_ps", "FLOWSTATS_DST2SRC_MIN_PS",
-        "smallest packet size (destination to source)",
-        offsetof(Fields, series) + 2 * sizeof(SeriesFields) + offsetof(SeriesFields, minPs)),
-    f32("dst2src_mean_ps", "FLOWSTATS_DST2SRC_MEAN_PS", "mean packet size (destination to source)",
-        offsetof(Fields, series) + 2 * sizeof(SeriesFields) + offsetof(SeriesFields, meanPs)),
-    f32("dst2src_stddev_ps", "FLOWSTATS_DST2SRC_STDDEV_PS",
-        "sample standard deviation of the packet sizes (destination to source)",
-        offsetof(Fields, series) + 2 * sizeof(SeriesFields) + offsetof(SeriesFields, stddevPs)),
-    u16("dst2src_max_ps", "FLOWSTATS_DST2SRC_MAX_PS", "largest packet size (destination to source)",
-        offsetof(Fields, series) + 2 * sizeof(SeriesFields) + offsetof(SeriesFields, maxPs)),
-    u64("dst2src_min_piat_ms", "FLOWSTATS_DST2SRC_MIN_PIAT_MS",
-        "smallest packet inter-arrival time, ms (destination to source)",
-        offsetof(Fields, series) + 2 * sizeof(SeriesFields) + offsetof(SeriesFields, minPiat)),
-    f32("dst2src_mean_piat_ms", "FLOWSTATS_DST2SRC_MEAN_PIAT_MS",
-        "mean packet inter-arrival time, ms (destination to source)",
-        offsetof(Fields, series) + 2 * sizeof(SeriesFields) + offsetof(SeriesFields, meanPiat)),
-    f32("dst2src_stddev_piat_ms", "FLOWSTATS_DST2SRC_STDDEV_PIAT_MS",
-        "sample standard deviation of the inter-arrival times, ms (destination to source)",
-        offsetof(Fields, series) + 2 * sizeof(SeriesFields) + offsetof(SeriesFields, stddevPiat)),
-    u64("dst2src_max_piat_ms", "FLOWSTATS_DST2SRC_MAX_PIAT_MS",
-        "largest packet inter-arrival time, ms (destination to source)",
-        offsetof(Fields, series) + 2 * sizeof(SeriesFields) + offsetof(SeriesFields, maxPiat)),
-    u32("bidirectional_syn_packets", "FLOWSTATS_BIDIRECTIONAL_SYN_PACKETS",
-        "TCP packets with SYN (both directions)",
-        offsetof(Fields, flags) + (0 * 8 + 0) * sizeof(std::uint32_t)),
-    u32("bidirectional_cwr_packets", "FLOWSTATS_BIDIRECTIONAL_CWR_PACKETS",
-        "TCP packets with CWR (both directions)",
-        offsetof(Fields, flags) + (0 * 8 + 1) * sizeof(std::uint32_t)),
-    u32("bidirectional_ece_packets", "FLOWSTATS_BIDIRECTIONAL_ECE_PACKETS",
-        "TCP packets with ECE (both directions)",
-        offsetof(Fields, flags) + (0 * 8 + 2) * sizeof(std::uint32_t)),
-    u32("bidirectional_urg_packets", "FLOWSTATS_BIDIRECTIONAL_URG_PACKETS",
-        "TCP packets with URG (both directions)",
-        offsetof(Fields, flags) + (0 * 8 + 3) * sizeof(std::uint32_t)),
-    u32("bidirectional_ack_packets", "FLOWSTATS_BIDIRECTIONAL_ACK_PACKETS",
-        "TCP packets with ACK (both directions)",
-        offsetof(Fields, flags) + (0 * 8 + 4) * sizeof(std::uint32_t)),
-    u32("bidirectional_psh_packets", "FLOWSTATS_BIDIRECTIONAL_PSH_PACKETS",
-        "TCP packets with PSH (both directions)",
-        offsetof(Fields, flags) + (0 * 8 + 5) * sizeof(std::uint32_t)),
-    u32("bidirectional_rst_packets", "FLOWSTATS_BIDIRECTIONAL_RST_PACKETS",
-        "TCP packets with RST (both directions)",
-        offsetof(Fields, flags) + (0 * 8 + 6) * sizeof(std::uint32_t)),
-    u32("bidirectional_fin_packets", "FLOWSTATS_BIDIRECTIONAL_FIN_PACKETS",
-        "TCP packets with FIN (both directions)",
-        offsetof(Fields, flags) + (0 * 8 + 7) * sizeof(std::uint32_t)),
-    u32("src2dst_syn_packets", "FLOWSTATS_SRC2DST_SYN_PACKETS",
-        "TCP packets with SYN (source to destination)",
-        offsetof(Fields, flags) + (1 * 8 + 0) * sizeof(std::uint32_t)),
-    u32("src2dst_cwr_packets", "FLOWSTATS_SRC2DST_CWR_PACKETS",
-        "TCP packets with CWR (source to destination)",
-        offsetof(Fields, flags) + (1 * 8 + 1) * sizeof(std::uint32_t)),
-    u32("src2dst_ece_packets", "FLOWSTATS_SRC2DST_ECE_PACKETS",
-        "TCP packets with ECE (source to destination)",
-        offsetof(Fields, flags) + (1 * 8 + 2) * sizeof(std::uint32_t)),
-    u32("src2dst_urg_packets", "FLOWSTATS_SRC2DST_URG_PACKETS",
-        "TCP packets with URG (source to destination)",
-        offsetof(Fields, flags) + (1 * 8 + 3) * sizeof(std::uint32_t)),
-    u32("src2dst_ack_packets", "FLOWSTATS_SRC2DST_ACK_PACKETS",
-        "TCP packets with ACK (source to destination)",
-        offsetof(Fields, flags) + (1 * 8 + 4) * sizeof(std::uint32_t)),
-    u32("src2dst_psh_packets", "FLOWSTATS_SRC2DST_PSH_PACKETS",
-        "TCP packets with PSH (source to destination)",
-        offsetof(Fields, flags) + (1 * 8 + 5) * sizeof(std::uint32_t)),
-    u32("src2dst_rst_packets", "FLOWSTATS_SRC2DST_RST_PACKETS",
-        "TCP packets with RST (source to destination)",
-        offsetof(Fields, flags) + (1 * 8 + 6) * sizeof(std::uint32_t)),
-    u32("src2dst_fin_packets", "FLOWSTATS_SRC2DST_FIN_PACKETS",
-        "TCP packets with FIN (source to destination)",
-        offsetof(Fields, flags) + (1 * 8 + 7) * sizeof(std::uint32_t)),
-    u32("dst2src_syn_packets", "FLOWSTATS_DST2SRC_SYN_PACKETS",
-        "TCP packets with SYN (destination to source)",
-        offsetof(Fields, flags) + (2 * 8 + 0) * sizeof(std::uint32_t)),
-    u32("dst2src_cwr_packets", "FLOWSTATS_DST2SRC_CWR_PACKETS",
-        "TCP packets with CWR (destination to source)",
-        offsetof(Fields, flags) + (2 * 8 + 1) * sizeof(std::uint32_t)),
-    u32("dst2src_ece_packets", "FLOWSTATS_DST2SRC_ECE_PACKETS",
-        "TCP packets with ECE (destination to source)",
-        offsetof(Fields, flags) + (2 * 8 + 2) * sizeof(std::uint32_t)),
-    u32("dst2src_urg_packets", "FLOWSTATS_DST2SRC_URG_PACKETS",
-        "TCP packets with URG (destination to source)",
-        offsetof(Fields, flags) + (2 * 8 + 3) * sizeof(std::uint32_t)),
-    u32("dst2src_ack_packets", "FLOWSTATS_DST2SRC_ACK_PACKETS",
-        "TCP packets with ACK (destination to source)",
-        offsetof(Fields, flags) + (2 * 8 + 4) * sizeof(std::uint32_t)),
-    u32("dst2src_psh_packets", "FLOWSTATS_DST2SRC_PSH_PACKETS",
-        "TCP packets with PSH (destination to source)",
-        offsetof(Fields, flags) + (2 * 8 + 5) * sizeof(std::uint32_t)),
-    u32("dst2src_rst_packets", "FLOWSTATS_DST2SRC_RST_PACKETS",
-        "TCP packets with RST (destination to source)",
-        offsetof(Fields, flags) + (2 * 8 + 6) * sizeof(std::uint32_t)),
-    u32("dst2src_fin_packets", "FLOWSTATS_DST2SRC_FIN_PACKETS",
-        "TCP packets with FIN (destination to source)",
-        offsetof(Fields, flags) + (2 * 8 + 7) * sizeof(std::uint32_t)),
-    array("splt_direction", "FLOWSTATS_SPLT_DIRECTION", "int8*", FieldType::Int8,
-          "direction of the first N packets: 0 src->dst, 1 dst->src, -1 none",
-          offsetof(Fields, spltDirection)),
-    array("splt_ps", "FLOWSTATS_SPLT_PS", "float*", FieldType::Float32,
-          "size of the first N packets, -1 none", offsetof(Fields, spltPs)),
-    array("splt_piat_ms", "FLOWSTATS_SPLT_PIAT_MS", "float*", FieldType::Float32,
-          "inter-arrival time of the first N packets (ms; the first is 0), -1 none",
-          offsetof(Fields, spltPiat)),
+std::string upper(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    return s;
+}
+
+/// The plugin's fields in NFStream's column order, built once (names are composed from the
+/// tables above; the strings live as long as the process). Start-up only.
+class FieldTable {
+public:
+    FieldTable() {
+        std::size_t n = 0;
+        auto add = [&](std::string name, std::string description, FieldType type,
+                       std::size_t offset, FieldType element) {
+            m_names[n] = std::move(name);
+            m_unirec[n] = "FLOWSTATS_" + upper(m_names[n]);
+            m_descriptions[n] = std::move(description);
+            const bool array = type == FieldType::Array;
+            m_fields[n] = {.name = m_names[n],
+                           .description = m_descriptions[n],
+                           .type = type,
+                           .origin = FieldOrigin::Plugin,
+                           .offset = static_cast<std::uint16_t>(offset),
+                           .unirec = {m_unirec[n], unirecTypeOf(array ? element : type)},
+                           .element = array ? element : FieldType::Unsigned8};
+            ++n;
+        };
+        for (std::size_t s = 0; s < std::size(kSeries); ++s) {
+            for (const Column& c : kSeriesColumns) {
+                add(std::string(kSeries[s].column) + "_" + std::string(c.name),
+                    std::string(c.meaning) + " (" + std::string(kSeries[s].whose) + ")", c.type,
+                    offsetof(Fields, series) + s * sizeof(SeriesFields) + c.offset, c.type);
+            }
+        }
+        for (std::size_t s = 0; s < std::size(kSeries); ++s) {
+            for (std::size_t i = 0; i < std::size(kFlagNames); ++i) {
+                add(std::string(kSeries[s].column) + "_" + std::string(kFlagNames[i]) + "_packets",
+                    "TCP packets with " + upper(std::string(kFlagNames[i])) + " (" +
+                        std::string(kSeries[s].whose) + ")",
+                    FieldType::Unsigned32,
+                    offsetof(Fields, flags) + (s * 8 + i) * sizeof(std::uint32_t),
+                    FieldType::Unsigned32);
+            }
+        }
+        for (const Column& c : kSpltColumns) {
+            add(std::string(c.name), std::string(c.meaning), FieldType::Array, c.offset, c.type);
+        }
+    }
+    const FieldSpec& operator[](std::size_t i) const noexcept { return m_fields[i]; }
+
+private:
+    std::array<std::string, kFieldCount> m_names;
+    std::array<std::string, kFieldCount> m_unirec;
+    std::array<std::string, kFieldCount> m_descriptions;
+    std::array<FieldSpec, kFieldCount> m_fields{};
 };
-constexpr std::size_t kFieldCount = std::size(kFields);
-constexpr std::size_t kSpltFields = 3;
+
+const FieldTable& fieldTable() {
+    static const FieldTable table;
+    return table;
+}
 
 /// IPFIX length of a scalar field's element.
 std::uint16_t ipfixLength(FieldType t) noexcept {
@@ -286,7 +231,7 @@ public:
           m_mode(accountingOf(options.getString("accounting"))) {
         const auto pen = static_cast<std::uint32_t>(options.getInt("pen"));
         for (std::size_t i = 0; i < kFieldCount; ++i) {
-            FieldSpec f = kFields[i];
+            FieldSpec f = fieldTable()[i];
             const auto id = static_cast<std::uint16_t>(i + 1);
             if (pen == 0) {
                 f.ipfix = {};
@@ -354,20 +299,21 @@ public:
             const SpltView v = view(*e);
             const std::size_t n = std::min<std::size_t>(s.both.packets, m_splt);
             std::array<std::int8_t, kMaxSplt> direction;
-            std::array<float, kMaxSplt> ps;
-            std::array<float, kMaxSplt> piat;
+            std::array<std::int32_t, kMaxSplt> ps;
+            std::array<std::int32_t, kMaxSplt> piat;
             direction.fill(-1);
-            ps.fill(-1.0F);
-            piat.fill(-1.0F);
+            ps.fill(-1);
+            piat.fill(-1);
+            constexpr std::uint32_t kMaxPiat = std::numeric_limits<std::int32_t>::max();
             for (std::size_t i = 0; i < n; ++i) {
                 const SpltEntry& x = v.entries[i];
                 direction[i] = static_cast<std::int8_t>(x.direction);
-                ps[i] = static_cast<float>(x.ps);
-                piat[i] = static_cast<float>(x.piat);
+                ps[i] = x.ps;
+                piat[i] = static_cast<std::int32_t>(std::min(x.piat, kMaxPiat));
             }
             f->spltDirection = out.append(std::span<const std::int8_t>(direction.data(), m_splt));
-            f->spltPs = out.append(std::span<const float>(ps.data(), m_splt));
-            f->spltPiat = out.append(std::span<const float>(piat.data(), m_splt));
+            f->spltPs = out.append(std::span<const std::int32_t>(ps.data(), m_splt));
+            f->spltPiat = out.append(std::span<const std::int32_t>(piat.data(), m_splt));
         }
         out.commit();
     }

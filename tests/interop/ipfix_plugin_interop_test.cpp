@@ -457,6 +457,96 @@ TEST_P(IpfixPluginInterop, TsharkDecodesEveryPluginFieldEqualToJson) {
     EXPECT_TRUE(missing.empty()) << missing.size() << " records differ";
 }
 
+// ---- signed fields: flowstats' SPLT --------------------------------------------------------------
+
+/// flowstats with `pen=` on captures with short flows: SPLT pads with -1 in signed basicLists
+/// (splt_direction signed8, splt_ps and splt_piat_ms signed32).
+const char* const kSignedPcaps[] = {"ndpi-4.2/pcap/quic-29.pcap", "ndpi-4.2/pcap/http_ipv6.pcap",
+                                    "ndpi-4.2/pcap/1kxun.pcap"};
+const std::string kFlowstatsSigned = "flowstats;splt=20;pen=32473";
+
+// ipfixDump learns the operator's elements only from the RFC 5610 type records (--rfc5610, no
+// element file), so each -1 of the SPLT lists is read back as -1 only when the records say
+// signed8 / signed32 and the items are two's complement; every integer field of every flow must
+// equal the json output. (The float statistics are left out here: ipfixDump prints float32
+// with six decimals, json the shortest exact form; Groundtruth.FlowstatsEqualsNfstream checks them.)
+TEST(IpfixSignedInterop, IpfixDumpReadsFlowstatsSignedSpltFromTheTypeRecords) {
+    ROWPROBE_REQUIRE_BINARY();
+    ROWPROBE_REQUIRE_TOOL("ipfixDump", "libfixbuf-tools");
+    if (runCommand({rowprobeBinary().string(), "-h", "flowstats"}).exitCode != 0)
+        GTEST_SKIP() << "process plugin 'flowstats' is not built into rowprobe";
+    auto maps = mappings({kFlowstatsSigned});
+    std::erase_if(maps, [](const Mapping& m) { return m.type == FieldType::Float32; });
+    ASSERT_EQ(maps.size(), 51U - 12U);
+    std::size_t padded = 0;
+    std::size_t compared = 0;
+    for (const char* name : kSignedPcaps) {
+        const fs::path pcap = testdataDir() / name;
+        if (!fs::exists(pcap)) continue;
+        const auto json =
+            runRowprobe("pcap;file=" + pcap.string(), "json", {"-p", kFlowstatsSigned});
+        std::vector<std::string> expected;
+        std::istringstream lines(json.out);
+        for (std::string line; std::getline(lines, line);) {
+            if (!line.empty()) expected.push_back(canonical(maps, parseJsonFlat(line), true, line));
+        }
+        const fs::path file = tempDir() / "flowstats-signed.ipfix";
+        runRowprobe("pcap;file=" + pcap.string(), "ipfix;file=" + file.string(),
+                    {"-p", kFlowstatsSigned});
+        const auto dump = runCommand({"ipfixDump", "--in", file.string(), "--data", "--rfc5610"});
+        ASSERT_EQ(dump.exitCode, 0) << dump.err;
+        std::vector<std::string> decoded;
+        for (const auto& v : ipfixDumpValues(dump.out)) {
+            decoded.push_back(canonical(maps, v, false));
+            const auto ps = v.find("32473/50");
+            if (ps != v.end() && ps->second.find("|-1|") != std::string::npos) ++padded;
+        }
+        std::sort(expected.begin(), expected.end());
+        std::sort(decoded.begin(), decoded.end());
+        EXPECT_EQ(decoded, expected) << name;
+        compared += expected.size();
+    }
+    if (compared == 0) GTEST_SKIP() << "no capture of ../shared/testdata available";
+    EXPECT_GT(padded, 0U) << "no flow shorter than 20 packets: the -1 padding was not exercised";
+}
+
+// tshark decodes the RFC 5610 type records: the SPLT elements are signed8 (5) / signed32 (7).
+TEST(IpfixSignedInterop, TsharkReadsSignedTypesInTheTypeRecords) {
+    ROWPROBE_REQUIRE_BINARY();
+    ROWPROBE_REQUIRE_TOOL("tshark", "tshark");
+    const fs::path pcap = testdataDir() / kSignedPcaps[0];
+    if (!fs::exists(pcap)) GTEST_SKIP() << pcap << " not available";
+    if (runCommand({rowprobeBinary().string(), "-h", "flowstats"}).exitCode != 0)
+        GTEST_SKIP() << "process plugin 'flowstats' is not built into rowprobe";
+    const fs::path file = tempDir() / "flowstats-signed-udp.ipfix";
+    runRowprobe("pcap;file=" + pcap.string(), "ipfix;file=" + file.string() + ";mtu=1458",
+                {"-p", kFlowstatsSigned});
+    std::ifstream in(file, std::ios::binary);
+    const std::vector<std::uint8_t> ipfix((std::istreambuf_iterator<char>(in)), {});
+    const fs::path capture = tempDir() / "flowstats-signed-udp.pcap";
+    writeIpfixFileAsUdpPcap(ipfix, capture);
+    const auto r =
+        runCommand({"tshark", "-r", capture.string(), "-d", "udp.port==4739,cflow", "-T", "fields",
+                    "-E", "occurrence=a", "-E", "aggregator=;", "-e",
+                    "cflow.information_element_id", "-e", "cflow.information_element_data_type"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    std::map<std::string, std::string> types;  // element id -> data type, over all packets
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+        const auto tab = line.find('\t');
+        if (tab == std::string::npos) continue;
+        std::istringstream ids(line.substr(0, tab));
+        std::istringstream dataTypes(line.substr(tab + 1));
+        for (std::string id, type;
+             std::getline(ids, id, ';') && std::getline(dataTypes, type, ';');)
+            types[id] = type;
+    }
+    EXPECT_EQ(types["49"], "5");  // splt_direction: signed8
+    EXPECT_EQ(types["50"], "7");  // splt_ps: signed32
+    EXPECT_EQ(types["51"], "7");  // splt_piat_ms: signed32
+    EXPECT_EQ(types["1"], "2");   // bidirectional_min_ps: unsigned16
+}
+
 const Case kCases[] = {
     {"basicplus_pstats", {"basicplus", "pstats"}, "http.pcap"},
     {"pstats", {"pstats"}, "mixed.pcap"},

@@ -58,6 +58,10 @@ enum class FieldType : std::uint8_t {
     String,   ///< VarRef to UTF-8/ASCII bytes, no NUL (JSON: escaped string)
     Binary,   ///< VarRef to raw bytes (UniRec bytes; JSON: hex, or text with FieldHint::Text)
     Array,    ///< VarRef to n packed values of FieldSpec::element (UniRec `T*`, IPFIX basicList)
+    // Added after the first SDK release: new types go at the end so that the values above,
+    // which a process-plugin library built against an older SDK carries, never change.
+    Int16,  ///< 2-byte signed, host order (IPFIX signed16, UniRec int16)
+    Int32,  ///< 4-byte signed, host order (IPFIX signed32, UniRec int32; flowstats' SPLT)
 };
 
 /// Size in bytes of a value of `type` at its source.
@@ -79,6 +83,9 @@ constexpr std::size_t fieldTypeSize(FieldType type) noexcept {
             return 8;
         case FieldType::Int8:
             return 1;
+        case FieldType::Int16:
+            return 2;
+        case FieldType::Int32:
         case FieldType::Float32:
             return 4;
         case FieldType::String:
@@ -102,6 +109,11 @@ constexpr bool isNumeric(FieldType type) noexcept {
         default:
             return false;
     }
+}
+
+/// True for the signed integer types (Int8, Int16, Int32), read by `readPluginSigned`.
+constexpr bool isSigned(FieldType type) noexcept {
+    return type == FieldType::Int8 || type == FieldType::Int16 || type == FieldType::Int32;
 }
 
 /// True for the variable-length types, whose fixed part is a VarRef.

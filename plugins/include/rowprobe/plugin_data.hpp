@@ -336,10 +336,20 @@ inline std::uint64_t readPluginUnsigned(const FieldSpec& f,
     }
 }
 
-/// An Int8 plugin field.
+/// A signed plugin field (Int8, Int16, Int32) widened to 64 bits; 0 for other types or when
+/// out of bounds.
 inline std::int64_t readPluginSigned(const FieldSpec& f,
                                      std::span<const std::uint8_t> data) noexcept {
-    return f.type == FieldType::Int8 ? detail::loadAt<std::int8_t>(data, f.offset) : 0;
+    switch (f.type) {
+        case FieldType::Int8:
+            return detail::loadAt<std::int8_t>(data, f.offset);
+        case FieldType::Int16:
+            return detail::loadAt<std::int16_t>(data, f.offset);
+        case FieldType::Int32:
+            return detail::loadAt<std::int32_t>(data, f.offset);
+        default:
+            return 0;
+    }
 }
 
 /// A Float32 plugin field.
@@ -394,8 +404,19 @@ public:
                 return 0;
         }
     }
+    /// Element i of an Int8 / Int16 / Int32 array, widened.
     std::int64_t signedAt(std::size_t i) const noexcept {
-        return m_element == FieldType::Int8 ? detail::loadAt<std::int8_t>(m_bytes, i) : 0;
+        const std::size_t o = i * fieldTypeSize(m_element);
+        switch (m_element) {
+            case FieldType::Int8:
+                return detail::loadAt<std::int8_t>(m_bytes, o);
+            case FieldType::Int16:
+                return detail::loadAt<std::int16_t>(m_bytes, o);
+            case FieldType::Int32:
+                return detail::loadAt<std::int32_t>(m_bytes, o);
+            default:
+                return 0;
+        }
     }
     float floatAt(std::size_t i) const noexcept {
         return m_element == FieldType::Float32 ? detail::loadAt<float>(m_bytes, i * 4) : 0.0F;

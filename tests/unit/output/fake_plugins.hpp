@@ -29,6 +29,12 @@ struct StatsFields {
     VarRef times;       // TimeNs
     VarRef directions;  // i8
 };
+struct SignedFields {  // flowstats-like: signed scalars and -1-padded signed arrays
+    std::int16_t a = 0;
+    std::int32_t b = 0;
+    VarRef shorts;  // i16
+    VarRef ints;    // i32
+};
 struct DnsFields {
     std::array<std::uint8_t, 16> ip{};
     std::uint32_t ttl = 0;
@@ -64,6 +70,28 @@ inline constexpr FieldSpec kStatsFields[] = {
                FieldType::Timestamp, {kPenCesnet, 1014, 8}),
     arrayField("ppi_pkt_directions", "", offsetof(StatsFields, directions),
                {"PPI_PKT_DIRECTIONS", "int8*"}, FieldType::Int8, {kPenCesnet, 1016, 1}),
+};
+
+/// Signed fields under an operator's PEN (32473, RFC 5612's documentation PEN), as a plugin
+/// with `pen=` declares them: signed16 / signed32 scalars and basicLists of them.
+inline constexpr std::uint32_t kSignedPen = 32473;
+inline constexpr FieldSpec kSignedFields[] = {
+    {.name = "s16",
+     .type = FieldType::Int16,
+     .origin = FieldOrigin::Plugin,
+     .offset = offsetof(SignedFields, a),
+     .ipfix = {kSignedPen, 1, 2},
+     .unirec = {"S16", "int16"}},
+    {.name = "s32",
+     .type = FieldType::Int32,
+     .origin = FieldOrigin::Plugin,
+     .offset = offsetof(SignedFields, b),
+     .ipfix = {kSignedPen, 2, 4},
+     .unirec = {"S32", "int32"}},
+    arrayField("s16_list", "", offsetof(SignedFields, shorts), {"S16_LIST", "int16*"},
+               FieldType::Int16, {kSignedPen, 3, 2}),
+    arrayField("s32_list", "", offsetof(SignedFields, ints), {"S32_LIST", "int32*"},
+               FieldType::Int32, {kSignedPen, 4, 4}),
 };
 
 inline constexpr FieldSpec kDnsFields[] = {
@@ -128,6 +156,16 @@ public:
         f->lengths = m_writer.append(std::span<const std::uint16_t>(lengths));
         f->times = m_writer.append(std::span<const TimeNs>(times));
         f->directions = m_writer.append(std::span<const std::int8_t>(directions));
+        m_writer.commit();
+    }
+    void signedValues(std::uint16_t plugin, std::int16_t a, std::int32_t b,
+                      std::vector<std::int16_t> shorts, std::vector<std::int32_t> ints) {
+        m_writer.setPlugin(plugin);
+        auto* f = m_writer.begin<SignedFields>();
+        f->a = a;
+        f->b = b;
+        f->shorts = m_writer.append(std::span<const std::int16_t>(shorts));
+        f->ints = m_writer.append(std::span<const std::int32_t>(ints));
         m_writer.commit();
     }
     void dns(std::uint16_t plugin, std::array<std::uint8_t, 16> ip, std::uint32_t ttl,

@@ -237,6 +237,50 @@ TEST(IpfixOutput, PluginFieldsOneTemplatePerPluginSetAndOneRecordPerInstance) {
     }
 }
 
+// Int16 / Int32 plugin fields: big-endian two's complement in elements of their own size
+// (scalars and basicList items), and their RFC 5610 type records say signed16 / signed32, so a
+// collector that learns the elements from them reads -1 as -1, not 65535.
+TEST(IpfixOutput, SignedPluginFieldsAreSigned16And32WithTheirTypeRecords) {
+    namespace fp = rowprobe::test::plugins;
+    const fp::FakePlugin sig("signed", fp::kSignedFields);
+    const ProcessPlugin* plugins[] = {&sig};
+    const auto path = rowprobe::test::tempDir() / "signed.ipfix";
+    auto out = makeOutput("ipfix;file=" + path.string());
+    out->setProcessPlugins(plugins);
+    fp::Instances i;
+    i.signedValues(0, -2, -2'147'483'647 - 1, {-1, 32767, -32768}, {-1, 65535, 2'147'483'647});
+    std::vector<FlowRecord> records = {numbered(0)};
+    i.attach(records[0]);
+    out->write(records);
+    out->finish();
+
+    std::ifstream in(path, std::ios::binary);
+    const auto msgs = decodeAll({std::istreambuf_iterator<char>(in), {}});
+    std::vector<dec::DataRecord> data;
+    std::map<std::uint16_t, std::uint64_t> types;  // element id -> informationElementDataType
+    for (const auto& m : msgs) {
+        data.insert(data.end(), m.records.begin(), m.records.end());
+        for (const auto& o : m.options) {
+            if (*o.number(0, 346) == fp::kSignedPen)
+                types[static_cast<std::uint16_t>(*o.number(0, 303))] = *o.number(0, 339);
+        }
+    }
+    ASSERT_EQ(data.size(), 1U);
+    EXPECT_EQ(types, (std::map<std::uint16_t, std::uint64_t>{{1, 6}, {2, 7}, {3, 6}, {4, 7}}));
+    EXPECT_EQ(*data[0].find(fp::kSignedPen, 1), (std::vector<std::uint8_t>{0xFF, 0xFE}));
+    EXPECT_EQ(*data[0].find(fp::kSignedPen, 2), (std::vector<std::uint8_t>{0x80, 0, 0, 0}));
+    std::vector<dec::BasicList> lists;
+    for (std::size_t k = 0; k < data[0].elements.size(); ++k) {
+        if (data[0].elements[k].id == 291)
+            lists.push_back(dec::BasicList::parse(data[0].values[k]).value());
+    }
+    ASSERT_EQ(lists.size(), 2U);
+    EXPECT_EQ(lists[0].element, (dec::Element{3, 2, fp::kSignedPen}));
+    EXPECT_EQ(lists[0].values, (std::vector<std::uint64_t>{0xFFFF, 0x7FFF, 0x8000}));
+    EXPECT_EQ(lists[1].element, (dec::Element{4, 4, fp::kSignedPen}));
+    EXPECT_EQ(lists[1].values, (std::vector<std::uint64_t>{0xFFFFFFFF, 65535, 0x7FFFFFFF}));
+}
+
 TEST(IpfixOutput, TunnelFieldsUnderTheOperatorsPenInTemplatesOfTheirOwn) {
     // tunnel-pen=32473 (RFC 5612's documentation number) with the http plugin: plain flows keep
     // 258, an IPv4-outer tunnel gets the tunnel4 set (ids 1-4), an IPv6-outer one the tunnel6

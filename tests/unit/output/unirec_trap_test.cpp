@@ -416,6 +416,31 @@ TEST_F(UnirecTrap, PluginGroupsGetTheirFlowsOneRecordPerInstance) {
                                        "[2023-11-14T22:13:20.250000]"}));
 }
 
+// Int16 / Int32 plugin fields as UniRec int16 / int32 and int16* / int32* (little-endian two's
+// complement, as libunirec stores them); the logger line reads them back signed.
+TEST_F(UnirecTrap, SignedPluginFieldsAreInt16AndInt32) {
+    const fp::FakePlugin sig("signed", fp::kSignedFields);
+    const ProcessPlugin* plugins[] = {&sig};
+    const auto a = m_dir / "signed.trapcap";
+    auto out = makeOutput("unirec;i=f:" + a.string() + ";p=signed;I=0");
+    out->setProcessPlugins(plugins);
+    fp::Instances i;
+    i.signedValues(0, -2, -2'147'483'647 - 1, {-1, 32767, -32768}, {-1, 65535});
+    std::vector<FlowRecord> records = {vectorA()};
+    i.attach(records[0]);
+    out->write(records);
+    out->finish();
+    const auto s = readTrapcap(a);
+    EXPECT_NE(s.spec.find("int32 S32,"), std::string::npos) << s.spec;
+    EXPECT_NE(s.spec.find("int16 S16,"), std::string::npos) << s.spec;
+    EXPECT_NE(s.spec.find("int16* S16_LIST,int32* S32_LIST"), std::string::npos) << s.spec;
+    const auto lines = loggerLines(s);
+    ASSERT_EQ(lines.size(), 1U);
+    EXPECT_NE(lines[0].find(",-2147483648,"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find(",-2,"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find("[-1|32767|-32768],[-1|65535]"), std::string::npos) << lines[0];
+}
+
 TEST_F(UnirecTrap, TunnelGroupGetsFlowsOutOfTunnelsWithTheirFields) {
     // p=basic,tunnel,(http,tunnel): every flow on the first interface with ipfixprobe's
     // template; flows out of a tunnel on the second with TUNNEL_TYPE, TUNNEL_ID, TUNNEL_SRC_IP

@@ -226,6 +226,43 @@ TEST(PluginData, JsonFormOfEveryType) {
     EXPECT_EQ(json(spec(FieldType::Int8, offsetof(Mixed, dir)), data), "-3");
 }
 
+// Int16 / Int32 scalars: sign-extended when read, written as JSON integers, their extremes
+// included; an offset past the instance reads 0 (bounds-checked).
+TEST(PluginData, SignedScalarsOfEveryWidth) {
+    struct Signed {
+        std::int16_t a;
+        std::int16_t b;
+        std::int32_t c;
+        std::int32_t d;
+    };
+    const Signed s{-32768, 32767, -2'147'483'647 - 1, -1};
+    const std::span<const std::uint8_t> data(reinterpret_cast<const std::uint8_t*>(&s), sizeof s);
+    auto spec = [](FieldType t, std::size_t off) {
+        FieldSpec f;
+        f.type = t;
+        f.origin = FieldOrigin::Plugin;
+        f.offset = static_cast<std::uint16_t>(off);
+        return f;
+    };
+    EXPECT_EQ(json(spec(FieldType::Int16, offsetof(Signed, a)), data), "-32768");
+    EXPECT_EQ(json(spec(FieldType::Int16, offsetof(Signed, b)), data), "32767");
+    EXPECT_EQ(json(spec(FieldType::Int32, offsetof(Signed, c)), data), "-2147483648");
+    EXPECT_EQ(json(spec(FieldType::Int32, offsetof(Signed, d)), data), "-1");
+    EXPECT_EQ(readPluginSigned(spec(FieldType::Int32, offsetof(Signed, d)), data), -1);
+    EXPECT_EQ(readPluginSigned(spec(FieldType::Int32, sizeof s - 2), data), 0);  // past the end
+    EXPECT_EQ(readPluginUnsigned(spec(FieldType::Int16, 0), data), 0U);  // not an unsigned type
+    EXPECT_TRUE(isSigned(FieldType::Int16) && isSigned(FieldType::Int32) &&
+                isSigned(FieldType::Int8) && !isSigned(FieldType::Unsigned16));
+    EXPECT_EQ(fieldTypeSize(FieldType::Int16), 2U);
+    EXPECT_EQ(fieldTypeSize(FieldType::Int32), 4U);
+    const std::int16_t values[] = {-2, 300};
+    const ArrayView a(FieldType::Int16,
+                      {reinterpret_cast<const std::uint8_t*>(values), sizeof values});
+    ASSERT_EQ(a.size(), 2U);
+    EXPECT_EQ(a.signedAt(0), -2);
+    EXPECT_EQ(a.signedAt(1), 300);
+}
+
 /// One instance holding a single variable-length value; `spec` reads it.
 struct OneVar {
     std::vector<std::uint8_t> scratch = std::vector<std::uint8_t>(kMaxPluginData);
@@ -313,6 +350,11 @@ TEST(PluginData, JsonArraysOfEveryElementTypeEdges) {
     EXPECT_EQ(jsonArray<std::uint64_t>(FieldType::Unsigned64, {~std::uint64_t{0}, 0}),
               "[18446744073709551615,0]");
     EXPECT_EQ(jsonArray<std::int8_t>(FieldType::Int8, {-128, 0, 127, -1}), "[-128,0,127,-1]");
+    EXPECT_EQ(jsonArray<std::int16_t>(FieldType::Int16, {-32768, -1, 0, 32767}),
+              "[-32768,-1,0,32767]");
+    EXPECT_EQ(
+        jsonArray<std::int32_t>(FieldType::Int32, {-2'147'483'647 - 1, -1, 65535, 2'147'483'647}),
+        "[-2147483648,-1,65535,2147483647]");
     EXPECT_EQ(jsonArray<float>(FieldType::Float32, {0.5F, std::numeric_limits<float>::quiet_NaN(),
                                                     std::numeric_limits<float>::infinity(), -2.0F}),
               "[0.5,null,null,-2]");

@@ -82,14 +82,14 @@ public:
     const ProcessPlugin& plugin() const { return *m_plugin; }
     const ExtPool& pool() const { return m_pool; }
 
-    /// Feeds one packet; returns what the plugin's hooks returned (OR-ed).
-    HookResult packet(const Bytes& f) {
+    /// Feeds one packet captured at `ts`; returns what the plugin's hooks returned (OR-ed).
+    HookResult packet(const Bytes& f, TimeNs ts = 0) {
         m_frames.push_back(f);
         const Bytes& stored = m_frames.back();
         ParsedPacket pp;
         AnomalyCounters anomalies;
         const RawPacket raw{stored.data(), static_cast<std::uint32_t>(stored.size()),
-                            static_cast<std::uint32_t>(stored.size()), 0};
+                            static_cast<std::uint32_t>(stored.size()), ts};
         EXPECT_TRUE(parsePacket(raw, LinkType::Ethernet, ParserConfig{}, pp, anomalies));
         const bool first = !m_started;
         if (first) {
@@ -164,9 +164,8 @@ private:
                 const ArrayView a = readPluginArray(f, data);
                 std::string s = "[";
                 for (std::size_t i = 0; i < a.size(); ++i) {
-                    s += (i ? "|" : "") + (a.element() == FieldType::Int8
-                                               ? std::to_string(a.signedAt(i))
-                                               : std::to_string(a.unsignedAt(i)));
+                    s += (i ? "|" : "") + (isSigned(a.element()) ? std::to_string(a.signedAt(i))
+                                                                 : std::to_string(a.unsignedAt(i)));
                 }
                 return s + "]";
             }

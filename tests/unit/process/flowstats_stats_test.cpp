@@ -265,9 +265,26 @@ TEST(FlowstatsPlugin, SpltPaddedWithMinusOne) {
     const auto out = d.write();
     ASSERT_EQ(out.size(), 1U);
     EXPECT_EQ(out[0].at("splt_direction"), "[0|1|-1|-1|-1]");
+    EXPECT_EQ(out[0].at("splt_ps"), "[64|64|-1|-1|-1]");  // int32 arrays, as NFStream's ints
+    EXPECT_EQ(out[0].at("splt_piat_ms"), "[0|0|-1|-1|-1]");
     EXPECT_EQ(out[0].at("bidirectional_min_ps"), "64");
     EXPECT_EQ(out[0].at("bidirectional_psh_packets"), "2");
     EXPECT_EQ(out[0].at("src2dst_ack_packets"), "1");
+}
+
+// A gap beyond int32 (here 3·10⁹ ms, 35 days, kept exactly in the 32-bit entry) is exported
+// saturated at 2³¹ − 1 ms, never as a negative number; the largest size, 65535, fits int32.
+TEST(FlowstatsPlugin, SpltGapSaturatesAtInt32Max) {
+    test::FlowDriver d("flowstats;splt=3");
+    const test::Bytes payload(10, 'x');
+    const TimeNs t0 = 1'700'000'000ULL * kNsPerSec;
+    d.packet(test::frame(17, {10, 0, 0, 1}, 1234, {10, 0, 0, 2}, 53, payload), t0);
+    d.packet(test::frame(17, {10, 0, 0, 2}, 53, {10, 0, 0, 1}, 1234, payload),
+             t0 + 3'000'000'000ULL * 1'000'000ULL);
+    const auto out = d.write();
+    ASSERT_EQ(out.size(), 1U);
+    EXPECT_EQ(out[0].at("splt_piat_ms"), "[0|2147483647|-1]");
+    EXPECT_EQ(out[0].at("bidirectional_max_piat_ms"), "3000000000");
 }
 
 }  // namespace
