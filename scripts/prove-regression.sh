@@ -137,7 +137,9 @@ for item in "${want[@]}"; do
         [[ $side = after && $after = 0 ]] && continue
         rev=$fix^
         [[ $side = after ]] && rev=$fix
-        if [[ $kind = unit && $side = before ]]; then
+        # Before the fix: the fix's test files (or the later commit that corrected them, also
+        # used after the fix).
+        if [[ $kind = unit && ($side = before || -n $from) ]]; then
             checkout "$rev" "${from:-$fix}" "${files[@]}"
         else
             checkout "$rev"
