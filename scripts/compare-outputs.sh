@@ -21,7 +21,7 @@ work=$(mktemp -d /tmp/rowprobe-compare.XXXXXX)
 trap '[[ $keep = 1 ]] && echo "outputs kept in $work" || rm -rf "$work"' EXIT
 testdata=../shared/testdata
 plugins=(-p pstats -p http -p tls -p dns -p passivedns -p idpcontent -p bstats -p phists
-         -p basicplus)
+         -p basicplus -p conn -p tcpperf)
 all=src_ip,src_port,dst_ip,dst_port,src_mac,dst_mac,time_first,time_last,proto,packets,bytes
 all=$all,tcp_flags,tcp_flags_rev,end_reason,vlan,ttl,icmp_type_code,queue
 captures=(pcaps/*.pcap)

@@ -69,15 +69,22 @@ constexpr std::array<FieldSpec, 6> kFields = {
 };
 
 constexpr std::uint32_t kBroadcast = 0xffffffffU;
+constexpr std::uint8_t kProtoTcp = 6;
 
 class ConnPlugin final : public ProcessPluginBase<ConnPlugin> {
 public:
-    // Tier 2 rather than tier 1: the 192 bytes are three cache lines, and the table loads a
-    // batch's tier-2 lines together before the hooks run (touch: the two hot ones), where it
-    // loads only the first line of a slot's tier-1 area; the records also stay packed at the
-    // pool's front. On the 100k-flow benchmark capture tier 1 cost 680 ns per packet, tier 2
-    // with three lines touched 156 ns (docs/performance.md, loaded machine).
+    // Tier 2 rather than tier 1: the table loads a batch's tier-2 lines together before the
+    // hooks run (touch: the hot ones), and the records stay packed at the pool's front, where
+    // a tier-1 state of 192 bytes per slot would be spread over the whole plugin area (when
+    // the table still loaded only the first line of a slot's area, tier 1 cost 680 ns per
+    // packet on the 100k-flow capture, tier 2 156 ns: docs/performance.md, loaded machine).
     using Ext = ConnState;
+    // Tier 1, one byte (the flow record keeps it inline when conn is the first plugin with so
+    // small a state; it is loaded with the record, before the tier-2 handle is even read): whether
+    // the flow is TCP, so that `touch` picks the record's lines without waiting for them.
+    struct State {
+        std::uint8_t tcp;
+    };
 
     explicit ConnPlugin(const Options& options) : m_fields(kFields) {
         const auto pen = static_cast<std::uint32_t>(options.getInt("pen"));
@@ -95,6 +102,7 @@ public:
     std::span<const FieldSpec> fields() const noexcept override { return m_fields; }
 
     HookResult postCreate(FlowContext& ctx) const noexcept {
+        ctx.stateAs<State>().tcp = ctx.flow->proto() == kProtoTcp ? 1 : 0;
         ConnState* s = ctx.attachExt<ConnState>();
         return s != nullptr ? onPacket(ctx, *s) : kDone;  // pool exhausted: counted, no fields
     }
@@ -103,11 +111,13 @@ public:
         return s != nullptr ? onPacket(ctx, *s) : kDone;
     }
 
-    // The two lines of the record every packet reads (the third, the history, is written
-    // only by a flow's first packets and read at export: conn_tracker.hpp).
-    std::uint64_t touch(const ConnState& s) const noexcept {
+    // The lines of the record the next packet reads (conn_tracker.hpp): line 1, and for TCP
+    // line 0 (the endpoints); the third line, the history, is only written while the flow
+    // runs. A UDP packet thus costs one line. Both addresses follow from the record's handle
+    // and the tier-1 byte, which arrive together: no load waits for another.
+    std::uint64_t touch(const State& st, const ConnState& s) const noexcept {
         const auto* b = reinterpret_cast<const unsigned char*>(&s);
-        return std::uint64_t{b[0]} ^ b[64];
+        return std::uint64_t{b[64]} ^ b[st.tcp != 0 ? 0 : 64];
     }
 
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {

@@ -555,9 +555,9 @@ void connPacket(ConnState& s, const ConnPacket& p) noexcept {
         t.tcp(p, d);
     } else if (s.proto == kProtoUdp) {
         t.connCheckHistory(orig ? 0x10U : 0x10U << 16, orig ? 'D' : 'd');
-        s.udpBytes[static_cast<std::size_t>(d)] += p.payloadLen;
+        s.datagram.bytes[static_cast<std::size_t>(d)] += p.payloadLen;
     } else {
-        s.udpBytes[static_cast<std::size_t>(d)] += p.payloadLen;
+        s.datagram.bytes[static_cast<std::size_t>(d)] += p.payloadLen;
     }
 }
 
@@ -572,8 +572,8 @@ ConnSummary connSummary(const ConnState& s) noexcept {
         out.respBytes = tcpEndpointSize(s.ep[1 - o], s.ep[o]);
         out.missedBytes = s.missedBytes + s.missedLow;
     } else {
-        out.origBytes = s.udpBytes[o];
-        out.respBytes = s.udpBytes[1 - o];
+        out.origBytes = s.datagram.bytes[o];
+        out.respBytes = s.datagram.bytes[1 - o];
         if (s.proto == kProtoUdp) {
             const bool os = (s.histSeen & 0x10U) != 0;
             const bool rs = (s.histSeen & (0x10U << 16)) != 0;

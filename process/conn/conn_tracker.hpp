@@ -16,7 +16,7 @@
 //                         ack seen, one buffered out-of-order block
 //     history     the letters in order (kMaxHistory, then truncated: `histFull`)
 //     histSeen    Zeek's once-only mask per letter and direction
-//     udpBytes    UDP payload bytes per direction (in the place of ep)
+//     datagram    UDP (and other) payload bytes per direction (in the place of ep, line 1)
 //
 // Zeek's rules that decide the roles: a connection that does not start with a pure SYN is
 // flipped when its source port is a likely server port (Zeek's `likely_server_ports`: the
@@ -72,15 +72,23 @@ static_assert(sizeof(TcpEndpoint) == 56);
 
 inline constexpr std::size_t kMaxHistory = 32;
 
-// Line 0-1 (what every packet reads, loaded by the plugin's touch hook): the endpoints (UDP and
-// other protocols: the byte counts in their place), the once-only mask, the roles and the
-// missed bytes below 4 GiB (gaps are frequent on traffic with random numbers). Line 2:
-// the history letters and the missed bytes, written only when a letter or a gap is added (the
-// first packets of a flow, whose record is still in cache from its creation) and read at export.
+/// A non-TCP flow's counters, in the place of the endpoints: in line 1, beside the once-only
+/// mask, so that its packets read and write that line alone.
+struct DatagramCounters {
+    std::array<std::uint8_t, 64> lineZero;  ///< unused
+    std::array<std::uint64_t, 2> bytes;     ///< payload bytes, by rowprobe direction
+};
+
+// Lines 0-1 (what a TCP packet reads, loaded by the plugin's touch hook): the endpoints, the
+// once-only mask, the roles, the missed bytes below 4 GiB (gaps are frequent on traffic with
+// random numbers) and the length of the history. A UDP (or other) packet reads line 1 only:
+// its byte counts, the mask, the roles. Line 2: the history letters and the missed bytes
+// beyond 4 GiB, only written while a flow runs (a letter added is a store, which does not
+// hold up the packet as a load would) and read at export.
 struct alignas(64) ConnState {
     union {
-        std::array<TcpEndpoint, 2> ep;          ///< TCP
-        std::array<std::uint64_t, 2> udpBytes;  ///< other protocols, by rowprobe direction
+        std::array<TcpEndpoint, 2> ep;  ///< TCP
+        DatagramCounters datagram;      ///< other protocols
     };
     std::uint32_t histSeen;
     std::uint32_t missedLow;  ///< missed bytes, carried into missedBytes before it overflows
@@ -90,12 +98,14 @@ struct alignas(64) ConnState {
     std::uint8_t seenFirst;  ///< Zeek's first_packet_seen bits (1 = orig, 2 = resp)
     std::uint8_t partial;    ///< Zeek's is_partial
     std::uint8_t histIsH;    ///< the history is exactly "H" (Zeek's SYN-ACK flip rule)
-    alignas(64) std::uint64_t missedBytes;  ///< missed bytes beyond missedLow
-    std::array<char, kMaxHistory> history;
     std::uint8_t histLen;
-    std::uint8_t histFull;  ///< a letter did not fit
+    std::uint8_t histFull;      ///< a letter did not fit
+    std::uint64_t missedBytes;  ///< missed bytes beyond missedLow
+    std::array<char, kMaxHistory> history;
 };
 static_assert(sizeof(ConnState) == 192 && offsetof(ConnState, missedBytes) == 128);
+static_assert(offsetof(ConnState, datagram) + offsetof(DatagramCounters, bytes) == 64 &&
+              offsetof(ConnState, histFull) < 128);
 
 /// What the tracker needs of one packet.
 struct ConnPacket {

@@ -61,7 +61,7 @@ void handshake(TcpPerfState& s, const TcpSegment& seg, std::uint32_t now) noexce
 
 // An ACK from the other side: does it acknowledge a timed segment of `h`/`d` exactly? The
 // segments it covers are no longer in flight. An ACK short of the oldest one reads only `h`.
-void matchAck(TcpPerfFlowDir& h, TcpPerfDir& d, std::uint32_t ack, std::uint32_t now,
+void matchAck(TcpPerfFlowDir& h, TcpPerfRtt& d, std::uint32_t ack, std::uint32_t now,
               SegmentVerdict& v) noexcept {
     if (h.rttUsed == 0 || seqGt(h.rttEnd0, ack)) return;
     const std::size_t covered = h.rttUsed == 2 && seqLe(d.rttEnd1, ack) ? 2 : 1;
@@ -191,9 +191,9 @@ SegmentVerdict tcpperfUpdate(TcpPerfState& s, const TcpSegment& seg) noexcept {
             if (fwd.rttUsed == 0) {
                 fwd.rttEnd0 = nextSeq;
             } else {
-                s.dir[d].rttEnd1 = nextSeq;
+                s.rtt[d].rttEnd1 = nextSeq;
             }
-            s.dir[d].rttSentUs[fwd.rttUsed++] = now;
+            s.rtt[d].rttSentUs[fwd.rttUsed++] = now;
         }
         fwd.nextSeq = nextSeq;
         fwd.nextSeqUs = now;
@@ -208,7 +208,7 @@ SegmentVerdict tcpperfUpdate(TcpPerfState& s, const TcpSegment& seg) noexcept {
     if (v.zeroWindowProbe) fwd.bits |= kDirLastZeroWinProbe;
 
     // --- RTT: this ACK against the other direction's timed segments.
-    if ((flags & kAck) != 0) matchAck(rev, s.dir[d ^ 1U], ack, now, v);
+    if ((flags & kAck) != 0) matchAck(rev, s.rtt[d ^ 1U], ack, now, v);
     return v;
 }
 

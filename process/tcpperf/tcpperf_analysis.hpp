@@ -4,10 +4,12 @@
 // Pure functions on a fixed state: no plugin API, no allocation, no throw. The plugin glue is
 // tcpperf_plugin.cpp; the metric definitions and their Tstat columns are in README.md.
 //
-// Design. The state is one TcpPerfState per flow (tier 1, 192 bytes, three cache lines). The
-// first line holds what every segment reads or writes (the "flow" part, one TcpPerfFlowDir
-// per direction, index 0 = the flow's forward direction, and the handshake bits); the other
-// two hold the results and what only events touch (an RTT sample, a retransmission, a SYN):
+// Design. The state is one TcpPerfState per flow (the plugin's tier-2 record, 192 bytes, three
+// cache lines). The first line holds what every segment reads or writes (the "flow" part, one
+// TcpPerfFlowDir per direction, index 0 = the flow's forward direction, and the handshake
+// bits); the second what data segments and ACKs read and write (RTT timing and samples of both
+// directions); the third what only events touch (a retransmission, a duplicate ACK, a zero
+// window, a SYN). The plugin loads the first two lines ahead of each packet (its touch hook):
 //
 //   TcpPerfFlowDir (first line)        what it is for
 //   ---------------------------------  ---------------------------------------------------------
@@ -21,13 +23,15 @@
 //                                      data was already acknowledged), zero-window probes
 //   rttEnd0, rttUsed                   the oldest timed segment's end: an ACK that does not
 //                                      reach it costs no other line
-//   TcpPerfDir (lines 2-3)
+//   TcpPerfRtt (second line)
 //   rttEnd1, rttSentUs[kRttSlots]      the first data segments in flight, oldest first (end
 //                                      sequence, send time): an ACK equal to an end gives one
 //                                      RTT sample; a retransmission in the direction clears
 //                                      them (Karn's rule); full = not timed (bounded work)
+//   rttMin/Max/Sum/Count               the samples
+//   TcpPerfDir (third line)
 //   counters                           retransmitted packets/bytes, out-of-order, duplicate
-//                                      ACKs, zero windows, RTT min/max/sum/count, MSS, scale
+//                                      ACKs, zero windows, MSS, scale
 //
 // Sequence numbers compare modulo 2^32 (serial arithmetic), so a connection that crosses the
 // wrap at 2^32 is measured as any other. Times are kept as microseconds modulo 2^32: every
@@ -83,14 +87,19 @@ struct TcpPerfFlowDir {
     std::uint8_t rttUsed;   ///< timed segments (slots in use)
 };
 
-/// A direction's results and the rest of its RTT timing.
-struct TcpPerfDir {
+/// The rest of a direction's RTT timing and its RTT samples (what a data segment and the ACK
+/// of the other side read and write).
+struct TcpPerfRtt {
     std::uint64_t rttSumUs;
     std::uint32_t rttEnd1;  ///< end of the second timed segment (when rttUsed == 2)
     std::array<std::uint32_t, kRttSlots> rttSentUs;  ///< send times, oldest first
     std::uint32_t rttMinUs;
     std::uint32_t rttMaxUs;
     std::uint32_t rttCount;
+};
+
+/// A direction's event counters and the options of its SYN.
+struct TcpPerfDir {
     std::uint32_t retxPkts;
     std::uint32_t retxBytes;  ///< saturates at 2^32 - 1
     std::uint32_t oooPkts;
@@ -106,7 +115,9 @@ struct TcpPerfState {
     std::uint32_t initialRttUs;  ///< SYN -> first ACK without SYN (either side), Wireshark's iRTT
     std::uint8_t hs;             ///< kHs* below
     std::uint8_t synDir;         ///< the direction that sent the SYN
-    // lines 2-3: events
+    // second cache line: RTT timing and samples of both directions (data and ACKs)
+    std::array<TcpPerfRtt, 2> rtt;
+    // third cache line: events (retransmissions, duplicate ACKs, zero windows, SYNs)
     std::array<TcpPerfDir, 2> dir;
     std::uint32_t synUs;        ///< the most recent SYN (without ACK)
     std::uint32_t synAckUs;     ///< the first SYN-ACK answering it
@@ -114,8 +125,9 @@ struct TcpPerfState {
     std::uint32_t rttSynAckUs;  ///< SYN-ACK -> the SYN sender's first ACK
 };
 static_assert(sizeof(TcpPerfFlowDir) == 28);
-static_assert(offsetof(TcpPerfState, dir) == 64, "what every segment touches: one line");
-static_assert(sizeof(TcpPerfState) == 192, "tier-1 state budget: three cache lines");
+static_assert(offsetof(TcpPerfState, rtt) == 64, "what every segment touches: one line");
+static_assert(offsetof(TcpPerfState, dir) == 128, "what data and ACKs touch: the second line");
+static_assert(sizeof(TcpPerfState) == 192, "three cache lines");
 
 // TcpPerfFlowDir::bits
 inline constexpr std::uint8_t kDirWindowKnown = 0x01;
@@ -163,7 +175,7 @@ inline std::uint8_t announcedWindowScale(const TcpPerfDir& d) noexcept {
 }
 
 /// Mean RTT of a direction in µs (0 without samples).
-inline std::uint32_t rttMeanUs(const TcpPerfDir& d) noexcept {
+inline std::uint32_t rttMeanUs(const TcpPerfRtt& d) noexcept {
     return d.rttCount == 0 ? 0 : static_cast<std::uint32_t>(d.rttSumUs / d.rttCount);
 }
 

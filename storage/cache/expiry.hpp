@@ -50,8 +50,9 @@ inline constexpr std::uint8_t kAck = 0x10;
 /// Whether `f` has expired at time `now`, and why: the timeout whose deadline came first
 /// (inactive on a tie), so the reason is the same whenever the flow is looked at after it
 /// expired: by its next packet, the inline sweep, the export thread or the final flush.
-inline EndReason expiryAt(const CachedFlow& f, TimeNs now, TimeNs inactive,
-                          TimeNs active) noexcept {
+/// Always inlined: every hit asks it, and since the table's split GCC called it out of line.
+[[gnu::always_inline]] inline EndReason expiryAt(const CachedFlow& f, TimeNs now, TimeNs inactive,
+                                                 TimeNs active) noexcept {
     const TimeNs idle = saturatingAdd(f.timeLast, inactive);
     const TimeNs old = saturatingAdd(f.timeFirst, active);
     const bool idleDue = now >= idle;

@@ -223,10 +223,10 @@ private:
             // The hooks read the payload's first bytes (http's method, tls' record header).
             for (const ParsedPacket& pkt : part) m_proc.prefetchPayload(pkt);
         }
-        if (m_proc.hasExt()) {
-            // Plugins with tier-2 records: a second pass reads each candidate's handles (in its
-            // record, loaded by the first) and loads the lines of the tier-2 records the hooks
-            // will write, so those misses overlap too.
+        if (m_proc.touchesFlowData()) {
+            // Plugins with per-flow data: a second pass reads each candidate's wants word and
+            // handles (in its record, loaded by the first) and loads the area and tier-2 lines
+            // of the plugins the hooks will run for, so those misses overlap too.
             std::array<std::uint32_t, kMaxBatch> slots;
             for (std::size_t i = 0; i < n; ++i) {
                 if (i == 0 || hashes[i] != hashes[i - 1]) {
@@ -237,8 +237,7 @@ private:
             }
             for (std::size_t i = 0; i < n; ++i) {
                 if (i == 0 || slots[i] != slots[i - 1])
-                    touched ^= m_proc.touchExt(slots[i], m_records[slots[i]],
-                                               m_records[slots[i]].pluginWants);
+                    touched ^= m_proc.touchWanted(slots[i], m_records[slots[i]]);
             }
         } else {
             for (std::size_t i = 0; i < n; ++i) {
@@ -302,10 +301,9 @@ private:
             if (m_proc.needsArea()) m_proc.prepareArea(index);
             return 0;
         }
-        // The hooks and postCreate use the slot's plugin area (needsArea: some plugin keeps
-        // state or a handle there; never without plugins).
-        const std::uint64_t area = m_proc.needsArea() ? m_proc.touch(index) : 0;
-        return f.timeLast ^ f.bytes[0] ^ area;  // line 0 and line 1
+        // The plugins' data (area, tier 2) is loaded by the next pass, for the plugins that
+        // still want the flow (ProcessDispatch::touchWanted).
+        return f.timeLast ^ f.bytes[0];  // line 0 and line 1
     }
 
     void update(const ParsedPacket& pkt, std::uint64_t h) noexcept {

@@ -64,6 +64,13 @@ void ProcessDispatch::layOut(std::span<ProcessPlugin* const> plugins) {
         if (e.recordHandle < 0 || (e.hooks.stateSize != 0 && !e.stateInline)) m_needsArea = true;
         e.stateOffset = static_cast<std::uint32_t>(offset);
         if (!e.stateInline) offset += (e.hooks.stateSize + 7) & ~std::size_t{7};
+        const std::size_t areaBegin = e.recordHandle < 0 ? e.handleOffset : e.stateOffset;
+        if (offset > areaBegin) {
+            m_areaRanges.push_back({.bit = e.bit,
+                                    .begin = static_cast<std::uint16_t>(areaBegin),
+                                    .end = static_cast<std::uint16_t>(offset)});
+            m_areaMask |= e.bit;
+        }
         if (e.hooks.postCreate) m_postCreate.push_back(static_cast<std::uint8_t>(i));
         if (e.hooks.preUpdate) m_preUpdate.push_back(static_cast<std::uint8_t>(i));
         if (e.hooks.postUpdate) m_postUpdate.push_back(static_cast<std::uint8_t>(i));
@@ -77,6 +84,7 @@ void ProcessDispatch::layOut(std::span<ProcessPlugin* const> plugins) {
     m_wantsInit = m_preMask | m_postMask;  // a new flow is wanted by every plugin with one
     m_stride = (offset + 7) & ~std::size_t{7};
     m_stride = std::max<std::size_t>(m_stride, 8);
+    m_touchArea = std::min(m_stride, kTouchAreaBytes);
 }
 
 void ProcessDispatch::allocate(std::size_t slots) {
@@ -88,17 +96,17 @@ void ProcessDispatch::allocate(std::size_t slots) {
         const ProcessHooks& h = m_plugins[i].hooks;
         if (h.extSize == 0) continue;
         m_extPlugins.push_back(static_cast<std::uint8_t>(i));
+        m_extMask |= m_plugins[i].bit;
         const std::size_t record = (h.extSize + 63) & ~std::size_t{63};
         std::size_t count = h.extPoolRecords != 0 ? h.extPoolRecords : slots;
         count = std::min(count, std::max<std::size_t>(1024, kMaxPoolBytes / record));
         count = std::min<std::size_t>(count, 0x7FFFFFFF);
         PoolMemory& mem = m_poolMemory.emplace_back();
         // Untouched pages cost no memory: only records in use are ever written.
-        mem.records.reset(static_cast<std::byte*>(std::aligned_alloc(64, count * record)));
-        if (!mem.records) throw std::bad_alloc();
+        mem.records = detail::TableArray<std::byte>(count * record);
         mem.freeList =
             std::make_unique_for_overwrite<std::uint32_t[]>(count);  // lazily, see ExtPool
-        m_pools[i] = ExtPool(mem.records.get(), mem.freeList.get(),
+        m_pools[i] = ExtPool(mem.records.data(), mem.freeList.get(),
                              static_cast<std::uint32_t>(count), record, h.zeroExt);
         handles += count;
     }

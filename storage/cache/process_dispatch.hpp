@@ -21,10 +21,11 @@
 //   per plugin with tier 2: an ExtPool of fixed records (handles, 0 = none) and its free list.
 //
 // Costs: a packet of a flow whose wants word is 0 costs one test of a word the table has
-// already loaded with the record. Stage 2 of the table's batch loads each candidate's area
-// line only when some plugin has tier-1 state or a handle there (needsArea()), then the lines
-// of the tier-2 records the next packet's hooks will touch (touchExt: the plugin's touch hook,
-// or the whole record), all as demand loads issued together, so their misses overlap.
+// already loaded with the record. Stage 2 of the table's batch, once a candidate's record is
+// loaded, loads the area bytes of the plugins whose wants bit is set (every line, up to
+// kTouchAreaBytes), then the lines of their tier-2 records the next packet's hooks will touch
+// (touchExt: the plugin's touch hook, or the whole record), all as demand loads issued
+// together, so their misses overlap (touchWanted). The pools are TableArrays (huge pages).
 // Creating a flow zeroes its area (stride bytes, when used) and handles and runs postCreate;
 // exporting a flow runs preExport (unless flushed) and write, copies the instances into the
 // export ring's ExtRing and returns tier-2 records. With no plugin enabled the table never
@@ -86,10 +87,39 @@ public:
     /// True when some plugin still takes this flow's packets.
     static bool wantsAny(const CachedFlow& f) noexcept { return f.pluginWants != 0; }
 
-    /// Loads the first line of `slot`'s area (stage 2 of the table's batch: a demand load,
-    /// whose miss overlaps the batch's others; returns a word of it for the table's sink).
+    /// Loads every line of `slot`'s area, up to kTouchAreaBytes (export: the write hooks read
+    /// every plugin's state; demand loads, returned as a word for the table's sink).
     std::uint64_t touch(std::size_t slot) const noexcept {
-        return static_cast<unsigned char>(m_area.data()[slot * m_stride]);
+        return touchBytes(m_area.data() + slot * m_stride, m_touchArea);
+    }
+
+    /// Stage 2 of the table's batch, once the candidate record `f` of `slot` is loaded: the
+    /// per-flow data the hooks of the next packet will use, as demand loads whose misses
+    /// overlap the batch's others. First the area bytes of the plugins that still want the
+    /// flow (`f.pluginWants`: their tier-1 states and handles, every line of them up to
+    /// kTouchAreaBytes), then their tier-2 records (touchExt). Every line, not just the first:
+    /// the lines of a state that only some packets touch (tcpperf's RTT timing and counters)
+    /// would otherwise miss inside the hook, one packet after the other; and nothing of a
+    /// plugin that is done with the flow (tcpperf on a UDP flow). On the 100k-flow capture with
+    /// conn and tcpperf this took tcpperf's hook from 11 % of the worker's samples to 1 %
+    /// (docs/performance.md, "conn and tcpperf together").
+    [[gnu::always_inline]] std::uint64_t touchWanted(std::size_t slot,
+                                                     const CachedFlow& f) const noexcept {
+        const std::uint32_t w = f.pluginWants;
+        std::uint64_t acc = 0;
+        if ((w & m_areaMask) != 0) {
+            std::size_t begin = m_stride;
+            std::size_t end = 0;
+            for (const AreaRange& r : m_areaRanges) {
+                if ((w & r.bit) == 0) continue;
+                begin = std::min<std::size_t>(begin, r.begin);
+                end = std::max<std::size_t>(end, r.end);
+            }
+            acc = touchBytes(m_area.data() + slot * m_stride + begin,
+                             std::min(end - begin, kTouchAreaBytes));
+        }
+        if ((w & m_extMask) != 0) acc ^= touchExt(slot, f, w);
+        return acc;
     }
 
     /// Writes the area of a free slot that a new flow is about to take (it is zeroed on
@@ -98,6 +128,10 @@ public:
 
     /// True when some plugin keeps tier-2 records (the table then prefetches them).
     bool hasExt() const noexcept { return !m_extPlugins.empty(); }
+
+    /// True when stage 2 has per-flow plugin data to load after the candidate record
+    /// (touchWanted): some plugin keeps state or a handle in the area, or tier-2 records.
+    bool touchesFlowData() const noexcept { return m_needsArea || hasExt(); }
 
     /// Loads the tier-2 records attached to `slot` of the plugins in `wants` once its area line
     /// is loaded, as touch() does: the lines the plugin's touch hook names, or (without one,
@@ -172,8 +206,10 @@ public:
     /// A packet of a flow some plugin wants (wantsAny), in ipfixprobe's order: preUpdate, the
     /// packet counted in direction `forward ? 0 : 1`, postUpdate. Returns the flush bits of the
     /// first hook pass that asked for a flush (a preUpdate flush leaves the packet uncounted).
-    HookResult updateFlow(std::size_t slot, CachedFlow& f, const ParsedPacket& pkt,
-                          bool forward) noexcept {
+    /// Always inlined into the table's hit, as the two passes were before the table's split
+    /// (GCC then made this a call of its own per packet).
+    [[gnu::always_inline]] HookResult updateFlow(std::size_t slot, CachedFlow& f,
+                                                 const ParsedPacket& pkt, bool forward) noexcept {
         const HookResult res = update(slot, f, pkt, forward, true);
         if ((res & kFlush) != 0) return res;
         addPacket(f, pkt, forward ? 0 : 1);
@@ -278,9 +314,17 @@ public:
 private:
     static constexpr std::size_t kMaxPoolBytes = std::size_t{1} << 30;
     static constexpr std::size_t kTouchExtBytes = 512;
+    /// The most of a slot's area that stage 2 loads (touch()): four lines.
+    static constexpr std::size_t kTouchAreaBytes = 256;
     static constexpr std::size_t kRecordHandles =
         std::tuple_size_v<decltype(CachedFlow::extHandles)>;
 
+    /// The bytes of a slot's area that belong to one plugin (handle and state).
+    struct AreaRange {
+        std::uint32_t bit = 0;
+        std::uint16_t begin = 0;
+        std::uint16_t end = 0;
+    };
     struct Entry {
         ProcessHooks hooks;
         std::uint32_t bit = 0;
@@ -289,11 +333,11 @@ private:
         std::int8_t recordHandle = -1;  ///< index into CachedFlow::extHandles, -1: in the area
         bool stateInline = false;       ///< tier-1 state in CachedFlow::inlineState, not the area
     };
-    struct FreeDelete {
-        void operator()(std::byte* p) const noexcept { std::free(p); }
-    };
+    /// A pool's records are a TableArray: a large pool is an anonymous mapping on huge pages,
+    /// so the records of live flows, packed at its front, cost a few TLB entries rather than
+    /// one per 4 KiB (and nothing until used).
     struct PoolMemory {
-        std::unique_ptr<std::byte, FreeDelete> records;
+        detail::TableArray<std::byte> records;
         std::unique_ptr<std::uint32_t[]> freeList;
     };
     /// A plugin's per-worker state, destroyed with the table.
@@ -329,6 +373,15 @@ private:
     static Handle* handleOf(Byte* area, Flow& f, const Entry& e) noexcept {
         if (e.recordHandle >= 0) return &f.extHandles[static_cast<std::size_t>(e.recordHandle)];
         return reinterpret_cast<Handle*>(area + e.handleOffset);
+    }
+
+    /// One byte of every cache line of [p, p + bytes), XOR-ed: demand loads for the sink.
+    static std::uint64_t touchBytes(const std::byte* p, std::size_t bytes) noexcept {
+        const auto* a = reinterpret_cast<const unsigned char*>(p);
+        std::uint64_t acc = a[0];
+        const std::size_t first = 64 - (reinterpret_cast<std::uintptr_t>(a) & 63);
+        for (std::size_t off = first; off < bytes; off += 64) acc ^= a[off];
+        return acc;
     }
 
     /// Plugin i's tier-2 record of the flow `f` (whose plugin area is `area`), or null.
@@ -401,11 +454,15 @@ private:
     std::vector<std::uint8_t> m_postCreate, m_preUpdate, m_postUpdate, m_preExport, m_write,
         m_service;
     std::vector<std::uint8_t> m_extPlugins;  ///< plugins with tier-2 records
+    std::vector<AreaRange> m_areaRanges;     ///< plugins with bytes in the area
+    std::uint32_t m_areaMask = 0;            ///< their bits
+    std::uint32_t m_extMask = 0;             ///< the bits of m_extPlugins
     std::uint32_t m_wantsInit = 0;
     std::uint32_t m_preMask = 0;   ///< plugins with a preUpdate hook
     std::uint32_t m_postMask = 0;  ///< plugins with a postUpdate hook
     bool m_needsArea = false;      ///< some plugin has tier-1 state or a handle in the area
     std::size_t m_stride = 0;
+    std::size_t m_touchArea = 0;  ///< bytes of a slot's area that touch() loads
     detail::TableArray<std::byte> m_area;
     std::vector<ExtPool> m_pools;
     std::vector<PoolMemory> m_poolMemory;

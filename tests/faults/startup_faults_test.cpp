@@ -19,7 +19,7 @@ CommandResult rowprobe(std::vector<std::string> args, int timeoutSec = 15) {
 }
 
 fs::path writeConfig(const std::string& name, const std::string& text) {
-    const fs::path p = tempDir() / name;
+    fs::path p = tempDir() / name;
     std::ofstream(p) << text;
     return p;
 }
@@ -155,6 +155,31 @@ TEST(StartupFaults, UnirecPortZeroIsNamed) {
     const CommandResult r = rowprobe({"-i", "gen;packets=3", "-o", "unirec;i=t:0", "-Q"});
     EXPECT_EQ(r.exitCode, 0) << r.err;
     EXPECT_NE(r.err.find("listens on TCP port "), std::string::npos) << r.err;
+}
+
+// Issue 21 item 11, as an operator meets it: kafka conf= properties that run code at start-up
+// (a library loaded, a shell command, an engine) or break the accounting are refused with exit
+// 2 before librdkafka sees them, and an error in a plugin string that carries a secret shows
+// the secret masked (the message goes to the journal). The old code passed them through and
+// printed the string whole.
+TEST(StartupFaults, KafkaConfRefusesWhatRunsCodeAndMasksSecrets) {
+    const std::string kafka = "kafka;brokers=127.0.0.1:1;topic=t;conf=";
+    for (const std::string refused :
+         {"plugin.library.paths=/nonexistent/evil.so", "sasl.kerberos.kinit.cmd=touch /tmp/owned",
+          "delivery.report.only.error=true", "ssl.engine.location=/nonexistent/engine.so"}) {
+        const std::string name = refused.substr(0, refused.find('='));
+        const CommandResult r = rowprobe({"-i", "gen;packets=3", "-o", kafka + refused, "-Q"});
+        EXPECT_EQ(r.exitCode, 2) << refused << "\n" << r.err;
+        EXPECT_NE(r.err.find("property '" + name + "' is not allowed"), std::string::npos) << r.err;
+    }
+    for (const std::string secret : {"sasl.password=hunter2", "ssl.key.password=hunter2"}) {
+        const CommandResult r =
+            rowprobe({"-i", "gen;packets=3", "-o", kafka + secret + ",linger.mss=5", "-Q"});
+        EXPECT_EQ(r.exitCode, 2) << r.err;
+        EXPECT_NE(r.err.find("linger.mss"), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find("hunter2"), std::string::npos) << "the secret in the message:\n"
+                                                            << r.err;
+    }
 }
 
 }  // namespace

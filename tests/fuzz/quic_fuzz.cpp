@@ -14,10 +14,8 @@
 // record's invariants are checked after every packet.
 //
 //   ./quic_fuzz -max_len=4096 corpus/quic_fuzz
-#include <openssl/evp.h>
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +24,7 @@
 #include <vector>
 
 #include "process/quic/quic_record.hpp"
+#include "quic_protect.hpp"
 
 namespace {
 
@@ -68,42 +67,8 @@ Bytes protect(std::uint32_t version, std::uint32_t pn, const Bytes& frames) {
     if (!versionInfo(version, vi) || !deriveClientInitialKeys(vi, dcid, k)) return {};
     Bytes body = frames;
     if (body.size() < 20) body.resize(20, 0);
-    Bytes p;
-    p.reserve(64 + body.size() + 16);
-    p.push_back(vi.rotatedTypes ? 0xd3 : 0xc3);
-    for (int i = 3; i >= 0; --i) p.push_back(static_cast<std::uint8_t>(version >> (8 * i)));
-    p.push_back(static_cast<std::uint8_t>(dcid.size()));
-    p.insert(p.end(), dcid.begin(), dcid.end());
-    p.push_back(0);  // SCID
-    p.push_back(0);  // token
-    const std::size_t len = 4 + body.size() + 16;
-    p.push_back(static_cast<std::uint8_t>(0x40 | (len >> 8)));
-    p.push_back(static_cast<std::uint8_t>(len));
-    const std::size_t pnOff = p.size();
-    for (int i = 3; i >= 0; --i) p.push_back(static_cast<std::uint8_t>(pn >> (8 * i)));
-    std::array<std::uint8_t, 12> nonce = k.iv;
-    for (int i = 0; i < 4; ++i) nonce[11 - i] ^= static_cast<std::uint8_t>(pn >> (8 * i));
-    Bytes ct(body.size() + 16);
-    int n = 0;
-    EVP_CIPHER_CTX* c = EVP_CIPHER_CTX_new();
-    EVP_EncryptInit_ex(c, EVP_aes_128_gcm(), nullptr, nullptr, nullptr);
-    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_IVLEN, 12, nullptr);
-    EVP_EncryptInit_ex(c, nullptr, nullptr, k.key.data(), nonce.data());
-    EVP_EncryptUpdate(c, nullptr, &n, p.data(), static_cast<int>(p.size()));
-    EVP_EncryptUpdate(c, ct.data(), &n, body.data(), static_cast<int>(body.size()));
-    EVP_EncryptFinal_ex(c, ct.data() + n, &n);
-    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, 16, ct.data() + body.size());
-    EVP_CIPHER_CTX_free(c);
-    p.insert(p.end(), ct.begin(), ct.end());
-    std::array<std::uint8_t, 32> mask{};
-    c = EVP_CIPHER_CTX_new();
-    EVP_EncryptInit_ex(c, EVP_aes_128_ecb(), nullptr, k.hp.data(), nullptr);
-    EVP_CIPHER_CTX_set_padding(c, 0);
-    EVP_EncryptUpdate(c, mask.data(), &n, p.data() + pnOff + 4, 16);
-    EVP_CIPHER_CTX_free(c);
-    p[0] = static_cast<std::uint8_t>(p[0] ^ (mask[0] & 0x0f));
-    for (std::size_t i = 0; i < 4; ++i) p[pnOff + i] ^= mask[1 + i];
-    return p;
+    return rowprobe::test::protectClientInitial(k, vi.rotatedTypes ? 0xd3 : 0xc3, version, dcid, {},
+                                                pn, body);
 }
 
 }  // namespace

@@ -24,18 +24,18 @@ std::uint32_t be32(const std::uint8_t* p) {
 }
 std::uint16_t be16(const std::uint8_t* p) { return static_cast<std::uint16_t>(p[0] << 8 | p[1]); }
 
-void checkDir(const TcpPerfFlowDir& h, const TcpPerfDir& d, std::uint64_t packets,
-              std::uint64_t bytes) {
+void checkDir(const TcpPerfFlowDir& h, const TcpPerfRtt& r, const TcpPerfDir& d,
+              std::uint64_t packets, std::uint64_t bytes) {
     check(h.rttUsed <= kRttSlots);
-    if (d.rttCount != 0) {
-        check(d.rttMinUs <= d.rttMaxUs);
-        check(rttMeanUs(d) >= d.rttMinUs && rttMeanUs(d) <= d.rttMaxUs);
-        check(d.rttMaxUs < 0x8000'0000U);
+    if (r.rttCount != 0) {
+        check(r.rttMinUs <= r.rttMaxUs);
+        check(rttMeanUs(r) >= r.rttMinUs && rttMeanUs(r) <= r.rttMaxUs);
+        check(r.rttMaxUs < 0x8000'0000U);
     } else {
-        check(d.rttMinUs == 0 && d.rttMaxUs == 0 && d.rttSumUs == 0);
+        check(r.rttMinUs == 0 && r.rttMaxUs == 0 && r.rttSumUs == 0);
     }
     check(std::uint64_t{d.retxPkts} + d.oooPkts <= packets);
-    check(d.dupAcks <= packets && d.zeroWindows <= packets && d.rttCount <= packets + 1);
+    check(d.dupAcks <= packets && d.zeroWindows <= packets && r.rttCount <= packets + 1);
     check(d.retxBytes <= bytes);
     const std::uint8_t ws = announcedWindowScale(d);
     check(ws <= 14 || ws == kNoWindowScale);
@@ -93,8 +93,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         bytes[seg.dir] += seg.len;
         check(!v.rttSample || v.rttUs < 0x8000'0000U);
         check(static_cast<unsigned>(v.cls) <= static_cast<unsigned>(SegmentClass::OutOfOrder));
-        checkDir(s.flow[0], s.dir[0], packets[0], bytes[0]);
-        checkDir(s.flow[1], s.dir[1], packets[1], bytes[1]);
+        checkDir(s.flow[0], s.rtt[0], s.dir[0], packets[0], bytes[0]);
+        checkDir(s.flow[1], s.rtt[1], s.dir[1], packets[1], bytes[1]);
     }
     return 0;
 }

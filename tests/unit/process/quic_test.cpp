@@ -16,6 +16,7 @@
 #include "process/common/quic/gquic.hpp"
 #include "process/common/quic/quic_initial.hpp"
 #include "process/quic/quic_record.hpp"
+#include "quic_protect.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -391,44 +392,7 @@ Bytes protect(std::uint32_t version, const Bytes& dcid, const Bytes& scid, std::
     if (frames.size() < 1100) frames.resize(1100, 0);  // PADDING
     InitialKeys k;
     EXPECT_TRUE(deriveClientInitialKeys(info(keysOf != 0 ? keysOf : version), dcid, k));
-    Bytes p;
-    p.reserve(2048);
-    for (const unsigned b :
-         {0xc3U, version >> 24, version >> 16 & 0xff, version >> 8 & 0xff, version & 0xff})
-        p.push_back(static_cast<std::uint8_t>(b));
-    p.push_back(static_cast<std::uint8_t>(dcid.size()));
-    p.insert(p.end(), dcid.begin(), dcid.end());
-    p.push_back(static_cast<std::uint8_t>(scid.size()));
-    p.insert(p.end(), scid.begin(), scid.end());
-    p.push_back(0);  // token length
-    const std::size_t len = 4 + frames.size() + 16;
-    p.push_back(static_cast<std::uint8_t>(0x40 | len >> 8));
-    p.push_back(static_cast<std::uint8_t>(len));
-    const std::size_t pnOff = p.size();
-    for (int i = 3; i >= 0; --i) p.push_back(static_cast<std::uint8_t>(pn >> (8 * i)));
-    std::array<std::uint8_t, 12> nonce = k.iv;
-    for (int i = 0; i < 4; ++i) nonce[11 - i] ^= static_cast<std::uint8_t>(pn >> (8 * i));
-    EVP_CIPHER_CTX* c = EVP_CIPHER_CTX_new();
-    int n = 0;
-    Bytes ct(frames.size() + 16);
-    EVP_EncryptInit_ex(c, EVP_aes_128_gcm(), nullptr, nullptr, nullptr);
-    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_IVLEN, 12, nullptr);
-    EVP_EncryptInit_ex(c, nullptr, nullptr, k.key.data(), nonce.data());
-    EVP_EncryptUpdate(c, nullptr, &n, p.data(), static_cast<int>(p.size()));
-    EVP_EncryptUpdate(c, ct.data(), &n, frames.data(), static_cast<int>(frames.size()));
-    EVP_EncryptFinal_ex(c, ct.data() + n, &n);
-    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, 16, ct.data() + frames.size());
-    EVP_CIPHER_CTX_free(c);
-    p.insert(p.end(), ct.begin(), ct.end());
-    std::array<std::uint8_t, 32> mask{};
-    c = EVP_CIPHER_CTX_new();
-    EVP_EncryptInit_ex(c, EVP_aes_128_ecb(), nullptr, k.hp.data(), nullptr);
-    EVP_CIPHER_CTX_set_padding(c, 0);
-    EVP_EncryptUpdate(c, mask.data(), &n, p.data() + pnOff + 4, 16);
-    EVP_CIPHER_CTX_free(c);
-    p[0] = static_cast<std::uint8_t>(p[0] ^ (mask[0] & 0x0f));
-    for (std::size_t i = 0; i < 4; ++i) p[pnOff + i] ^= mask[1 + i];
-    return p;
+    return rowprobe::test::protectClientInitial(k, 0xc3, version, dcid, scid, pn, frames);
 }
 
 Bytes cryptoFrame(std::size_t offset, const Bytes& data, std::size_t from, std::size_t len) {
