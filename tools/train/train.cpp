@@ -229,22 +229,33 @@ std::string labelOf(const std::string& ndpiName, const std::string& category, La
     return part == LabelPart::Master ? ndpiName.substr(0, dot) : ndpiName.substr(dot + 1);
 }
 
+namespace {
+
+/// Scans one rowprobe JSON line into `j` and gives its flow's tupleKey; false for a line that
+/// is not an object or has no 5-tuple.
+bool jsonFlowLine(const std::string& line, JsonLine& j, std::string& key) {
+    if (!JsonScanner(line).object(j)) return false;
+    long long proto = 0;
+    long long sp = 0;
+    long long dp = 0;
+    if (!toInt(j.scalars["proto"], proto) || !toInt(j.scalars["src_port"], sp) ||
+        !toInt(j.scalars["dst_port"], dp))
+        return false;
+    key = tupleKey(static_cast<int>(proto), j.scalars["src_ip"], static_cast<int>(sp),
+                   j.scalars["dst_ip"], static_cast<int>(dp));
+    return true;
+}
+
+}  // namespace
+
 std::vector<Flow> readRowprobeJson(const std::string& path, std::size_t packets) {
     std::ifstream in = openOrThrow(path);
     std::vector<Flow> flows;
     std::string line;
     while (std::getline(in, line)) {
         JsonLine j;
-        if (!JsonScanner(line).object(j)) continue;
-        long long proto = 0;
-        long long sp = 0;
-        long long dp = 0;
-        if (!toInt(j.scalars["proto"], proto) || !toInt(j.scalars["src_port"], sp) ||
-            !toInt(j.scalars["dst_port"], dp))
-            continue;
         Flow f;
-        f.key = tupleKey(static_cast<int>(proto), j.scalars["src_ip"], static_cast<int>(sp),
-                         j.scalars["dst_ip"], static_cast<int>(dp));
+        if (!jsonFlowLine(line, j, f.key)) continue;
         const auto& lengths = j.arrays["ppi_pkt_lengths"];
         const auto& dirs = j.arrays["ppi_pkt_directions"];
         for (std::size_t i = 0; i < lengths.size() && i < dirs.size(); ++i) {
@@ -311,18 +322,10 @@ LabelMap readNdpiJson(const std::string& path, LabelPart part, bool guesses) {
     std::string line;
     while (std::getline(in, line)) {
         JsonLine j;
-        if (!JsonScanner(line).object(j)) continue;
-        long long proto = 0;
-        long long sp = 0;
-        long long dp = 0;
-        if (!toInt(j.scalars["proto"], proto) || !toInt(j.scalars["src_port"], sp) ||
-            !toInt(j.scalars["dst_port"], dp))
-            continue;
+        std::string key;
+        if (!jsonFlowLine(line, j, key)) continue;
         if (!guesses && !dpiConfidence(j.scalars["ndpi_confidence"])) continue;
-        putLabel(m,
-                 tupleKey(static_cast<int>(proto), j.scalars["src_ip"], static_cast<int>(sp),
-                          j.scalars["dst_ip"], static_cast<int>(dp)),
-                 labelOf(j.scalars["ndpi_app"], j.scalars["ndpi_category"], part));
+        putLabel(m, key, labelOf(j.scalars["ndpi_app"], j.scalars["ndpi_category"], part));
     }
     return m;
 }
