@@ -90,6 +90,20 @@ std::size_t decryptWith(std::span<const std::uint8_t> d, const LongHeader& h,
     return n;
 }
 
+// A whole gQUIC CHLO (tag-value map): its SNI and user agent, the server port, the assembly
+// done. Nothing when it does not parse.
+void takeChlo(std::span<const std::uint8_t> msg, const QuicPacket& pkt, QuicRecord& rec,
+              Datagram& out) noexcept {
+    Chlo c;
+    if (!parseChlo(msg, c)) return;
+    rec.assemblyDone = true;
+    out.ch.seen = true;
+    out.ch.chlo = true;
+    out.ch.sni = c.sni;
+    out.ch.userAgent = c.userAgent;
+    out.serverPort = pkt.dstPort;
+}
+
 // The first handshake message of the assembly once whole: a TLS ClientHello, or a gQUIC CHLO
 // (Q0xx, whose messages are tag-value maps). Fills `out.ch` and the server port.
 void finishHandshake(const CryptoAssembly<kCryptoCap>& as, bool chlo, const QuicPacket& pkt,
@@ -98,14 +112,7 @@ void finishHandshake(const CryptoAssembly<kCryptoCap>& as, bool chlo, const Quic
         const auto prefix = as.received();
         const std::size_t need = chloLength(prefix);
         if (need == 0 || need > prefix.size()) return;
-        Chlo c;
-        if (!parseChlo(prefix.first(need), c)) return;
-        rec.assemblyDone = true;
-        out.ch.seen = true;
-        out.ch.chlo = true;
-        out.ch.sni = c.sni;
-        out.ch.userAgent = c.userAgent;
-        out.serverPort = pkt.dstPort;
+        takeChlo(prefix.first(need), pkt, rec, out);
         return;
     }
     const auto msg = as.message();
@@ -193,14 +200,7 @@ void handleGquic(const QuicPacket& pkt, const GquicHeader& g, QuicRecord& rec,
                                }
                            });
     if (!whole.empty()) {
-        Chlo c;
-        if (!parseChlo(whole, c)) return;
-        rec.assemblyDone = true;
-        out.ch.seen = true;
-        out.ch.chlo = true;
-        out.ch.sni = c.sni;
-        out.ch.userAgent = c.userAgent;
-        out.serverPort = pkt.dstPort;
+        takeChlo(whole, pkt, rec, out);
     } else if (any) {
         finishHandshake(as, true, pkt, rec, out);
     }
