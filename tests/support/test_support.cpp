@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -917,6 +918,25 @@ bool udpPortBusy(std::uint16_t port) {
     const bool busy = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0;
     ::close(fd);
     return busy;
+}
+
+std::uint64_t udpSocketDrops(std::uint16_t port) {
+    // Lines: "sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout
+    // inode ref pointer drops"; the local address is "0100007F:PORT" in hex.
+    char local[32];
+    std::snprintf(local, sizeof local, "0100007F:%04X", static_cast<unsigned>(port));
+    std::ifstream in("/proc/net/udp");
+    std::string line;
+    std::uint64_t drops = 0;
+    while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        std::string sl, address, last, field;
+        fields >> sl >> address;
+        if (address != local) continue;
+        while (fields >> field) last = field;
+        drops += std::strtoull(last.c_str(), nullptr, 10);
+    }
+    return drops;
 }
 
 }  // namespace rowprobe::test

@@ -135,5 +135,8 @@ std::uint16_t freeLoopbackPort(int type);
 
 /// True when something is bound to UDP `port` on 127.0.0.1.
 bool udpPortBusy(std::uint16_t port);
+/// Datagrams the kernel dropped for the IPv4 UDP socket bound to 127.0.0.1:`port` (a full
+/// receive buffer: the collector fell behind), from /proc/net/udp; 0 when no such socket.
+std::uint64_t udpSocketDrops(std::uint16_t port);
 
 }  // namespace rowprobe::test
