@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "file_map.hpp"
 #include "rowprobe/packet.hpp"
 
 namespace rowprobe::input {
@@ -65,6 +66,14 @@ public:
 
     bool regular() const noexcept { return m_regular; }
     bool gzip() const noexcept { return m_gzip; }
+    int fd() const noexcept { return m_fd; }
+    /// Regular files: their size when opened.
+    std::uint64_t sizeAtOpen() const noexcept { return m_sizeAtOpen; }
+    /// Regular files: reads go on from `offset` (a mapped reader that reached its mapping's end).
+    bool seekTo(std::uint64_t offset);
+    /// Regular files: true, with error() saying so, when the file is now shorter than
+    /// `consumed` or than its size at open. One fstat.
+    bool shrankBelow(std::uint64_t consumed);
     const std::string& error() const noexcept { return m_error; }
     /// The file's own bytes consumed so far (compressed bytes for gzip).
     std::uint64_t rawOffset() const noexcept { return m_rawOffset; }
@@ -72,7 +81,7 @@ public:
 private:
     long readRaw(std::uint8_t* dst, std::size_t max, int timeoutMs);
     long inflateInto(std::uint8_t* dst, std::size_t max, int timeoutMs);
-    bool shrank();
+    bool shrank() { return shrankBelow(m_rawOffset); }
 
     int m_fd = -1;
     std::string m_name;
@@ -87,6 +96,12 @@ private:
     std::string m_error;
     struct Inflater;
     std::unique_ptr<Inflater> m_inflater;
+};
+
+/// Whether a regular, uncompressed file is read through a memory map (the `map` option).
+enum class MapMode : std::uint8_t {
+    Auto,  ///< map it; read() where mapping fails
+    Off,   ///< always read()
 };
 
 class PcapStream {
@@ -105,7 +120,9 @@ public:
     /// When it is neither a classic pcap nor a pcapng header, valid() is false and header()
     /// holds the bytes already consumed, so the caller can hand the whole stream to libpcap
     /// (for its error message).
-    explicit PcapStream(std::unique_ptr<ByteSource> source, int waitMs = -1);
+    /// With MapMode::Auto a regular uncompressed capture is then mapped (mapped() tells).
+    explicit PcapStream(std::unique_ptr<ByteSource> source, int waitMs = -1,
+                        MapMode mapMode = MapMode::Auto);
     ~PcapStream();
     PcapStream(const PcapStream&) = delete;
     PcapStream& operator=(const PcapStream&) = delete;
@@ -123,6 +140,8 @@ public:
     std::uint32_t fileSnaplen() const noexcept { return m_fileSnaplen; }
     bool nano() const noexcept { return m_nano; }
     bool regular() const noexcept { return m_source && m_source->regular(); }
+    /// The file is read through a memory map (packets point into it) up to its size at open.
+    bool mapped() const noexcept { return m_map != nullptr; }
 
     /// Starts one read of the caller (one PacketBlock): packets of earlier reads stay valid for
     /// kReadsInFlight calls; this read may consume kReadBudget bytes.
@@ -155,7 +174,13 @@ private:
     };
     /// Makes `n` bytes at m_pos available; Packet when they are, else Wait / End / Error.
     Result ensure(std::size_t n, int waitMs);
-    bool moveToFreeChunk();
+    void moveToFreeChunk();
+    /// The mapping's end is reached: reads go on from there (a file that grew), the record cut
+    /// by the end is copied into a chunk.
+    bool leaveMapping();
+    /// Mapped: the record at m_pos read zeros or the mapping lost pages. True (and the stream
+    /// failed) when the file shrank under the mapping.
+    bool mappingLost(std::uint64_t recordEnd);
     Result nextClassic(RawPacket& out, std::uint32_t snaplen, int waitMs);
     Result nextNg(RawPacket& out, std::uint32_t snaplen, int waitMs, bool headerOnly);
     /// pcapng: an interface description block's body.
@@ -164,10 +189,15 @@ private:
     Result fail(std::string why);
 
     std::unique_ptr<ByteSource> m_source;
+    std::unique_ptr<FileMap> m_map;  ///< regular uncompressed files under MapMode::Auto
+    bool m_mapped = false;           ///< m_buf is the mapping (else the current chunk)
+    /// Mapped: the offset each of the last kReadsInFlight reads started at (by read % size).
+    std::uint64_t m_readStart[kReadsInFlight] = {};
     std::vector<Chunk> m_chunks;
-    std::size_t m_cur = 0;     ///< the chunk being parsed
-    std::size_t m_pos = 0;     ///< next record in the current chunk
-    std::size_t m_filled = 0;  ///< bytes of the current chunk holding data
+    const std::uint8_t* m_buf = nullptr;  ///< the buffer being parsed: the mapping or a chunk
+    std::size_t m_cur = 0;                ///< the chunk being parsed (when not mapped)
+    std::size_t m_pos = 0;                ///< next record in the current buffer
+    std::size_t m_filled = 0;             ///< bytes of the current buffer holding data
     std::uint64_t m_read = kReadsInFlight;
     std::size_t m_readUsed = 0;  ///< bytes consumed by the current read
     std::uint64_t m_offset = 0;  ///< stream offset of m_pos (for messages)
