@@ -88,6 +88,8 @@ void unregisterRange(std::size_t slot) {
 }  // namespace
 
 FileMap::FileMap(int fd, std::size_t size) noexcept : m_size(size), m_slot(kSlots) {
+    static const std::atomic<bool> kNeverLost{false};
+    m_lost = &kNeverLost;
     if (size == 0) return;
     void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) return;
@@ -97,16 +99,13 @@ FileMap::FileMap(int fd, std::size_t size) noexcept : m_size(size), m_slot(kSlot
         return;
     }
     m_data = static_cast<std::uint8_t*>(p);
+    m_lost = &g_slots[m_slot].lost;
 }
 
 FileMap::~FileMap() {
     if (m_data == nullptr) return;
     unregisterRange(m_slot);
     ::munmap(m_data, m_size);
-}
-
-bool FileMap::lost() const noexcept {
-    return m_slot < kSlots && g_slots[m_slot].lost.load(std::memory_order_acquire);
 }
 
 void FileMap::prefetchTo(std::size_t limit) noexcept {

@@ -28,6 +28,7 @@
 //   construction and destruction (the handler's registry, under a mutex) on any one thread.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -57,7 +58,7 @@ public:
     void dropBefore(std::size_t offset) noexcept;
     /// True once a SIGBUS on this mapping was answered with zero pages (the file shrank below
     /// what the mapping covers, or its pages could not be read).
-    bool lost() const noexcept;
+    bool lost() const noexcept { return m_lost->load(std::memory_order_acquire); }
 
 private:
     void prefetchTo(std::size_t limit) noexcept;
@@ -65,11 +66,12 @@ private:
 
     std::uint8_t* m_data = nullptr;
     std::size_t m_size = 0;
-    std::size_t m_slot = 0;        ///< this mapping's entry in the SIGBUS handler's registry
-    std::size_t m_prefetched = 0;  ///< cache lines below this were prefetched
-    std::size_t m_populated = 0;   ///< bytes below this were populated (or left to faults)
-    std::size_t m_dropped = 0;     ///< bytes below this were unmapped
-    bool m_populate = true;        ///< MADV_POPULATE_READ works here
+    std::size_t m_slot = 0;  ///< this mapping's entry in the SIGBUS handler's registry
+    const std::atomic<bool>* m_lost = nullptr;  ///< that entry's flag
+    std::size_t m_prefetched = 0;               ///< cache lines below this were prefetched
+    std::size_t m_populated = 0;  ///< bytes below this were populated (or left to faults)
+    std::size_t m_dropped = 0;    ///< bytes below this were unmapped
+    bool m_populate = true;       ///< MADV_POPULATE_READ works here
 };
 
 }  // namespace rowprobe::input
