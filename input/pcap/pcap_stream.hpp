@@ -1,16 +1,38 @@
-// Reader for classic pcap and pcapng files with large reads into a few reusable buffers: regular
-// files, pipes and FIFOs (`file=-`), each optionally gzip-compressed (`.pcap.gz`, `.pcapng.gz`,
-// inflated on the fly, no temporary file). Every RawPacket points into a buffer (no copy per
-// packet).
+// Reader for classic pcap and pcapng files: regular uncompressed files through a memory map
+// (no copy at all), everything else with large reads into a few reusable buffers: pipes and
+// FIFOs (`file=-`), gzip-compressed files (`.pcap.gz`, `.pcapng.gz`, inflated on the fly, no
+// temporary file), and any file under `map=off`. Every RawPacket points into the mapping or a
+// buffer (no copy per packet). One record parser serves both sources.
 //
-//   fd ──read() (≤ 2 MiB)──▶ [chunk 0: 2 MiB, huge-page backed][chunk 1] ... ◀── RawPacket.data
+//   regular file ──mmap (size at open, read-only)──▶ records parsed in place ◀── RawPacket.data
+//        (FileMap, file_map.hpp: 4 MiB windows populated ahead, unmapped behind the reads
+//         in flight; past the mapping's end, a file that grew is read on with read())
+//   fd ──read() (≤ 1 MiB)──▶ [chunk 0: 2 MiB, huge-page backed][chunk 1] ... ◀── RawPacket.data
 //   fd ──read()──▶ zlib inflate ──▶ same chunks                     (gzip, detected by magic)
 //
-// * Why reads and not a memory map (measured, docs/performance.md "Reading captures"): the
-//   kernel copies page-cache pages sequentially at memory bandwidth, while a mapping pays a
-//   fault or a populate per page, a TLB miss on the first touch of each record header and the
-//   unmap at exit; its pages stay resident (1.5 GB RSS for a 1.4 GB file); and a file cut
-//   short while mapped kills the process with SIGBUS. A short read is a clean error instead.
+// * Why a map for regular files (measured, docs/performance.md "Reading captures without a
+//   copy (session 10)"): read() has the kernel copy every page-cache byte into the chunks
+//   (`_copy_to_iter`, a third of the whole process's CPU on the 1.42 GB benchmark capture);
+//   walking a mapping whose windows are populated ahead costs about half of that CPU (0.33 s
+//   instead of 0.55-0.67 s for 1.42 GB), and frame bytes nobody reads are never touched. The
+//   former objections are answered: RSS stays bounded (pages behind the oldest read in flight
+//   are unmapped, ~15 MiB resident for the mapping), and a file cut short under the mapping no
+//   longer kills the process (the SIGBUS handler of file_map.hpp puts zero pages in; the reader
+//   checks, below, and ends with "file shrank").
+// * Mapped lifetimes: a packet stays valid for the next kReadsInFlight calls of beginRead()
+//   (as for chunks, below); beginRead() notes where each read started and unmaps whole windows
+//   below the start of the oldest read still in flight. A late access would refault the same
+//   bytes from the page cache, never garbage.
+// * Mapped and shrinking: a record header of all zeros (the rest of the last page of a cut
+//   file reads as zeros) or the mapping's lost() flag (a SIGBUS, on this thread or a worker's)
+//   makes the reader fstat the file: shorter than at open, or than the record, is the error
+//   "file shrank while being read"; an all-zero record in a file that did not shrink is
+//   delivered as it is. A parse error in a mapped file checks the same first. The records
+//   before it were all delivered; packets a worker read as zeros (pages lost after they were
+//   delivered) are what the error reports.
+// * Mapped and growing: at the mapping's end the reader continues with read() from there, the
+//   record cut by the end copied into a chunk, so a file still being written (tcpdump -w) is
+//   read to its end at that moment, as with reads.
 // * Chunk lifetimes: records are parsed in place. A packet stays valid for the next
 //   kReadsInFlight calls of beginRead(): the core recycles its 32 PacketBlocks per queue in
 //   FIFO order, so a block filled at read k is back (processed) by read k + 32. A chunk is reused
@@ -19,7 +41,7 @@
 // * Bounded memory: a read consumes at most kReadBudget bytes of records (the caller then ends
 //   its block early), so the last kReadsInFlight reads span at most kReadsInFlight *
 //   (kReadBudget + the largest record) bytes and kMaxChunks chunks always suffice. Chunks are
-//   allocated on first use: ordinary captures use 2-3 of them (4-6 MiB).
+//   allocated on first use: ordinary captures use 2-3 of them (4-6 MiB), mapped files none.
 // * Pipes: reads wait at most `waitMs` (poll) and return Wait with no record, keeping a partial
 //   record buffered, so a slow writer's packets are delivered in partial blocks.
 // * One set of rules for every file read (also with a BPF filter, which the caller applies with
@@ -35,6 +57,8 @@
 // * Errors (Result::Error, error() explains): a record cut off at the end ("truncated dump
 //   file"), a file that shrank below what was already read ("file shrank while being read"),
 //   corrupt gzip data, read errors. Records before the error were all delivered.
+// * Costs per record, mapped: the header loads, a compare for zeros, a load of lost(), the
+//   prefetch bookkeeping; per read: two stores and a compare; per 4 MiB: two madvise calls.
 // * Thread ownership: one thread calls everything.
 #pragma once
 
