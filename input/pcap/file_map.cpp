@@ -42,8 +42,9 @@ void onSigbus(int signo, siginfo_t* info, void* /*context*/) {
             // The file ends before this page: everything from here to the end of the mapping is
             // gone. Zero pages in their place; the faulting load is retried and reads zeros.
             const std::uintptr_t page = addr & ~(g_pageSize.load(std::memory_order_relaxed) - 1);
-            void* zero = ::mmap(reinterpret_cast<void*>(page), end - page, PROT_READ,
-                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+            void* at = static_cast<char*>(info->si_addr) - (addr - page);
+            void* zero =
+                ::mmap(at, end - page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
             if (zero == MAP_FAILED) break;
             slot.lost.store(true, std::memory_order_release);
             return;
