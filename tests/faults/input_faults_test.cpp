@@ -18,6 +18,7 @@
 #include <fstream>
 #include <future>
 #include <iterator>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -221,6 +222,38 @@ fs::path writeRotatedCapture(const fs::path& dir) {
     return path;
 }
 
+/// The flows of writeRotatedCapture's frames among `flows` (udpFrame(n), n < 1000), each once.
+std::size_t capturedFlows(const std::vector<test::JsonObject>& flows) {
+    std::set<std::uint32_t> seen;
+    for (const auto& f : flows) {
+        const auto at = [&](const char* key) {
+            const auto it = f.find(key);
+            return it == f.end() ? std::string() : it->second;
+        };
+        if (at("dst_ip") != "10.1.0.1" || at("dst_port") != "53" || at("src_port").empty())
+            continue;
+        const auto n = static_cast<std::uint32_t>(std::stoul(at("src_port")) - 1000);
+        const std::string src =
+            "10.0." + std::to_string((n >> 8) & 0xff) + "." + std::to_string(n & 0xff);
+        if (n < 1000 && at("src_ip") == src) seen.insert(n);
+    }
+    return seen.size();
+}
+
+/// Checks the end of a run whose capture shrank: exit 1 with "shrank", every flow exported.
+/// Under a map, packets the worker held when their pages vanished read as zeros, whole or in
+/// part (the process may be stopped halfway through a frame): a frame cut that way can make
+/// one extra record, beside the 1000 flows of the capture.
+void expectShrankAndFlowsExported(const test::CommandResult& r, const fs::path& json, bool mapped) {
+    EXPECT_EQ(r.exitCode, 1) << "not a SIGBUS (135): " << r.err;
+    EXPECT_NE(r.err.find("shrank"), std::string::npos) << r.err;
+    const auto flows = test::parseJsonLines(test::readFile(json));
+    EXPECT_EQ(capturedFlows(flows), 1000U) << "every cached flow is exported";
+    if (!mapped) {
+        EXPECT_EQ(flows.size(), 1000U);
+    }
+}
+
 /// How far the reader of `pid` got: bytes read() for map=off, the mapped progress otherwise.
 std::uint64_t readerProgress(int pid, const fs::path& file, bool mapped) {
     return mapped ? mappedProgress(pid, file) : procReadBytes(pid);
@@ -249,11 +282,7 @@ TEST_P(ShrinkingFile, ProcessReadingAFileThatShrinksExportsItsFlowsAndExitsOne) 
     }
     fs::resize_file(path, std::uint64_t{1} << 20);
     child.signal(SIGCONT);
-    const test::CommandResult r = child.wait(20);
-    EXPECT_EQ(r.exitCode, 1) << "not a SIGBUS (135): " << r.err;
-    EXPECT_NE(r.err.find("shrank"), std::string::npos) << r.err;
-    const auto flows = test::parseJsonLines(test::readFile(json));
-    EXPECT_EQ(flows.size(), 1000U) << "every cached flow is exported";
+    expectShrankAndFlowsExported(child.wait(20), json, mapped);
 }
 
 TEST(InputFaults, MappedFileCutJustBehindTheReaderExportsItsFlowsAndExitsOne) {
@@ -280,16 +309,13 @@ TEST(InputFaults, MappedFileCutJustBehindTheReaderExportsItsFlowsAndExitsOne) {
     const std::uint64_t cut = ahead - (std::uint64_t{9} << 20);
     fs::resize_file(path, 24 + (cut - 24) / 1516 * 1516);
     child.signal(SIGCONT);
-    const test::CommandResult r = child.wait(20);
-    EXPECT_EQ(r.exitCode, 1) << "not a SIGBUS (135): " << r.err;
-    EXPECT_NE(r.err.find("shrank"), std::string::npos) << r.err;
-    EXPECT_EQ(test::parseJsonLines(test::readFile(json)).size(), 1000U)
-        << "every cached flow is exported";
+    expectShrankAndFlowsExported(child.wait(20), json, true);
 }
 
 TEST(InputFaults, SigbusOutsideTheMappingsStillEndsTheProcess) {
     // The handler installed while a file is mapped takes only faults on its mappings: another
-    // SIGBUS (here one sent to the process) gets the default action, death by SIGBUS.
+    // SIGBUS (here one sent to the process) gets the previous action: the default, death by
+    // SIGBUS, or a sanitizer's report of a deadly signal.
     const fs::path dir = test::tempDir();
     const fs::path path = writeRotatedCapture(dir);
     test::ChildProcess child(
@@ -302,7 +328,8 @@ TEST(InputFaults, SigbusOutsideTheMappingsStillEndsTheProcess) {
     if (!child.running()) GTEST_SKIP() << "rowprobe read the whole file before the signal";
     child.signal(SIGBUS);
     const test::CommandResult r = child.wait(20);
-    EXPECT_EQ(r.exitCode, 128 + SIGBUS) << r.err;
+    const bool sanitizer = r.err.find("DEADLYSIGNAL") != std::string::npos;
+    EXPECT_TRUE(r.exitCode == 128 + SIGBUS || sanitizer) << r.exitCode << ": " << r.err;
 }
 
 // --- defect 5: pipes and FIFOs ---------------------------------------------------------------
