@@ -251,6 +251,14 @@ void expectShrankAndFlowsExported(const test::CommandResult& r, const fs::path& 
     EXPECT_EQ(capturedFlows(flows), 1000U) << "every cached flow is exported";
     if (!mapped) {
         EXPECT_EQ(flows.size(), 1000U);
+    } else if (flows.size() != 1000U) {
+        for (const auto& f : flows) {
+            if (f.at("dst_port") == "53" && f.at("dst_ip") == "10.1.0.1") continue;
+            std::printf(
+                "record of a frame read after its pages vanished: %s:%s > %s:%s, %s packets\n",
+                f.at("src_ip").c_str(), f.at("src_port").c_str(), f.at("dst_ip").c_str(),
+                f.at("dst_port").c_str(), f.at("packets").c_str());
+        }
     }
 }
 
