@@ -44,7 +44,8 @@ for c in "${captures[@]}"; do
                 [[ $side = new ]] && bin=$new
                 mapfile -t cmd < <(command_of "$bin" "$config" "$f")
                 perf stat -x, -e task-clock -o "$work/perf" \
-                    /usr/bin/time -f '%e %U %S %M' -o "$work/time" "${cmd[@]}" >/dev/null
+                    /usr/bin/time -f '%e %U %S %M' -o "$work/time" "${cmd[@]}" >/dev/null \
+                    2>"$work/stderr" || { cat "$work/stderr" >&2; exit 1; }
                 read -r wall user sys rss < "$work/time"
                 clock=$(awk -F, '$3 == "task-clock" {print $1 / 1000}' "$work/perf")
                 echo "$wall $(echo "$user + $sys" | bc) $user $sys $rss $clock" >> "$work/$config.$side"
