@@ -223,8 +223,11 @@ PcapStream::PcapStream(std::unique_ptr<ByteSource> source, int waitMs, MapMode m
         return;  // not a capture libpcap knows either: it names what it is not
     }
     m_valid = true;
+    // The capture must start at the file's first byte (standard input redirected from a file
+    // may have been read from before): the mapping's offsets are the file's.
     if (mapMode == MapMode::Auto && m_source->regular() && !m_source->gzip() &&
-        m_source->sizeAtOpen() >= kGlobalHeader) {
+        m_source->sizeAtOpen() >= kGlobalHeader &&
+        ::lseek(m_source->fd(), 0, SEEK_CUR) == static_cast<off_t>(kGlobalHeader)) {
         auto map = std::make_unique<FileMap>(m_source->fd(), m_source->sizeAtOpen());
         if (map->valid()) {
             m_map = std::move(map);

@@ -31,7 +31,11 @@
 //   "file shrank while being read"; an all-zero record in a file that did not shrink is
 //   delivered as it is. A parse error in a mapped file checks the same first. The records
 //   before it were all delivered; packets a worker read as zeros (pages lost after they were
-//   delivered) are what the error reports.
+//   delivered) are what the error reports. Unlike read(), a record cut by the new end inside
+//   its last page is delivered, its lost bytes reading as zeros, before the error: telling
+//   that cut from a frame's own zero padding would cost an fstat per record.
+// * Only a capture that starts at its file's first byte is mapped (`file=-` may be a file
+//   that was read from before): the mapping's offsets are the file's.
 // * Mapped and growing: at the mapping's end the reader continues with read() from there, the
 //   record cut by the end copied into a chunk, so a file still being written (tcpdump -w) is
 //   read to its end at that moment, as with reads.

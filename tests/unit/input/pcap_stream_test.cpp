@@ -392,6 +392,29 @@ TEST_P(PcapStreamBothPaths, OnlyRegularUncompressedFilesAreMapped) {
     EXPECT_FALSE(piped.mapped());
 }
 
+TEST(PcapStreamMapped, ACaptureThatDoesNotStartTheFileIsRead) {
+    // Standard input redirected from a file someone read part of: the capture starts at the
+    // descriptor's offset, not at the file's first byte, so the mapping's offsets would be off.
+    const fs::path path = test::tempDir() / "offset.pcap";
+    Bytes b(100, 0xee);
+    const Bytes capture = makePcap(10, 100);
+    b.insert(b.end(), capture.begin(), capture.end());
+    writeBytes(path, b);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::lseek(fd, 100, SEEK_SET), 100);
+    input::PcapStream stream(std::make_unique<ByteSource>(fd, path.string()));
+    ASSERT_TRUE(stream.valid());
+    EXPECT_FALSE(stream.mapped());
+    stream.beginRead();
+    std::uint32_t seq = 0;
+    RawPacket p;
+    while (stream.next(p, 65535, -1) == input::PcapStream::Result::Packet) {
+        EXPECT_EQ(seqOf(p), seq++);
+    }
+    EXPECT_EQ(seq, 10U);
+}
+
 /// Resident file-backed memory of this process, bytes (/proc/self/status RssFile).
 std::uint64_t rssFile() {
     std::ifstream status("/proc/self/status");
