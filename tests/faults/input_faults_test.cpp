@@ -195,15 +195,22 @@ std::uint64_t mappedProgress(int pid, const fs::path& file) {
         if (!line.ends_with(" " + file.string())) continue;
         std::uint64_t begin = 0, end = 0, offset = 0;
         if (std::sscanf(line.c_str(), "%lx-%lx %*s %lx", &begin, &end, &offset) != 3) continue;
-        for (std::uint64_t at = end; at > begin; at -= static_cast<std::uint64_t>(page)) {
-            std::uint64_t entry = 0;
-            const auto index = (at / static_cast<std::uint64_t>(page) - 1) * sizeof entry;
-            if (::pread(pagemap, &entry, sizeof entry, static_cast<off_t>(index)) != sizeof entry)
+        // The entries of the mapping's pages, 4096 at a time from its end down.
+        const auto pageSize = static_cast<std::uint64_t>(page);
+        std::vector<std::uint64_t> entries(4096);
+        for (std::uint64_t top = end / pageSize; top > begin / pageSize && progress == 0;) {
+            const std::uint64_t from = std::max(begin / pageSize, top - entries.size());
+            const auto want = static_cast<ssize_t>((top - from) * sizeof(std::uint64_t));
+            if (::pread(pagemap, entries.data(), static_cast<std::size_t>(want),
+                        static_cast<off_t>(from * sizeof(std::uint64_t))) != want)
                 break;
-            if ((entry >> 63) != 0) {  // present
-                progress = std::max(progress, offset + (at - begin));
-                break;
+            for (std::uint64_t i = top - from; i > 0; --i) {
+                if ((entries[i - 1] >> 63) != 0) {  // present
+                    progress = offset + (from + i) * pageSize - begin;
+                    break;
+                }
             }
+            top = from;
         }
     }
     ::close(pagemap);
@@ -328,8 +335,10 @@ TEST(InputFaults, SigbusOutsideTheMappingsStillEndsTheProcess) {
     const fs::path path = writeRotatedCapture(dir);
     test::ChildProcess child(
         {binary(), "-i", "pcap;file=" + path.string(), "-o", "json;file=/dev/null", "-Q"});
+    // Signal it as soon as the file is mapped (its name shows in /proc/PID/maps).
     const auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (mappedProgress(child.pid(), path) == 0 && child.running() &&
+    const std::string maps = "/proc/" + std::to_string(child.pid()) + "/maps";
+    while (test::readFile(maps).find(path.string()) == std::string::npos && child.running() &&
            std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(100us);
     }
