@@ -109,6 +109,13 @@ FileMap::~FileMap() {
     ::munmap(m_data, m_size);
 }
 
+void FileMap::prefetchTo(std::size_t limit) noexcept {
+    limit = std::min(limit, m_size);
+    std::size_t at = std::max(m_prefetched, limit - std::min(limit, kPrefetchBytes)) & ~63UL;
+    for (; at < limit; at += 64) __builtin_prefetch(m_data + at);
+    m_prefetched = std::max(at, m_prefetched);
+}
+
 void FileMap::populateNext() noexcept {
     const std::size_t n = std::min(kWindow, m_size - m_populated);
     if (m_populate && ::madvise(m_data + m_populated, n, MADV_POPULATE_READ) != 0 &&
