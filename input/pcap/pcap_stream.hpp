@@ -13,10 +13,10 @@
 // * Why a map for regular files (measured, docs/performance.md "Reading captures without a
 //   copy (session 10)"): read() has the kernel copy every page-cache byte into the chunks
 //   (`_copy_to_iter`, a third of the whole process's CPU with flowstats on the 1.42 GB
-//   benchmark capture). Walking the mapping instead costs 0.385 s of CPU against 0.456 s for
-//   1.42 GB (rowprobe-bench-read, load 7; a C walk at load 4: 0.33 s against 0.55-0.67 s): the
-//   copy is gone, page walks over 4 KiB page-table entries take part of its place. The whole
-//   process saves 6-14 % of wall time and up to 17 % of CPU on the benchmark captures. The
+//   benchmark capture). Walking the mapping instead costs 0.21 s of CPU against 0.35 s for
+//   1.42 GB (rowprobe-bench-read, load 8): the copy is gone, and only the lines the parser
+//   reads are prefetched (file_map.hpp). With flowstats the whole process takes 24 % less CPU
+//   and 15 % less wall time, and the worker, not the input thread, is its critical path. The
 //   former objections are answered: RSS stays bounded (pages behind the oldest read in flight
 //   are unmapped, ~15 MiB resident for the mapping), and a file cut short under the mapping no
 //   longer kills the process (the SIGBUS handler of file_map.hpp puts zero pages in; the reader
