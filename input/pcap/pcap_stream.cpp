@@ -37,13 +37,11 @@ std::uint8_t* allocateChunk() {
     const std::size_t size = PcapStream::kChunkBytes;
     void* p = ::mmap(nullptr, 2 * size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
-    auto start = reinterpret_cast<std::uintptr_t>(p);
-    const std::uintptr_t aligned = (start + size - 1) & ~(std::uintptr_t{size} - 1);
-    if (aligned > start) ::munmap(p, aligned - start);
-    const std::uintptr_t end = start + 2 * size;
-    if (end > aligned + size)
-        ::munmap(reinterpret_cast<void*>(aligned + size), end - aligned - size);
-    auto* chunk = reinterpret_cast<std::uint8_t*>(aligned);
+    const auto start = reinterpret_cast<std::uintptr_t>(p);
+    const std::size_t lead = ((start + size - 1) & ~(std::uintptr_t{size} - 1)) - start;
+    if (lead > 0) ::munmap(p, lead);
+    std::uint8_t* chunk = static_cast<std::uint8_t*>(p) + lead;
+    if (lead < size) ::munmap(chunk + size, size - lead);
     ::madvise(chunk, size, MADV_HUGEPAGE);
     return chunk;
 }
