@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -259,6 +260,15 @@ PcapStream::PcapStream(std::unique_ptr<ByteSource> source, int waitMs, MapMode m
 }
 
 PcapStream::~PcapStream() {
+    // The file shrank after its last record was read, while the workers still held packets of
+    // the last reads: they read zeros there. No read is left to report it as an error.
+    if (m_map && m_map->lost() && m_error.empty() && m_source) {
+        std::fprintf(stderr,
+                     "rowprobe: warning: input 'pcap': '%s' shrank after its last record was "
+                     "read; packets still being processed read as zeros, so the flows of the "
+                     "last packets may be wrong\n",
+                     m_source->name().c_str());
+    }
     for (const Chunk& c : m_chunks) ::munmap(c.mem, kChunkBytes);
 }
 

@@ -95,6 +95,7 @@ public:
     long read(std::uint8_t* dst, std::size_t max, int timeoutMs);
 
     bool regular() const noexcept { return m_regular; }
+    const std::string& name() const noexcept { return m_name; }
     bool gzip() const noexcept { return m_gzip; }
     int fd() const noexcept { return m_fd; }
     /// Regular files: their size when opened.
