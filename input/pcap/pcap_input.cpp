@@ -28,6 +28,8 @@ constexpr std::string_view kSupportedLinkTypes =
     "EN10MB (Ethernet), RAW, IPV4, IPV6 (raw IP), LINUX_SLL, LINUX_SLL2 (Linux cooked), NULL, "
     "LOOP (BSD loopback), PPP, PPP_HDLC, C_HDLC (Cisco HDLC), IEEE802_11, IEEE802_11_RADIO";
 
+constexpr std::string_view kMapModes[] = {"auto", "off"};
+
 constexpr OptionSpec kOptions[] = {
     {.name = "file",
      .shortName = "f",
@@ -58,6 +60,12 @@ constexpr OptionSpec kOptions[] = {
      .help = "live read timeout: longest wait of an idle read (ignored for files)",
      .min = 0.001,
      .max = 10},
+    {.name = "map",
+     .type = OptionType::Choice,
+     .defaultValue = "auto",
+     .help = "regular uncompressed files: read through a memory map, packets pointing into it "
+             "(auto; read() where mapping fails), or always with read() (off)",
+     .choices = kMapModes},
 };
 
 constexpr std::uint64_t kStatsPeriodNs = 100'000'000;
@@ -177,7 +185,8 @@ void PcapInput::openFile(const Options& options) {
     if (fd < 0) options.fail("file", "cannot read " + m_source + ": " + std::strerror(errno));
     auto source = std::make_unique<ByteSource>(fd, m_source);
     m_regularFile = source->regular();
-    auto stream = std::make_unique<PcapStream>(std::move(source));
+    const MapMode mapMode = options.getString("map") == "off" ? MapMode::Off : MapMode::Auto;
+    auto stream = std::make_unique<PcapStream>(std::move(source), -1, mapMode);
     if (stream->valid()) {
         const bool noInterfaceYet = stream->pcapng() && stream->linkType() == 0xffffffffU;
         if (!noInterfaceYet && !linkTypeFromPcap(static_cast<int>(stream->linkType()), m_link)) {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -37,13 +38,11 @@ std::uint8_t* allocateChunk() {
     const std::size_t size = PcapStream::kChunkBytes;
     void* p = ::mmap(nullptr, 2 * size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
-    auto start = reinterpret_cast<std::uintptr_t>(p);
-    const std::uintptr_t aligned = (start + size - 1) & ~(std::uintptr_t{size} - 1);
-    if (aligned > start) ::munmap(p, aligned - start);
-    const std::uintptr_t end = start + 2 * size;
-    if (end > aligned + size)
-        ::munmap(reinterpret_cast<void*>(aligned + size), end - aligned - size);
-    auto* chunk = reinterpret_cast<std::uint8_t*>(aligned);
+    const auto start = reinterpret_cast<std::uintptr_t>(p);
+    const std::size_t lead = ((start + size - 1) & ~(std::uintptr_t{size} - 1)) - start;
+    if (lead > 0) ::munmap(p, lead);
+    std::uint8_t* chunk = static_cast<std::uint8_t*>(p) + lead;
+    if (lead < size) ::munmap(chunk + size, size - lead);
     ::madvise(chunk, size, MADV_HUGEPAGE);
     return chunk;
 }
@@ -90,16 +89,26 @@ ByteSource::~ByteSource() {
     if (m_fd >= 0) ::close(m_fd);
 }
 
-bool ByteSource::shrank() {
+bool ByteSource::shrankBelow(std::uint64_t consumed) {
     struct stat st {};
     if (!m_regular || ::fstat(m_fd, &st) != 0) return false;
     const auto now = static_cast<std::uint64_t>(st.st_size);
     // Below what was read, or below the size at start-up: a shorter file than the one opened
     // (an end of file there would otherwise pass for the end of the capture).
-    if (now >= m_rawOffset && now >= m_sizeAtOpen) return false;
+    if (now >= consumed && now >= m_sizeAtOpen) return false;
     m_error = "file shrank while being read (truncated to " + std::to_string(now) +
-              " bytes; it had " + std::to_string(m_sizeAtOpen) + ", " +
-              std::to_string(m_rawOffset) + " bytes were already read)";
+              " bytes; it had " + std::to_string(m_sizeAtOpen) + ", " + std::to_string(consumed) +
+              " bytes were already read)";
+    return true;
+}
+
+bool ByteSource::seekTo(std::uint64_t offset) {
+    if (!m_regular || m_gzip || ::lseek(m_fd, static_cast<off_t>(offset), SEEK_SET) < 0) {
+        return false;
+    }
+    m_prefix.clear();
+    m_rawOffset = offset;
+    m_rawEnd = false;
     return true;
 }
 
@@ -189,7 +198,7 @@ long ByteSource::read(std::uint8_t* dst, std::size_t max, int timeoutMs) {
 
 // ------------------------------------------------------------------------------ PcapStream
 
-PcapStream::PcapStream(std::unique_ptr<ByteSource> source, int waitMs)
+PcapStream::PcapStream(std::unique_ptr<ByteSource> source, int waitMs, MapMode mapMode)
     : m_source(std::move(source)) {
     std::uint8_t header[kGlobalHeader] = {};
     std::size_t got = 0;
@@ -208,27 +217,58 @@ PcapStream::PcapStream(std::unique_ptr<ByteSource> source, int waitMs)
         m_swapped = true;
         m_nano = __builtin_bswap32(magic) == kMagicNano;
     } else if (magic == kNgSection) {
-        // pcapng: the 24 bytes are the start of the section header block; parse blocks from
-        // there up to the first interface description, for the start-up link type check.
         m_ng = true;
-        m_valid = true;
-        m_chunks.push_back({allocateChunk(), 0});
-        std::memcpy(m_chunks[0].mem, header, kGlobalHeader);
-        m_filled = kGlobalHeader;
-        RawPacket unused;
-        nextNg(unused, 0, waitMs, true);
-        return;
     } else {
         return;  // not a capture libpcap knows either: it names what it is not
     }
+    m_valid = true;
+    // The capture must start at the file's first byte (standard input redirected from a file
+    // may have been read from before): the mapping's offsets are the file's.
+    if (mapMode == MapMode::Auto && m_source->regular() && !m_source->gzip() &&
+        m_source->sizeAtOpen() >= kGlobalHeader &&
+        ::lseek(m_source->fd(), 0, SEEK_CUR) == static_cast<off_t>(kGlobalHeader)) {
+        auto map = std::make_unique<FileMap>(m_source->fd(), m_source->sizeAtOpen());
+        if (map->valid()) {
+            m_map = std::move(map);
+            m_mapped = true;
+            m_buf = m_map->data();
+            m_filled = m_map->size();
+        }
+    }
+    if (m_ng) {
+        // pcapng: the 24 bytes are the start of the section header block; parse blocks from
+        // there up to the first interface description, for the start-up link type check.
+        if (!m_mapped) {
+            m_chunks.push_back({allocateChunk(), 0});
+            m_buf = m_chunks[0].mem;
+            std::memcpy(m_chunks[0].mem, header, kGlobalHeader);
+            m_filled = kGlobalHeader;
+        }
+        RawPacket unused;
+        nextNg(unused, 0, waitMs, true);
+        return;
+    }
     m_fileSnaplen = load32(header + 16);
     m_linkType = load32(header + 20) & 0x03ffffffU;  // the upper bits are FCS flags
-    m_chunks.push_back({allocateChunk(), 0});
+    if (m_mapped) {
+        m_pos = kGlobalHeader;
+    } else {
+        m_chunks.push_back({allocateChunk(), 0});
+        m_buf = m_chunks[0].mem;
+    }
     m_offset = kGlobalHeader;
-    m_valid = true;
 }
 
 PcapStream::~PcapStream() {
+    // The file shrank after its last record was read, while the workers still held packets of
+    // the last reads: they read zeros there. No read is left to report it as an error.
+    if (m_map && m_map->lost() && m_error.empty() && m_source) {
+        std::fprintf(stderr,
+                     "rowprobe: warning: input 'pcap': '%s' shrank after its last record was "
+                     "read; packets still being processed read as zeros, so the flows of the "
+                     "last packets may be wrong\n",
+                     m_source->name().c_str());
+    }
     for (const Chunk& c : m_chunks) ::munmap(c.mem, kChunkBytes);
 }
 
@@ -243,20 +283,39 @@ std::uint32_t PcapStream::load32(const std::uint8_t* p) const noexcept {
 void PcapStream::beginRead() noexcept {
     ++m_read;
     m_readUsed = 0;
+    if (m_mapped) {
+        // The oldest read still in flight started at m_readStart[(m_read + 1) % size]: nothing
+        // below it is referenced any more.
+        m_readStart[m_read % kReadsInFlight] = m_pos;
+        m_map->dropBefore(m_readStart[(m_read + 1) % kReadsInFlight]);
+    }
 }
 
 PcapStream::Result PcapStream::fail(std::string why) {
+    // A mapped file that shrank reads zeros where its records were: say that, not "corrupt".
+    if (m_map && (m_source->shrankBelow(m_offset) || m_map->lost())) {
+        why = m_source->error().empty()
+                  ? "pages of the memory-mapped file could not be read (I/O error, or the file "
+                    "was cut and written again)"
+                  : m_source->error();
+    }
     m_error = std::move(why);
     m_end = true;
     m_pos = m_filled;
     return Result::Error;
 }
 
-bool PcapStream::moveToFreeChunk() {
+bool PcapStream::mappingLost(std::uint64_t recordEnd) {
+    if (!m_source->shrankBelow(recordEnd) && !m_map->lost()) return false;
+    fail({});
+    return true;
+}
+
+void PcapStream::moveToFreeChunk() {
     std::size_t next = m_chunks.size();
     for (std::size_t i = 1; i <= m_chunks.size(); ++i) {
         const std::size_t c = (m_cur + i) % m_chunks.size();
-        if (c != m_cur && m_chunks[c].lastRead + kReadsInFlight <= m_read) {
+        if ((m_mapped || c != m_cur) && m_chunks[c].lastRead + kReadsInFlight <= m_read) {
             next = c;
             break;
         }
@@ -264,10 +323,17 @@ bool PcapStream::moveToFreeChunk() {
     // kMaxChunks always suffices (see the header); more would only be a bug, never a crash.
     if (next == m_chunks.size()) m_chunks.push_back({allocateChunk(), 0});
     const std::size_t tail = m_filled - m_pos;
-    std::memcpy(m_chunks[next].mem, m_chunks[m_cur].mem + m_pos, tail);
+    std::memcpy(m_chunks[next].mem, m_buf + m_pos, tail);
     m_cur = next;
+    m_buf = m_chunks[next].mem;
+    m_mapped = false;
     m_pos = 0;
     m_filled = tail;
+}
+
+bool PcapStream::leaveMapping() {
+    if (!m_source->seekTo(m_map->size())) return false;
+    moveToFreeChunk();
     return true;
 }
 
@@ -278,6 +344,10 @@ PcapStream::Result PcapStream::ensure(std::size_t n, int waitMs) {
             return fail("truncated dump file: " + std::to_string(m_filled - m_pos) +
                         " bytes of a record at byte " + std::to_string(m_offset) +
                         " are there, it needs " + std::to_string(n));
+        }
+        if (m_mapped) {
+            if (!leaveMapping()) return fail("cannot read on after the mapped part of the file");
+            continue;
         }
         if (m_pos + n > kChunkBytes) moveToFreeChunk();
         const std::size_t room = std::min(kChunkBytes - m_filled, kReadStep);
@@ -303,7 +373,7 @@ PcapStream::Result PcapStream::nextClassic(RawPacket& out, std::uint32_t snaplen
     m_packetLinkType = m_linkType;
     Result r = ensure(kRecordHeader, waitMs);
     if (r != Result::Packet) return r;
-    const std::uint32_t capLen = load32(m_chunks[m_cur].mem + m_pos + 8);
+    const std::uint32_t capLen = load32(m_buf + m_pos + 8);
     if (capLen > kMaxCapLen) {
         return fail("bogus savefile header: captured length " + std::to_string(capLen) +
                     " at byte " + std::to_string(m_offset) + " exceeds " +
@@ -311,18 +381,26 @@ PcapStream::Result PcapStream::nextClassic(RawPacket& out, std::uint32_t snaplen
     }
     r = ensure(kRecordHeader + capLen, waitMs);
     if (r != Result::Packet) return r;
-    Chunk& chunk = m_chunks[m_cur];
-    const std::uint8_t* rec = chunk.mem + m_pos;
+    const std::uint8_t* rec = m_buf + m_pos;
     const std::uint32_t sec = load32(rec);
     const std::uint32_t frac = load32(rec + 4);
     const std::uint32_t wireLen = load32(rec + 12);
+    if (m_mapped) {
+        // A file cut under the mapping reads as zeros (the rest of its last page, or the zero
+        // pages the SIGBUS handler put in): an all-zero header is checked against the file.
+        if ((sec | frac | capLen | wireLen) == 0 || m_map->lost()) {
+            if (mappingLost(m_pos + kRecordHeader)) return Result::Error;
+        }
+        m_map->ahead(m_pos);
+    } else {
+        m_chunks[m_cur].lastRead = m_read;
+    }
     if (capLen > m_fileSnaplen) ++m_oversized;
     if (frac >= (m_nano ? 1'000'000'000U : 1'000'000U)) ++m_badTimestamps;
     out.data = rec + kRecordHeader;
     out.capLen = capLen < snaplen ? capLen : snaplen;
     out.wireLen = wireLen;
     out.ts = static_cast<TimeNs>(sec) * kNsPerSec + static_cast<TimeNs>(frac) * (m_nano ? 1 : 1000);
-    chunk.lastRead = m_read;
     m_pos += kRecordHeader + capLen;
     m_offset += kRecordHeader + capLen;
     m_readUsed += kRecordHeader + capLen;
@@ -387,13 +465,13 @@ PcapStream::Result PcapStream::nextNg(RawPacket& out, std::uint32_t snaplen, int
         if (!headerOnly && m_readUsed >= kReadBudget) return Result::Budget;
         Result r = ensure(8, waitMs);
         if (r != Result::Packet) return r;
-        const std::uint8_t* blk = m_chunks[m_cur].mem + m_pos;
+        const std::uint8_t* blk = m_buf + m_pos;
         std::uint32_t type = 0;
         std::memcpy(&type, blk, 4);  // the section type reads the same in both byte orders
         if (type == kNgSection) {
             r = ensure(12, waitMs);
             if (r != Result::Packet) return r;
-            blk = m_chunks[m_cur].mem + m_pos;
+            blk = m_buf + m_pos;
             std::uint32_t bom = 0;
             std::memcpy(&bom, blk + 8, 4);
             if (bom == kNgByteOrder) {
@@ -414,7 +492,7 @@ PcapStream::Result PcapStream::nextNg(RawPacket& out, std::uint32_t snaplen, int
         }
         r = ensure(len, waitMs);
         if (r != Result::Packet) return r;
-        blk = m_chunks[m_cur].mem + m_pos;
+        blk = m_buf + m_pos;
         const std::uint8_t* body = blk + 8;
         const std::size_t bodyLen = len - 12;
         std::uint32_t iface = 0;
@@ -462,7 +540,12 @@ PcapStream::Result PcapStream::nextNg(RawPacket& out, std::uint32_t snaplen, int
             return fail("pcapng packet at byte " + std::to_string(m_offset) + " names interface " +
                         std::to_string(iface) + ", which was not described");
         }
-        Chunk& chunk = m_chunks[m_cur];
+        if (m_mapped) {
+            if (m_map->lost() && mappingLost(m_pos + len)) return Result::Error;
+            m_map->ahead(m_pos);
+        } else {
+            m_chunks[m_cur].lastRead = m_read;
+        }
         m_pos += len;
         m_offset += len;
         if (headerOnly && type == kNgInterface) return Result::Packet;  // the link type is known
@@ -474,7 +557,6 @@ PcapStream::Result PcapStream::nextNg(RawPacket& out, std::uint32_t snaplen, int
         out.capLen = capLen < snaplen ? capLen : snaplen;
         out.wireLen = wireLen;
         out.ts = type == kNgSimplePacket ? 0 : ngTime(ifc, units);
-        chunk.lastRead = m_read;
         m_readUsed += len;
         return Result::Packet;
     }

@@ -1,16 +1,44 @@
-// Reader for classic pcap and pcapng files with large reads into a few reusable buffers: regular
-// files, pipes and FIFOs (`file=-`), each optionally gzip-compressed (`.pcap.gz`, `.pcapng.gz`,
-// inflated on the fly, no temporary file). Every RawPacket points into a buffer (no copy per
-// packet).
+// Reader for classic pcap and pcapng files: regular uncompressed files through a memory map
+// (no copy at all), everything else with large reads into a few reusable buffers: pipes and
+// FIFOs (`file=-`), gzip-compressed files (`.pcap.gz`, `.pcapng.gz`, inflated on the fly, no
+// temporary file), and any file under `map=off`. Every RawPacket points into the mapping or a
+// buffer (no copy per packet). One record parser serves both sources.
 //
-//   fd ──read() (≤ 2 MiB)──▶ [chunk 0: 2 MiB, huge-page backed][chunk 1] ... ◀── RawPacket.data
+//   regular file ──mmap (size at open, read-only)──▶ records parsed in place ◀── RawPacket.data
+//        (FileMap, file_map.hpp: 4 MiB windows populated ahead, unmapped behind the reads
+//         in flight; past the mapping's end, a file that grew is read on with read())
+//   fd ──read() (≤ 1 MiB)──▶ [chunk 0: 2 MiB, huge-page backed][chunk 1] ... ◀── RawPacket.data
 //   fd ──read()──▶ zlib inflate ──▶ same chunks                     (gzip, detected by magic)
 //
-// * Why reads and not a memory map (measured, docs/performance.md "Reading captures"): the
-//   kernel copies page-cache pages sequentially at memory bandwidth, while a mapping pays a
-//   fault or a populate per page, a TLB miss on the first touch of each record header and the
-//   unmap at exit; its pages stay resident (1.5 GB RSS for a 1.4 GB file); and a file cut
-//   short while mapped kills the process with SIGBUS. A short read is a clean error instead.
+// * Why a map for regular files (measured, docs/performance.md "Reading captures without a
+//   copy (session 10)"): read() has the kernel copy every page-cache byte into the chunks
+//   (`_copy_to_iter`, a third of the whole process's CPU with flowstats on the 1.42 GB
+//   benchmark capture). Walking the mapping instead costs 0.21 s of CPU against 0.35 s for
+//   1.42 GB (rowprobe-bench-read, load 8): the copy is gone, and only the lines the parser
+//   reads are prefetched (file_map.hpp). With flowstats the whole process takes 24 % less CPU
+//   and 15 % less wall time, and the worker, not the input thread, is its critical path. The
+//   former objections are answered: RSS stays bounded (pages behind the oldest read in flight
+//   are unmapped, ~15 MiB resident for the mapping), and a file cut short under the mapping no
+//   longer kills the process (the SIGBUS handler of file_map.hpp puts zero pages in; the reader
+//   checks, below, and ends with "file shrank").
+// * Mapped lifetimes: a packet stays valid for the next kReadsInFlight calls of beginRead()
+//   (as for chunks, below); beginRead() notes where each read started and unmaps whole windows
+//   below the start of the oldest read still in flight. A late access would refault the same
+//   bytes from the page cache, never garbage.
+// * Mapped and shrinking: a record header of all zeros (the rest of the last page of a cut
+//   file reads as zeros) or the mapping's lost() flag (a SIGBUS, on this thread or a worker's)
+//   makes the reader fstat the file: shorter than at open, or than the record, is the error
+//   "file shrank while being read"; an all-zero record in a file that did not shrink is
+//   delivered as it is. A parse error in a mapped file checks the same first. The records
+//   before it were all delivered; packets a worker read as zeros (pages lost after they were
+//   delivered) are what the error reports. Unlike read(), a record cut by the new end inside
+//   its last page is delivered, its lost bytes reading as zeros, before the error: telling
+//   that cut from a frame's own zero padding would cost an fstat per record.
+// * Only a capture that starts at its file's first byte is mapped (`file=-` may be a file
+//   that was read from before): the mapping's offsets are the file's.
+// * Mapped and growing: at the mapping's end the reader continues with read() from there, the
+//   record cut by the end copied into a chunk, so a file still being written (tcpdump -w) is
+//   read to its end at that moment, as with reads.
 // * Chunk lifetimes: records are parsed in place. A packet stays valid for the next
 //   kReadsInFlight calls of beginRead(): the core recycles its 32 PacketBlocks per queue in
 //   FIFO order, so a block filled at read k is back (processed) by read k + 32. A chunk is reused
@@ -19,7 +47,7 @@
 // * Bounded memory: a read consumes at most kReadBudget bytes of records (the caller then ends
 //   its block early), so the last kReadsInFlight reads span at most kReadsInFlight *
 //   (kReadBudget + the largest record) bytes and kMaxChunks chunks always suffice. Chunks are
-//   allocated on first use: ordinary captures use 2-3 of them (4-6 MiB).
+//   allocated on first use: ordinary captures use 2-3 of them (4-6 MiB), mapped files none.
 // * Pipes: reads wait at most `waitMs` (poll) and return Wait with no record, keeping a partial
 //   record buffered, so a slow writer's packets are delivered in partial blocks.
 // * One set of rules for every file read (also with a BPF filter, which the caller applies with
@@ -35,6 +63,8 @@
 // * Errors (Result::Error, error() explains): a record cut off at the end ("truncated dump
 //   file"), a file that shrank below what was already read ("file shrank while being read"),
 //   corrupt gzip data, read errors. Records before the error were all delivered.
+// * Costs per record, mapped: the header loads, a compare for zeros, a load of lost(), the
+//   prefetch bookkeeping; per read: two stores and a compare; per 4 MiB: two madvise calls.
 // * Thread ownership: one thread calls everything.
 #pragma once
 
@@ -44,6 +74,7 @@
 #include <string>
 #include <vector>
 
+#include "file_map.hpp"
 #include "rowprobe/packet.hpp"
 
 namespace rowprobe::input {
@@ -64,7 +95,16 @@ public:
     long read(std::uint8_t* dst, std::size_t max, int timeoutMs);
 
     bool regular() const noexcept { return m_regular; }
+    const std::string& name() const noexcept { return m_name; }
     bool gzip() const noexcept { return m_gzip; }
+    int fd() const noexcept { return m_fd; }
+    /// Regular files: their size when opened.
+    std::uint64_t sizeAtOpen() const noexcept { return m_sizeAtOpen; }
+    /// Regular files: reads go on from `offset` (a mapped reader that reached its mapping's end).
+    bool seekTo(std::uint64_t offset);
+    /// Regular files: true, with error() saying so, when the file is now shorter than
+    /// `consumed` or than its size at open. One fstat.
+    bool shrankBelow(std::uint64_t consumed);
     const std::string& error() const noexcept { return m_error; }
     /// The file's own bytes consumed so far (compressed bytes for gzip).
     std::uint64_t rawOffset() const noexcept { return m_rawOffset; }
@@ -72,7 +112,7 @@ public:
 private:
     long readRaw(std::uint8_t* dst, std::size_t max, int timeoutMs);
     long inflateInto(std::uint8_t* dst, std::size_t max, int timeoutMs);
-    bool shrank();
+    bool shrank() { return shrankBelow(m_rawOffset); }
 
     int m_fd = -1;
     std::string m_name;
@@ -87,6 +127,12 @@ private:
     std::string m_error;
     struct Inflater;
     std::unique_ptr<Inflater> m_inflater;
+};
+
+/// Whether a regular, uncompressed file is read through a memory map (the `map` option).
+enum class MapMode : std::uint8_t {
+    Auto,  ///< map it; read() where mapping fails
+    Off,   ///< always read()
 };
 
 class PcapStream {
@@ -105,7 +151,9 @@ public:
     /// When it is neither a classic pcap nor a pcapng header, valid() is false and header()
     /// holds the bytes already consumed, so the caller can hand the whole stream to libpcap
     /// (for its error message).
-    explicit PcapStream(std::unique_ptr<ByteSource> source, int waitMs = -1);
+    /// With MapMode::Auto a regular uncompressed capture is then mapped (mapped() tells).
+    explicit PcapStream(std::unique_ptr<ByteSource> source, int waitMs = -1,
+                        MapMode mapMode = MapMode::Auto);
     ~PcapStream();
     PcapStream(const PcapStream&) = delete;
     PcapStream& operator=(const PcapStream&) = delete;
@@ -123,6 +171,8 @@ public:
     std::uint32_t fileSnaplen() const noexcept { return m_fileSnaplen; }
     bool nano() const noexcept { return m_nano; }
     bool regular() const noexcept { return m_source && m_source->regular(); }
+    /// The file is read through a memory map (packets point into it) up to its size at open.
+    bool mapped() const noexcept { return m_map != nullptr; }
 
     /// Starts one read of the caller (one PacketBlock): packets of earlier reads stay valid for
     /// kReadsInFlight calls; this read may consume kReadBudget bytes.
@@ -155,7 +205,13 @@ private:
     };
     /// Makes `n` bytes at m_pos available; Packet when they are, else Wait / End / Error.
     Result ensure(std::size_t n, int waitMs);
-    bool moveToFreeChunk();
+    void moveToFreeChunk();
+    /// The mapping's end is reached: reads go on from there (a file that grew), the record cut
+    /// by the end is copied into a chunk.
+    bool leaveMapping();
+    /// Mapped: the record at m_pos read zeros or the mapping lost pages. True (and the stream
+    /// failed) when the file shrank under the mapping.
+    bool mappingLost(std::uint64_t recordEnd);
     Result nextClassic(RawPacket& out, std::uint32_t snaplen, int waitMs);
     Result nextNg(RawPacket& out, std::uint32_t snaplen, int waitMs, bool headerOnly);
     /// pcapng: an interface description block's body.
@@ -164,10 +220,15 @@ private:
     Result fail(std::string why);
 
     std::unique_ptr<ByteSource> m_source;
+    std::unique_ptr<FileMap> m_map;  ///< regular uncompressed files under MapMode::Auto
+    bool m_mapped = false;           ///< m_buf is the mapping (else the current chunk)
+    /// Mapped: the offset each of the last kReadsInFlight reads started at (by read % size).
+    std::uint64_t m_readStart[kReadsInFlight] = {};
     std::vector<Chunk> m_chunks;
-    std::size_t m_cur = 0;     ///< the chunk being parsed
-    std::size_t m_pos = 0;     ///< next record in the current chunk
-    std::size_t m_filled = 0;  ///< bytes of the current chunk holding data
+    const std::uint8_t* m_buf = nullptr;  ///< the buffer being parsed: the mapping or a chunk
+    std::size_t m_cur = 0;                ///< the chunk being parsed (when not mapped)
+    std::size_t m_pos = 0;                ///< next record in the current buffer
+    std::size_t m_filled = 0;             ///< bytes of the current buffer holding data
     std::uint64_t m_read = kReadsInFlight;
     std::size_t m_readUsed = 0;  ///< bytes consumed by the current read
     std::uint64_t m_offset = 0;  ///< stream offset of m_pos (for messages)

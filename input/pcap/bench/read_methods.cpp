@@ -5,7 +5,9 @@
 //   mmap        the former reader: the whole file mapped, MAP_POPULATE up to 1 GiB
 //   window      mapped without populate; a helper thread MADV_POPULATE_READs 8 MiB windows
 //               ahead of the reader and the reader MADV_DONTNEEDs what lies 16 MiB behind it
-//   read        the current reader (PcapStream): read() into reusable 2 MiB huge-page chunks
+//   read        PcapStream with map=off: read() into reusable 2 MiB huge-page chunks
+//   zerocopy    PcapStream with map=auto (the default): the file mapped, records parsed in place,
+//               4 MiB windows populated ahead and unmapped behind the reads in flight
 //   uring       io_uring (liburing): 1 MiB reads, 4 buffers, up to 3 in flight ahead
 //
 // Usage: rowprobe-bench-read METHOD FILE   (prints packets, seconds, user, sys, max RSS)
@@ -122,8 +124,9 @@ Walk viaWindow(int fd, std::size_t size) {
     return w;
 }
 
-Walk viaRead(int fd, const std::string& name) {
-    rowprobe::input::PcapStream stream(std::make_unique<rowprobe::input::ByteSource>(fd, name));
+Walk viaStream(int fd, const std::string& name, rowprobe::input::MapMode mode) {
+    rowprobe::input::PcapStream stream(std::make_unique<rowprobe::input::ByteSource>(fd, name), -1,
+                                       mode);
     Walk w;
     for (;;) {
         stream.beginRead();
@@ -205,7 +208,7 @@ Walk viaUring(int fd, std::size_t size) {
 
 int main(int argc, char** argv) {
     if (argc != 3) {
-        std::fprintf(stderr, "usage: %s mmap|window|read|uring FILE\n", argv[0]);
+        std::fprintf(stderr, "usage: %s mmap|window|read|zerocopy|uring FILE\n", argv[0]);
         return 2;
     }
     const std::string method = argv[1];
@@ -223,7 +226,9 @@ int main(int argc, char** argv) {
     } else if (method == "window") {
         w = viaWindow(fd, size);
     } else if (method == "read") {
-        w = viaRead(fd, argv[2]);
+        w = viaStream(fd, argv[2], rowprobe::input::MapMode::Off);
+    } else if (method == "zerocopy") {
+        w = viaStream(fd, argv[2], rowprobe::input::MapMode::Auto);
 #ifdef ROWPROBE_HAVE_LIBURING
     } else if (method == "uring") {
         w = viaUring(fd, size);

@@ -182,7 +182,18 @@ TEST(PcapInput, IsRegisteredWithItsOptions) {
     for (const auto& o : entry->info.options)
         names.emplace_back(std::string(o.name) + "/" + std::string(o.shortName));
     EXPECT_EQ(names, (std::vector<std::string>{"file/f", "ifc/i", "filter/F", "snaplen/s",
-                                               "promisc/p", "timeout/"}));
+                                               "promisc/p", "timeout/", "map/"}));
+}
+
+TEST(PcapInput, BadMapValueNamesTheChoicesAndAGuess) {
+    const fs::path path = scratchFile("map.pcap");
+    writePcap(path, true, 1, {});
+    const ConfigError e = openError("pcap;file=" + path.string() + ";map=of");
+    EXPECT_EQ(e.details().option, "map");
+    EXPECT_EQ(e.details().value, "of");
+    EXPECT_EQ(e.details().choices, (std::vector<std::string>{"auto", "off"}));
+    const std::string text = e.render();
+    EXPECT_NE(text.find("did you mean 'off'"), std::string::npos) << text;
 }
 
 TEST(PcapInput, ReadsNanosecondPcapWithExactTimestampsAndLengths) {

@@ -1,12 +1,16 @@
-// The classic pcap reader behind the `pcap` input (input/pcap/pcap_stream.hpp): gzip'd captures
-// read by streaming, bounded buffer memory whatever the file size, and packets that stay valid
-// for as long as the core may hold their block.
+// The capture reader behind the `pcap` input (input/pcap/pcap_stream.hpp): gzip'd captures read
+// by streaming, bounded memory whatever the file size, and packets that stay valid for as long as
+// the core may hold their block. Every test runs on both paths of a regular file (a memory map,
+// `map=auto`, and read(), `map=off`); the mapped path delivers the same packets as the read path
+// on every capture of pcaps/ and of the shared test data, keeps its RSS bounded and reads a
+// file that grows to its end.
 #include "input/pcap/pcap_stream.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <filesystem>
@@ -67,6 +71,26 @@ std::unique_ptr<PcapInput> open(const std::string& text) {
     return Registry::instance().createAs<PcapInput>(PluginKind::Input, text, "-i");
 }
 
+/// The tests below run once per way of reading a regular file.
+class PcapStreamBothPaths : public ::testing::TestWithParam<MapMode> {
+protected:
+    static std::string mapOption() { return GetParam() == MapMode::Off ? ";map=off" : ""; }
+    std::unique_ptr<PcapInput> openFile(const fs::path& path, const std::string& more = {}) {
+        return open("pcap;file=" + path.string() + more + mapOption());
+    }
+    static std::unique_ptr<input::PcapStream> stream(const fs::path& path) {
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        EXPECT_GE(fd, 0) << path;
+        return std::make_unique<input::PcapStream>(std::make_unique<ByteSource>(fd, path.string()),
+                                                   -1, GetParam());
+    }
+};
+
+INSTANTIATE_TEST_SUITE_P(Paths, PcapStreamBothPaths, ::testing::Values(MapMode::Auto, MapMode::Off),
+                         [](const auto& param) {
+                             return std::string(param.param == MapMode::Auto ? "Mapped" : "Read");
+                         });
+
 /// Reads `in` to the end as the core does: 32 blocks recycled in FIFO order. Checks every
 /// packet of every block just before the block is reused (the data must still be intact).
 std::uint32_t readRecycled(PcapInput& in, std::uint32_t size) {
@@ -95,19 +119,19 @@ std::uint32_t readRecycled(PcapInput& in, std::uint32_t size) {
     return next;
 }
 
-TEST(PcapStream, ReadsGzipCompressedPcapWithoutATemporaryFile) {
+TEST_P(PcapStreamBothPaths, ReadsGzipCompressedPcapWithoutATemporaryFile) {
     const fs::path dir = test::tempDir();
     writeBytes(dir / "t.pcap", makePcap(3000, 300));
     ASSERT_EQ(test::runShell("gzip -k -c '" + (dir / "t.pcap").string() + "' > '" +
                              (dir / "t.pcap.gz").string() + "'")
                   .exitCode,
               0);
-    auto in = open("pcap;file=" + (dir / "t.pcap.gz").string());
+    auto in = openFile(dir / "t.pcap.gz");
     EXPECT_EQ(readRecycled(*in, 300), 3000U);
     EXPECT_EQ(in->stats().received, 3000U);
 }
 
-TEST(PcapStream, ReadsConcatenatedGzipMembersAndGzipPcapng) {
+TEST_P(PcapStreamBothPaths, ReadsConcatenatedGzipMembersAndGzipPcapng) {
     const fs::path dir = test::tempDir();
     writeBytes(dir / "a.pcap", makePcap(100, 200));
     // Two members: the second a whole second pcap would be garbage, so split one file in two.
@@ -116,7 +140,7 @@ TEST(PcapStream, ReadsConcatenatedGzipMembersAndGzipPcapng) {
                              "| gzip >> two.gz")
                   .exitCode,
               0);
-    auto in = open("pcap;file=" + (dir / "two.gz").string());
+    auto in = openFile(dir / "two.gz");
     EXPECT_EQ(readRecycled(*in, 200), 100U);
 
     if (test::runShell("command -v editcap").exitCode != 0) GTEST_SKIP() << "no editcap";
@@ -124,11 +148,11 @@ TEST(PcapStream, ReadsConcatenatedGzipMembersAndGzipPcapng) {
                              "' && editcap -F pcapng a.pcap a.pcapng && gzip -k a.pcapng")
                   .exitCode,
               0);
-    auto ng = open("pcap;file=" + (dir / "a.pcapng.gz").string());
+    auto ng = openFile(dir / "a.pcapng.gz");
     EXPECT_EQ(readRecycled(*ng, 200), 100U);
 }
 
-TEST(PcapStream, TruncatedGzipIsAnErrorAfterTheWholePackets) {
+TEST_P(PcapStreamBothPaths, TruncatedGzipIsAnErrorAfterTheWholePackets) {
     const fs::path dir = test::tempDir();
     writeBytes(dir / "t.pcap", makePcap(2000, 300));
     ASSERT_EQ(
@@ -137,7 +161,7 @@ TEST(PcapStream, TruncatedGzipIsAnErrorAfterTheWholePackets) {
             "' && gzip -c t.pcap > t.gz && head -c $(( $(stat -c %s t.gz) / 2 )) t.gz > cut.gz")
             .exitCode,
         0);
-    auto in = open("pcap;file=" + (dir / "cut.gz").string());
+    auto in = openFile(dir / "cut.gz");
     PacketBlock block;
     std::uint64_t got = 0;
     std::string error;
@@ -154,23 +178,23 @@ TEST(PcapStream, TruncatedGzipIsAnErrorAfterTheWholePackets) {
     EXPECT_NE(error.find("gzip"), std::string::npos) << error;
 }
 
-TEST(PcapStream, BufferMemoryStaysBoundedWhateverTheFileSize) {
+TEST_P(PcapStreamBothPaths, BufferMemoryStaysBoundedWhateverTheFileSize) {
     // 60 MB of 1500-byte frames read with the core's 32 recycled blocks: a few 2 MiB chunks.
     const fs::path path = test::tempDir() / "big.pcap";
     writeBytes(path, makePcap(40000, 1500));
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    ASSERT_GE(fd, 0);
-    PcapStream stream(std::make_unique<ByteSource>(fd, path.string()));
+    auto reader = stream(path);
+    input::PcapStream& stream = *reader;
     ASSERT_TRUE(stream.valid());
+    EXPECT_EQ(stream.mapped(), GetParam() == MapMode::Auto);
     std::uint32_t seq = 0;
     for (bool more = true; more;) {
         stream.beginRead();
         for (int i = 0; i < 64; ++i) {
             RawPacket p;
             const auto r = stream.next(p, 65535, -1);
-            if (r == PcapStream::Result::Budget) break;
-            if (r != PcapStream::Result::Packet) {
-                ASSERT_EQ(r, PcapStream::Result::End) << stream.error();
+            if (r == input::PcapStream::Result::Budget) break;
+            if (r != input::PcapStream::Result::Packet) {
+                ASSERT_EQ(r, input::PcapStream::Result::End) << stream.error();
                 more = false;
                 break;
             }
@@ -179,7 +203,8 @@ TEST(PcapStream, BufferMemoryStaysBoundedWhateverTheFileSize) {
     }
     EXPECT_EQ(seq, 40000U);
     EXPECT_LE(stream.chunksAllocated(), 3U) << "40 reads of 64 x 1516 B span ~4 MB";
-    EXPECT_LE(PcapStream::kMaxChunks * PcapStream::kChunkBytes, std::size_t{48} << 20);
+    EXPECT_LE(input::PcapStream::kMaxChunks * input::PcapStream::kChunkBytes,
+              std::size_t{48} << 20);
 }
 
 /// pcapng with two interfaces: 0 Ethernet (if_tsresol 2^-20, if_tsoffset 100 s), 1 raw IP
@@ -242,10 +267,10 @@ Bytes makeTwoInterfacePcapng() {
     return b;
 }
 
-TEST(PcapStream, PcapngInterfacesKeepTheirOwnLinkTypeAndClock) {
+TEST_P(PcapStreamBothPaths, PcapngInterfacesKeepTheirOwnLinkTypeAndClock) {
     const fs::path dir = test::tempDir();
     writeBytes(dir / "two.pcapng", makeTwoInterfacePcapng());
-    auto in = open("pcap;file=" + (dir / "two.pcapng").string());
+    auto in = openFile(dir / "two.pcapng");
     EXPECT_EQ(in->linkType(), LinkType::Ethernet);
     std::vector<std::pair<LinkType, std::size_t>> blocks;
     std::vector<TimeNs> ts;
@@ -264,21 +289,21 @@ TEST(PcapStream, PcapngInterfacesKeepTheirOwnLinkTypeAndClock) {
     EXPECT_EQ(ts[3], 1'700'000'000'123'000'000ULL) << "milliseconds";
     EXPECT_EQ(ts[7], 1'700'000'101'000'000'000ULL);
     // The filter is compiled per link type: "udp" matches on both interfaces.
-    auto filtered = open("pcap;file=" + (dir / "two.pcapng").string() + ";filter=udp");
+    auto filtered = openFile(dir / "two.pcapng", ";filter=udp");
     std::size_t n = 0;
     for (PacketBlock block; filtered->read(block) == InputPlugin::Status::Ok; block.clear())
         n += block.count;
     EXPECT_EQ(n, 8U);
     // And the same through gzip, and the packets are there when the pipe stalls.
     ASSERT_EQ(test::runShell("gzip -k '" + (dir / "two.pcapng").string() + "'").exitCode, 0);
-    auto gz = open("pcap;file=" + (dir / "two.pcapng.gz").string());
+    auto gz = openFile(dir / "two.pcapng.gz");
     n = 0;
     for (PacketBlock block; gz->read(block) == InputPlugin::Status::Ok; block.clear())
         n += block.count;
     EXPECT_EQ(n, 8U);
 }
 
-TEST(PcapStream, FilterWorksOnRawIpCaptures) {
+TEST_P(PcapStreamBothPaths, FilterWorksOnRawIpCaptures) {
     // LINKTYPE_RAW (101) in the file is DLT_RAW (12) for libpcap's filter compiler.
     Bytes b;
     put32(b, 0xa1b2c3d4);
@@ -298,18 +323,216 @@ TEST(PcapStream, FilterWorksOnRawIpCaptures) {
     }
     const fs::path path = test::tempDir() / "raw.pcap";
     writeBytes(path, b);
-    auto in = open("pcap;file=" + path.string() + ";filter=udp port 53");
+    auto in = openFile(path, ";filter=udp port 53");
     PacketBlock block;
     ASSERT_EQ(in->read(block), InputPlugin::Status::Ok);
     EXPECT_EQ(block.link, LinkType::Raw);
     EXPECT_EQ(block.count, 2U);
 }
 
-TEST(PcapStream, JumboFramesStayValidWhileTheCoreHoldsTheirBlocks) {
+TEST_P(PcapStreamBothPaths, JumboFramesStayValidWhileTheCoreHoldsTheirBlocks) {
     const fs::path path = test::tempDir() / "jumbo.pcap";
     writeBytes(path, makePcap(6000, 9000));
-    auto in = open("pcap;file=" + path.string());
+    auto in = openFile(path);
     EXPECT_EQ(readRecycled(*in, 9000), 6000U);
+}
+
+TEST_P(PcapStreamBothPaths, AFileThatGrowsWhileReadIsReadToItsEnd) {
+    // tcpdump -w still writing: the file ends inside record 1000 when it is opened, the rest
+    // comes later. The mapped reader reads on with read() from its mapping's end, the record
+    // cut by that end assembled in a chunk.
+    const fs::path path = test::tempDir() / "growing.pcap";
+    const Bytes all = makePcap(3000, 700);
+    const std::size_t atOpen = 24 + 1000 * (16 + 700) + 16 + 300;
+    writeBytes(path, Bytes(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(atOpen)));
+    auto reader = stream(path);
+    ASSERT_TRUE(reader->valid());
+    EXPECT_EQ(reader->mapped(), GetParam() == MapMode::Auto);
+    std::uint32_t seq = 0;
+    auto readSome = [&](std::uint32_t upTo) {
+        while (seq < upTo) {
+            reader->beginRead();
+            for (int i = 0; i < 64 && seq < upTo; ++i) {
+                RawPacket p;
+                const auto r = reader->next(p, 65535, -1);
+                if (r == input::PcapStream::Result::Budget) break;
+                if (r != input::PcapStream::Result::Packet) return r;
+                EXPECT_EQ(seqOf(p), seq);
+                EXPECT_EQ(p.capLen, 700U);
+                EXPECT_EQ(p.ts, (1'700'000'000ULL + seq / 1000) * 1'000'000'000ULL +
+                                    (seq % 1000) * 1000ULL);
+                ++seq;
+            }
+        }
+        return input::PcapStream::Result::Packet;
+    };
+    readSome(500);
+    {
+        std::ofstream out(path, std::ios::binary | std::ios::app);
+        out.write(reinterpret_cast<const char*>(all.data() + atOpen),
+                  static_cast<std::streamsize>(all.size() - atOpen));
+    }
+    EXPECT_EQ(readSome(5000), input::PcapStream::Result::End) << reader->error();
+    EXPECT_EQ(seq, 3000U);
+}
+
+TEST_P(PcapStreamBothPaths, OnlyRegularUncompressedFilesAreMapped) {
+    const fs::path dir = test::tempDir();
+    writeBytes(dir / "t.pcap", makePcap(10, 100));
+    ASSERT_EQ(test::runShell("gzip -k '" + (dir / "t.pcap").string() + "'").exitCode, 0);
+    EXPECT_EQ(stream(dir / "t.pcap")->mapped(), GetParam() == MapMode::Auto);
+    EXPECT_FALSE(stream(dir / "t.pcap.gz")->mapped());
+    int pipeFds[2] = {-1, -1};
+    ASSERT_EQ(::pipe(pipeFds), 0);
+    const Bytes b = makePcap(10, 100);
+    ASSERT_EQ(::write(pipeFds[1], b.data(), b.size()), static_cast<ssize_t>(b.size()));
+    ::close(pipeFds[1]);
+    input::PcapStream piped(std::make_unique<ByteSource>(pipeFds[0], "pipe"), -1, GetParam());
+    ASSERT_TRUE(piped.valid());
+    EXPECT_FALSE(piped.mapped());
+}
+
+TEST(PcapStreamMapped, ACaptureThatDoesNotStartTheFileIsRead) {
+    // Standard input redirected from a file someone read part of: the capture starts at the
+    // descriptor's offset, not at the file's first byte, so the mapping's offsets would be off.
+    const fs::path path = test::tempDir() / "offset.pcap";
+    Bytes b(100, 0xee);
+    const Bytes capture = makePcap(10, 100);
+    b.insert(b.end(), capture.begin(), capture.end());
+    writeBytes(path, b);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::lseek(fd, 100, SEEK_SET), 100);
+    input::PcapStream stream(std::make_unique<ByteSource>(fd, path.string()));
+    ASSERT_TRUE(stream.valid());
+    EXPECT_FALSE(stream.mapped());
+    stream.beginRead();
+    std::uint32_t seq = 0;
+    RawPacket p;
+    while (stream.next(p, 65535, -1) == input::PcapStream::Result::Packet) {
+        EXPECT_EQ(seqOf(p), seq++);
+    }
+    EXPECT_EQ(seq, 10U);
+}
+
+/// Resident file-backed memory of this process, bytes (/proc/self/status RssFile).
+std::uint64_t rssFile() {
+    std::ifstream status("/proc/self/status");
+    std::string key;
+    while (status >> key) {
+        std::uint64_t kb = 0;
+        if (key == "RssFile:" && status >> kb) return kb * 1024;
+        status.ignore(1 << 20, '\n');
+    }
+    return 0;
+}
+
+TEST(PcapStreamMapped, ResidentMemoryStaysBoundedWhateverTheFileSize) {
+    // 120 MB of 1500-byte frames through the mapping, read as the core reads: the pages behind
+    // the oldest read in flight are unmapped, so the file's resident part stays a few windows.
+    const fs::path path = test::tempDir() / "big.pcap";
+    writeBytes(path, makePcap(80000, 1500));
+    const std::uint64_t before = rssFile();
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    input::PcapStream stream(std::make_unique<ByteSource>(fd, path.string()));
+    ASSERT_TRUE(stream.mapped());
+    std::uint64_t peak = 0;
+    std::uint32_t seq = 0;
+    for (std::uint64_t reads = 0;; ++reads) {
+        stream.beginRead();
+        RawPacket p;
+        input::PcapStream::Result r = input::PcapStream::Result::Packet;
+        for (int i = 0; i < 64; ++i) {
+            r = stream.next(p, 65535, -1);
+            if (r != input::PcapStream::Result::Packet) break;
+            ASSERT_EQ(seqOf(p), seq++);
+        }
+        if (reads % 50 == 0) peak = std::max(peak, rssFile());
+        if (r == input::PcapStream::Result::End) break;
+        ASSERT_NE(r, input::PcapStream::Result::Error) << stream.error();
+    }
+    EXPECT_EQ(seq, 80000U);
+    const std::uint64_t grown = peak > before ? peak - before : 0;
+    EXPECT_LT(grown, std::uint64_t{40} << 20)
+        << "a 120 MB file left " << (grown >> 20) << " MiB resident";
+}
+
+/// Every packet of `path` as the read path and the mapped path deliver it, compared in step:
+/// data, lengths, timestamps, link types, and how the stream ends. Returns the packets read.
+std::uint64_t compareMappedWithRead(const fs::path& path, std::uint32_t snaplen) {
+    auto open = [&](MapMode mode) {
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        return std::make_unique<input::PcapStream>(std::make_unique<ByteSource>(fd, path.string()),
+                                                   -1, mode);
+    };
+    auto read = open(MapMode::Off);
+    auto mapped = open(MapMode::Auto);
+    EXPECT_EQ(read->valid(), mapped->valid()) << path;
+    if (!read->valid()) return 0;
+    EXPECT_TRUE(mapped->mapped() || path.extension() == ".gz") << path;
+    EXPECT_EQ(read->linkType(), mapped->linkType()) << path;
+    std::uint64_t packets = 0;
+    for (bool more = true; more;) {
+        read->beginRead();
+        mapped->beginRead();
+        for (int i = 0; i < 64; ++i) {
+            RawPacket a;
+            RawPacket b;
+            const auto ra = read->next(a, snaplen, -1);
+            const auto rb = mapped->next(b, snaplen, -1);
+            EXPECT_EQ(ra, rb) << path << " packet " << packets;
+            if (ra != rb) return packets;
+            if (ra == input::PcapStream::Result::Budget) break;
+            if (ra != input::PcapStream::Result::Packet) {
+                EXPECT_EQ(read->error(), mapped->error()) << path;
+                more = false;
+                break;
+            }
+            EXPECT_EQ(a.ts, b.ts) << path << " packet " << packets;
+            EXPECT_EQ(a.capLen, b.capLen) << path << " packet " << packets;
+            EXPECT_EQ(a.wireLen, b.wireLen) << path << " packet " << packets;
+            EXPECT_EQ(read->packetLinkType(), mapped->packetLinkType()) << path;
+            if (a.capLen != b.capLen || std::memcmp(a.data, b.data, a.capLen) != 0) {
+                ADD_FAILURE() << path << ": packet " << packets << " differs";
+                return packets;
+            }
+            ++packets;
+        }
+    }
+    EXPECT_EQ(read->oversized(), mapped->oversized()) << path;
+    EXPECT_EQ(read->badTimestamps(), mapped->badTimestamps()) << path;
+    return packets;
+}
+
+TEST(PcapStreamMapped, DeliversTheSamePacketsAsTheReadPathOnTheProjectsCaptures) {
+    std::uint64_t files = 0;
+    std::uint64_t packets = 0;
+    for (const auto& entry : fs::directory_iterator(test::sourceDir() / "pcaps")) {
+        if (entry.path().extension() != ".pcap" && entry.path().extension() != ".pcapng") continue;
+        ++files;
+        packets += compareMappedWithRead(entry.path(), 65535);
+        packets += compareMappedWithRead(entry.path(), 64);
+    }
+    EXPECT_GE(files, 10U);
+    EXPECT_GT(packets, 1000U);
+}
+
+TEST(PcapStreamMapped, DeliversTheSamePacketsAsTheReadPathOnThirdPartyCaptures) {
+    const fs::path root = test::testdataDir();
+    if (root.empty() || !fs::exists(root)) GTEST_SKIP() << "no shared test data";
+    std::uint64_t files = 0;
+    std::uint64_t packets = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(root)) {
+        const std::string name = entry.path().filename().string();
+        const bool capture = name.ends_with(".pcap") || name.ends_with(".pcapng") ||
+                             name.ends_with(".cap") || name.ends_with(".pcap.gz");
+        if (!entry.is_regular_file() || !capture) continue;
+        ++files;
+        packets += compareMappedWithRead(entry.path(), 65535);
+    }
+    if (files == 0) GTEST_SKIP() << "no captures under " << root;
+    EXPECT_GT(packets, 10000U) << files << " files";
 }
 
 }  // namespace
