@@ -20,13 +20,8 @@ dir=${SOAK_DIR:-/tmp/rowprobe-soak}
 commit=$(git rev-parse HEAD)
 mkdir -p "$dir"
 
-pids=()
-stop() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap stop EXIT
-for ((h = 0; h < hogs; ++h)); do
-    yes >/dev/null &
-    pids+=($!)
-done
+source scripts/hogs.sh
+start_hogs "$hogs"
 
 one_run() {  # index
     local n=$1 d="$dir/run-$1" t0 rc=0

@@ -18,13 +18,8 @@ e2e=${FILTER_E2E-ExpiryModes.*}
 storage=${FILTER_STORAGE-ExpiryThread.*}
 ninja -C "$build" -j2 core/rowprobe tests/test_e2e tests/test_storage >/dev/null
 
-pids=()
-stop() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap stop EXIT
-for ((h = 0; h < hogs; ++h)); do
-    yes >/dev/null &
-    pids+=($!)
-done
+source "$(dirname "$0")/hogs.sh"
+start_hogs "$hogs"
 
 log=$(mktemp /tmp/stress-threaded.XXXXXX)
 for ((i = 1; i <= runs; ++i)); do

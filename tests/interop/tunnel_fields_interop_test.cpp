@@ -241,17 +241,19 @@ TEST_P(TunnelFields, PlainFlowsKeepTheBasicTemplates) {
     const Case& c = GetParam();
     Case outer = c;
     outer.mode = "outer";
-    auto read = [](const fs::path& p) {
+    namespace dec = rowprobe::test::ipfix;
+    // A file's messages, decoded.
+    auto messages = [](const fs::path& p) {
         std::ifstream in(p, std::ios::binary);
-        return std::vector<std::uint8_t>((std::istreambuf_iterator<char>(in)), {});
-    };
-    // Every template and data record of a file, in order, as text.
-    auto content = [](const std::vector<std::uint8_t>& bytes) {
-        namespace dec = rowprobe::test::ipfix;
+        const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
         dec::Decoder decoder;
         std::vector<dec::Message> msgs;
         std::string error;
-        EXPECT_TRUE(decoder.decode(bytes, msgs, error)) << error;
+        EXPECT_TRUE(decoder.decode(bytes, msgs, error)) << p << ": " << error;
+        return msgs;
+    };
+    // Every template and data record of a file, in order, as text.
+    auto content = [](const std::vector<dec::Message>& msgs) {
         std::vector<std::string> out;
         for (const auto& m : msgs) {
             for (const auto& t : m.templates) {
@@ -274,28 +276,23 @@ TEST_P(TunnelFields, PlainFlowsKeepTheBasicTemplates) {
         }
         return out;
     };
-    const auto plain = content(read(ipfixFile(outer, "outer-plain", "")));
+    const auto plain = content(messages(ipfixFile(outer, "outer-plain", "")));
     const auto withPen =
-        content(read(ipfixFile(outer, "outer-pen", ";tunnel-pen=" + std::to_string(kPen))));
+        content(messages(ipfixFile(outer, "outer-pen", ";tunnel-pen=" + std::to_string(kPen))));
     ASSERT_FALSE(plain.empty());
     EXPECT_EQ(plain, withPen) << "--tunnel outer: tunnel-pen must not change a template or record";
     // With decapsulation but without tunnel-pen: only the basic templates (258 / 259), and
     // with it a template pair per outer family seen, each with the four tunnel elements.
-    auto templates = [](const std::vector<std::uint8_t>& bytes) {
-        namespace dec = rowprobe::test::ipfix;
-        dec::Decoder decoder;
-        std::vector<dec::Message> msgs;
-        std::string error;
-        EXPECT_TRUE(decoder.decode(bytes, msgs, error)) << error;
+    auto templates = [&](const fs::path& p) {
         std::vector<dec::Template> out;
-        for (const auto& m : msgs) out.insert(out.end(), m.templates.begin(), m.templates.end());
+        for (const auto& m : messages(p))
+            out.insert(out.end(), m.templates.begin(), m.templates.end());
         return out;
     };
-    for (const auto& t : templates(read(ipfixFile(c, "nopen", ""))))
+    for (const auto& t : templates(ipfixFile(c, "nopen", "")))
         EXPECT_TRUE(t.id == 258 || t.id == 259) << "template " << t.id << " without tunnel-pen";
     std::size_t tunnelTemplates = 0;
-    for (const auto& t :
-         templates(read(ipfixFile(c, "pen", ";tunnel-pen=" + std::to_string(kPen))))) {
+    for (const auto& t : templates(ipfixFile(c, "pen", ";tunnel-pen=" + std::to_string(kPen)))) {
         std::size_t ours = 0;
         for (const auto& e : t.elements) ours += e.pen == kPen ? 1 : 0;
         EXPECT_TRUE(ours == 0 || ours == 4) << "template " << t.id;
