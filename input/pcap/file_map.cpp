@@ -33,6 +33,9 @@ struct sigaction g_previous {};
 std::atomic<std::uintptr_t> g_pageSize{4096};
 
 void onSigbus(int signo, siginfo_t* info, void* /*context*/) {
+    // The interrupted code may be about to read errno: mmap and sigaction here must not change
+    // it.
+    const int savedErrno = errno;
     const auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
     if (info->si_code > 0) {  // raised by the kernel for an access, not sent
         for (Slot& slot : g_slots) {
@@ -47,6 +50,7 @@ void onSigbus(int signo, siginfo_t* info, void* /*context*/) {
                 ::mmap(at, end - page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
             if (zero == MAP_FAILED) break;
             slot.lost.store(true, std::memory_order_release);
+            errno = savedErrno;
             return;
         }
     }
@@ -54,6 +58,7 @@ void onSigbus(int signo, siginfo_t* info, void* /*context*/) {
     // process) gets it. A fault is retried on return and raises it again; a sent one is re-sent.
     ::sigaction(SIGBUS, &g_previous, nullptr);
     if (info->si_code <= 0) ::raise(signo);
+    errno = savedErrno;
 }
 
 /// Registers [begin, begin + size) with the handler, installing it for the first mapping.
