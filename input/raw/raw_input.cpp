@@ -220,6 +220,7 @@ private:
 
     std::atomic<bool> m_stopping{false};
     std::chrono::steady_clock::time_point m_drainDeadline{};
+    std::chrono::steady_clock::time_point m_drainLimit{};  ///< the longest a drain waits
     bool m_draining = false;
     /// The link was seen down (warned once); the interface was deleted when if_nametoindex no
     /// longer gives m_ifindex.
@@ -483,8 +484,17 @@ InputPlugin::Status RawInput::read(PacketBlock& block) {
                         m_draining = true;
                         m_drainDeadline =
                             now + std::chrono::milliseconds(std::min(m_timeoutMs, 250) + 50);
+                        m_drainLimit = now + std::chrono::seconds(2);
                     }
-                    if (now >= m_drainDeadline) return Status::End;
+                    // Past it, wait on (up to 2 s in all) only while the block the kernel is
+                    // filling holds packets: on a loaded machine its retire timer runs late.
+                    // (A peek at a count only the kernel writes; the block stays the kernel's.)
+                    if (now >= m_drainDeadline) {
+                        const bool pending =
+                            __atomic_load_n(&desc->hdr.bh1.num_pkts, __ATOMIC_ACQUIRE) != 0;
+                        if (!pending || now >= m_drainLimit) return Status::End;
+                        m_drainDeadline = now + std::chrono::milliseconds(20);
+                    }
                     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                         m_drainDeadline - now);
                     waitForBlock(static_cast<int>(left.count()) + 1, false);

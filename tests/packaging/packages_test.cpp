@@ -10,7 +10,9 @@
 // * Rpm: the configured spec -> `rpmbuild -bs` (source RPM) and `rpmbuild -bb --nodeps` into a
 //   scratch _topdir; the binary RPMs' file list (`rpm -qlp`) equals the install manifest of
 //   the rpm build; rpmlint finds nothing the spec does not explain.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -97,12 +99,28 @@ struct PurgeGuard {
     }
 };
 
+/// The machine's package database is one for every test suite running on it: two suites (two
+/// clones, as scripts/soak-ci.sh runs them) installing and purging the same package at once
+/// collide on dpkg's lock, or one purges what the other is checking. Held for the whole test.
+struct SystemPackageLock {
+    int fd = ::open("/tmp/rowprobe-packages-test.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+    SystemPackageLock() {
+        if (fd >= 0) ::flock(fd, LOCK_EX);
+    }
+    ~SystemPackageLock() {
+        if (fd >= 0) ::close(fd);
+    }
+    SystemPackageLock(const SystemPackageLock&) = delete;
+    SystemPackageLock& operator=(const SystemPackageLock&) = delete;
+};
+
 TEST(Packages, DebBuildsInstallsRunsAndPurgesCleanly) {
     if (std::string(ROWPROBE_SANITIZED) != "") GTEST_SKIP() << "sanitizer build: packages skipped";
     if (geteuid() != 0) GTEST_SKIP() << "needs root to install the .deb";
     for (const char* tool : {"dpkg", "dpkg-deb", "cpack", "dpkg-shlibdeps"}) {
         if (!have(tool)) GTEST_SKIP() << tool << " not installed";
     }
+    const SystemPackageLock packageLock;
     if (runShell("dpkg-query -W -f='${Status}' rowprobe 2>/dev/null | grep -q installed")
             .exitCode == 0)
         GTEST_SKIP() << "a rowprobe package is already installed on this machine; not touching it";
