@@ -484,7 +484,10 @@ InputPlugin::Status RawInput::read(PacketBlock& block) {
                         m_draining = true;
                         m_drainDeadline =
                             now + std::chrono::milliseconds(std::min(m_timeoutMs, 250) + 50);
-                        m_drainLimit = now + std::chrono::seconds(2);
+                        // Waiting on only helps when the retire timer was due within the
+                        // first wait; a longer timeout keeps the first wait alone.
+                        m_drainLimit =
+                            m_timeoutMs <= 250 ? now + std::chrono::seconds(2) : m_drainDeadline;
                     }
                     // Past it, wait on (up to 2 s in all) only while the block the kernel is
                     // filling holds packets: on a loaded machine its retire timer runs late.
