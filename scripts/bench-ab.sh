@@ -37,26 +37,34 @@ median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (
 for c in "${captures[@]}"; do
     f=$(capture "$c")
     echo "== $c ($f), $runs interleaved runs; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-    for config in plain flowstats; do
+    for config in ${CONFIGS:-plain flowstats}; do
         for ((i = 0; i < runs; ++i)); do
             for side in old new; do
                 bin=$old
                 [[ $side = new ]] && bin=$new
                 mapfile -t cmd < <(command_of "$bin" "$config" "$f")
-                perf stat -x, -e task-clock -o "$work/perf" \
+                perf stat -x, -e task-clock,instructions,cycles -o "$work/perf" \
                     /usr/bin/time -f '%e %U %S %M' -o "$work/time" "${cmd[@]}" >/dev/null \
                     2>"$work/stderr" || { cat "$work/stderr" >&2; exit 1; }
                 read -r wall user sys rss < "$work/time"
                 clock=$(awk -F, '$3 == "task-clock" {print $1 / 1000}' "$work/perf")
-                echo "$wall $(echo "$user + $sys" | bc) $user $sys $rss $clock" >> "$work/$config.$side"
+                insns=$(awk -F, '$3 == "instructions" {print ($1 ~ /^[0-9]/) ? $1 / 1e9 : "n/a"}' "$work/perf")
+                cycles=$(awk -F, '$3 == "cycles" {print ($1 ~ /^[0-9]/) ? $1 / 1e9 : "n/a"}' "$work/perf")
+                echo "$wall $(echo "$user + $sys" | bc) $user $sys $rss $clock $insns $cycles" >> "$work/$config.$side"
             done
         done
         for side in old new; do
             d=$work/$config.$side
-            printf '%-9s %-3s wall %.3f s  cpu %.3f s (user %.3f, sys %.3f)  task-clock %.3f s  peak RSS %d MB\n' \
+            printf '%-9s %-3s wall %.3f s  cpu %.3f s (user %.3f, sys %.3f)  task-clock %.3f s  peak RSS %d MB' \
                 "$config" "$side" "$(cut -d' ' -f1 "$d" | median)" "$(cut -d' ' -f2 "$d" | median)" \
                 "$(cut -d' ' -f3 "$d" | median)" "$(cut -d' ' -f4 "$d" | median)" \
                 "$(cut -d' ' -f6 "$d" | median)" "$(( $(cut -d' ' -f5 "$d" | median | cut -d. -f1) / 1024 ))"
+            if grep -q n/a "$d"; then
+                echo "  instructions n/a  cycles n/a"
+            else
+                printf '  instructions %.3f G  cycles %.3f G\n' "$(cut -d' ' -f7 "$d" | median)" \
+                    "$(cut -d' ' -f8 "$d" | median)"
+            fi
         done
         for side in old new; do
             bin=$old
