@@ -217,6 +217,14 @@ Accounting accountingOf(const std::string& mode) noexcept {
 
 class FlowstatsPlugin final : public ProcessPluginBase<FlowstatsPlugin> {
 public:
+    /// Tier 1: how many SPLT entries the flow has written, min(packets counted, splt): where
+    /// the next packet's entry goes, for the touch hook. It lives in the flow's record (the
+    /// table's inline state, unless another plugin's 1-2-byte state came first), which the
+    /// table has loaded before it calls the hook, so the hook needs no load of the tier-2
+    /// record. Only a hint for that prefetch: `add` places entries by the statistics' count.
+    struct State {
+        std::uint8_t splt;
+    };
     /// Tier 2: the running statistics; `m_splt` SPLT entries of 8 bytes follow in the same
     /// record.
     struct Ext {
@@ -256,17 +264,18 @@ public:
         return h;
     }
 
-    /// What the next packet touches: the statistics' four lines (the first is read: it holds
-    /// the packet count, so the SPLT entry's place) and, while SPLT records, one entry, fetched
-    /// for writing. Without it the table would load up to 512 bytes of the record.
-    std::uint64_t touch(const Ext& e) const noexcept {
+    /// What the next packet touches: the statistics' four lines and, while SPLT records, its
+    /// entry, all fetched for writing. The entry's place comes from the state the table has
+    /// already loaded: with the count read from the record (its first line) the batch waited
+    /// for that miss (pstats' and classify's way).
+    std::uint64_t touch(const State& st, const Ext& e) const noexcept {
         const auto* base = reinterpret_cast<const unsigned char*>(&e);
-        for (std::size_t line = 1; line < sizeof(FlowStats) / 64; ++line) {
+        for (std::size_t line = 0; line < sizeof(FlowStats) / 64; ++line) {
             __builtin_prefetch(base + line * 64, 1, 3);
         }
-        const std::uint32_t n = e.stats.both.packets;
-        if (n < m_splt) __builtin_prefetch(base + sizeof(Ext) + n * sizeof(SpltEntry), 1, 3);
-        return n;
+        if (st.splt < m_splt)
+            __builtin_prefetch(base + sizeof(Ext) + st.splt * sizeof(SpltEntry), 1, 3);
+        return st.splt;
     }
 
     HookResult postCreate(FlowContext& ctx) const noexcept {
@@ -298,12 +307,10 @@ public:
         if (m_splt != 0) {
             const SpltView v = view(*e);
             const std::size_t n = std::min<std::size_t>(s.both.packets, m_splt);
+            // The N values only (N = splt, not kMaxSplt): the packets' then NFStream's -1.
             std::array<std::int8_t, kMaxSplt> direction;
             std::array<std::int32_t, kMaxSplt> ps;
             std::array<std::int32_t, kMaxSplt> piat;
-            direction.fill(-1);
-            ps.fill(-1);
-            piat.fill(-1);
             constexpr std::uint32_t kMaxPiat = std::numeric_limits<std::int32_t>::max();
             for (std::size_t i = 0; i < n; ++i) {
                 const SpltEntry& x = v.entries[i];
@@ -311,6 +318,9 @@ public:
                 ps[i] = x.ps;
                 piat[i] = static_cast<std::int32_t>(std::min(x.piat, kMaxPiat));
             }
+            std::fill(direction.begin() + n, direction.begin() + m_splt, std::int8_t{-1});
+            std::fill(ps.begin() + n, ps.begin() + m_splt, -1);
+            std::fill(piat.begin() + n, piat.begin() + m_splt, -1);
             f->spltDirection = out.append(std::span<const std::int8_t>(direction.data(), m_splt));
             f->spltPs = out.append(std::span<const std::int32_t>(ps.data(), m_splt));
             f->spltPiat = out.append(std::span<const std::int32_t>(piat.data(), m_splt));
@@ -326,11 +336,13 @@ private:
                 m_splt};
     }
 
-    HookResult onPacket(const FlowContext& ctx, Ext& e) const noexcept {
+    HookResult onPacket(FlowContext& ctx, Ext& e) const noexcept {
         const ParsedPacket& p = *ctx.packet;
         if (skippedByNfstream(p)) return kContinue;
         const std::uint8_t flags = p.key.proto == 6 ? p.tcpFlags : 0;
         add(e.stats, packetSize(p, m_mode), p.ts, ctx.forward, flags, view(e));
+        State& st = ctx.stateAs<State>();
+        if (st.splt < m_splt) ++st.splt;
         return kContinue;
     }
 
