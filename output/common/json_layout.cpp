@@ -153,12 +153,21 @@ const JsonLayout& JsonLayout::defaults() {
 JsonPluginColumns::JsonPluginColumns(std::span<const ProcessPlugin* const> plugins) {
     for (const ProcessPlugin* plugin : plugins) {
         Plugin c;
-        c.fields = plugin->fields();
-        for (const FieldSpec& f : c.fields) {
-            c.keys.push_back(",\"" + std::string(f.name) + "\":");
-            m_keyBytes += c.keys.back().size();
+        for (const FieldSpec& f : plugin->fields()) {
+            Column col;
+            const std::string key = ",\"" + std::string(f.name) + "\":";
+            if (key.size() <= kShortKey) {
+                std::memcpy(col.key.data(), key.data(), key.size());
+            } else {
+                col.longKey = key;
+            }
+            col.keyLength = key.size();
+            col.write = jsonValueWriter(f);
+            col.spec = &f;
+            m_keyBytes += key.size();
+            c.columns.push_back(std::move(col));
         }
-        m_fieldCount += c.fields.size();
+        m_fieldCount += c.columns.size();
         m_plugins.push_back(std::move(c));
     }
 }
@@ -175,10 +184,13 @@ char* JsonPluginColumns::writeFields(char* p, const InstanceGroups& groups,
     for (std::size_t pl = 0; pl < m_plugins.size(); ++pl) {
         const PluginInstance* i = groups.at(pl, line);
         if (i == nullptr) continue;
-        const Plugin& c = m_plugins[pl];
-        for (std::size_t f = 0; f < c.fields.size(); ++f) {
-            p = putShort(p, c.keys[f]);
-            p = formatPluginValueJson(p, c.fields[f], i->data);
+        for (const Column& c : m_plugins[pl].columns) {
+            if (c.keyLength <= kShortKey) {
+                std::memcpy(p, c.key.data(), kShortKey);  // room: maxObject's per-value constant
+            } else {
+                std::memcpy(p, c.longKey.data(), c.keyLength);
+            }
+            p = c.write(p + c.keyLength, *c.spec, i->data);
         }
     }
     return p;

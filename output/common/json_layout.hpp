@@ -10,6 +10,7 @@
 // their shortest exact form.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -73,7 +74,9 @@ private:
 };
 
 /// The process-plugin fields of a JSON object, built once from the -p list: per plugin its
-/// FieldSpecs and precomputed `,"name":` keys. A record with plugin data is written as one
+/// fields as columns, each with its precomputed `,"name":` key and its value's writer resolved
+/// from its type (jsonValueWriter), so a value costs a fixed-size copy of the key and one call
+/// with no dispatch on the type. A record with plugin data is written as one
 /// object per instance line of its InstanceGroups (docs/design/process-runtime.md): object k holds the
 /// record's fields (JsonLayout::formatOpen), then writeFields(k), then "}". Shared by the json
 /// and kafka outputs so both write the same bytes.
@@ -91,9 +94,18 @@ public:
     char* writeFields(char* out, const InstanceGroups& groups, std::size_t line) const noexcept;
 
 private:
+    /// Keys up to this long are copied with fixed-size moves of the whole padded array (the
+    /// bytes past the key land in the room reserved for its value, which overwrites them).
+    static constexpr std::size_t kShortKey = 48;
+    struct Column {
+        std::array<char, kShortKey> key{};  ///< `,"name":` padded with zeros, when it fits
+        std::string longKey;                ///< `,"name":` when longer than kShortKey
+        std::size_t keyLength = 0;
+        JsonValueFn write = nullptr;
+        const FieldSpec* spec = nullptr;
+    };
     struct Plugin {
-        std::vector<std::string> keys;
-        std::span<const FieldSpec> fields;
+        std::vector<Column> columns;
     };
     std::vector<Plugin> m_plugins;
     std::size_t m_keyBytes = 0;

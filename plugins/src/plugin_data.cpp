@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 
 #include "rowprobe/format.hpp"
@@ -84,48 +85,42 @@ char* putSigned(char* p, std::int64_t v) noexcept {
     return formatUint(p, static_cast<std::uint64_t>(v));
 }
 
+/// Floats in their shortest exact form (std::to_chars). Whole numbers from 0 to 99999 (sizes,
+/// a mean or a deviation of equal values, 0) are written as integers, which is exactly what
+/// std::to_chars writes for them (it picks the fixed form when it is not longer than the
+/// scientific one, and below 10^5 it never is; every such integer is exact in a float) and
+/// much cheaper; -0 keeps its sign through std::to_chars.
 char* putFloat(char* p, float v) noexcept {
+    if (v >= 0.0F && v < 100000.0F && !std::signbit(v)) {
+        const auto whole = static_cast<std::uint32_t>(v);
+        if (static_cast<float>(whole) == v) return formatUint(p, whole);
+    }
     if (v != v || v - v != 0) return put(p, "null");  // NaN, infinities: not JSON numbers
     return std::to_chars(p, p + 32, v).ptr;
 }
 
-/// One scalar of type `t` stored at `at` (JSON form).
-char* putScalar(char* p, FieldType t, std::span<const std::uint8_t> data, std::size_t at) noexcept {
-    FieldSpec f;
-    f.type = t;
-    f.offset = static_cast<std::uint16_t>(0);
-    const auto one = data.subspan(std::min(at, data.size()));
-    switch (t) {
-        case FieldType::Timestamp:
-            *p++ = '"';
-            p = formatTimeIso(p, readPluginUnsigned(f, one), 9);
-            *p++ = '"';
-            return p;
-        case FieldType::Int8:
-        case FieldType::Int16:
-        case FieldType::Int32:
-            return putSigned(p, readPluginSigned(f, one));
-        case FieldType::Float32:
-            return putFloat(p, readPluginFloat(f, one));
-        case FieldType::IpAddress:
-        case FieldType::MacAddress: {
-            const auto b = readPluginBytes(f, one);
-            *p++ = '"';
-            if (t == FieldType::MacAddress && b.size() == 6) {
-                std::array<std::uint8_t, 6> mac{};
-                std::memcpy(mac.data(), b.data(), 6);
-                p = formatMac(p, mac);
-            } else if (b.size() == 16) {
-                std::array<std::uint8_t, 16> addr{};
-                std::memcpy(addr.data(), b.data(), 16);
-                p = formatIp(p, addr, isIpv4Mapped(b));
-            }
-            *p++ = '"';
-            return p;
-        }
-        default:
-            return formatUint(p, readPluginUnsigned(f, one));
+char* putTime(char* p, TimeNs t) noexcept {
+    *p++ = '"';
+    p = formatTimeIso(p, t, 9);
+    *p++ = '"';
+    return p;
+}
+
+/// An address (16 bytes) or MAC (6) at `bytes`, quoted; empty quotes when the bytes are not
+/// there.
+char* putAddress(char* p, FieldType t, std::span<const std::uint8_t> b) noexcept {
+    *p++ = '"';
+    if (t == FieldType::MacAddress && b.size() == 6) {
+        std::array<std::uint8_t, 6> mac{};
+        std::memcpy(mac.data(), b.data(), 6);
+        p = formatMac(p, mac);
+    } else if (b.size() == 16) {
+        std::array<std::uint8_t, 16> addr{};
+        std::memcpy(addr.data(), b.data(), 16);
+        p = formatIp(p, addr, isIpv4Mapped(b));
     }
+    *p++ = '"';
+    return p;
 }
 
 template <typename T, typename Put>
@@ -139,80 +134,158 @@ char* putEach(char* p, std::span<const std::uint8_t> bytes, std::size_t n, Put p
     return p;
 }
 
-/// [v,...]: one loop per element type, no per-element dispatch; each value is followed by a
-/// ',' and the last one is overwritten by the ']'.
-char* putArray(char* p, const ArrayView& a) noexcept {
-    const std::span<const std::uint8_t> b = a.bytes();
-    const std::size_t n = a.size();
+/// [v,...] of the `n` elements of type T in `b`; each value is followed by a ',' and the last
+/// one is overwritten by the ']'.
+template <typename T, auto Put>
+char* putArrayOf(char* p, std::span<const std::uint8_t> b) noexcept {
+    const std::size_t n = b.size() / sizeof(T);
     *p++ = '[';
-    switch (a.element()) {
-        case FieldType::Unsigned8:
-            p = putEach<std::uint8_t>(p, b, n, formatUint);
-            break;
-        case FieldType::Unsigned16:
-            p = putEach<std::uint16_t>(p, b, n, formatUint);
-            break;
-        case FieldType::Unsigned32:
-            p = putEach<std::uint32_t>(p, b, n, formatUint);
-            break;
-        case FieldType::Unsigned64:
-            p = putEach<std::uint64_t>(p, b, n, formatUint);
-            break;
-        case FieldType::Timestamp:
-            p = putEach<TimeNs>(p, b, n, [](char* q, TimeNs t) {
-                *q++ = '"';
-                q = formatTimeIso(q, t, 9);
-                *q++ = '"';
-                return q;
-            });
-            break;
-        case FieldType::Int8:
-            p = putEach<std::int8_t>(p, b, n, putSigned);
-            break;
-        case FieldType::Int16:
-            p = putEach<std::int16_t>(p, b, n, putSigned);
-            break;
-        case FieldType::Int32:
-            p = putEach<std::int32_t>(p, b, n, putSigned);
-            break;
-        case FieldType::Float32:
-            p = putEach<float>(p, b, n, putFloat);
-            break;
-        default: {
-            const std::size_t size = fieldTypeSize(a.element());
-            for (std::size_t i = 0; i < n; ++i) {
-                p = putScalar(p, a.element(), b, i * size);
-                *p++ = ',';
-            }
-            break;
-        }
-    }
+    p = putEach<T>(p, b, n, Put);
     if (n != 0) --p;
     *p++ = ']';
     return p;
 }
 
+/// [v,...] of addresses or MACs (the element types without a loop of their own).
+char* putAddressArray(char* p, const ArrayView& a) noexcept {
+    const std::span<const std::uint8_t> b = a.bytes();
+    const std::size_t size = fieldTypeSize(a.element());
+    *p++ = '[';
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        p = putAddress(p, a.element(), b.subspan(i * size, size));
+        *p++ = ',';
+    }
+    if (a.size() != 0) --p;
+    *p++ = ']';
+    return p;
+}
+
+// The writers formatPluginValueJson picks from by the field's type (jsonValueWriter): each reads
+// its value with the field's offset and bounds check, and writes it with no further dispatch.
+
+template <typename T>
+char* jsonUnsigned(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
+    return formatUint(p, detail::loadAt<T>(data, f.offset));
+}
+
+template <typename T>
+char* jsonSigned(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
+    return putSigned(p, detail::loadAt<T>(data, f.offset));
+}
+
+char* jsonFloat(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
+    return putFloat(p, detail::loadAt<float>(data, f.offset));
+}
+
+char* jsonTime(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
+    return putTime(p, detail::loadAt<TimeNs>(data, f.offset));
+}
+
+char* jsonAddress(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
+    return putAddress(p, f.type, readPluginBytes(f, data));
+}
+
+char* jsonString(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
+    *p++ = '"';
+    p = putEscaped(p, readPluginBytes(f, data));
+    *p++ = '"';
+    return p;
+}
+
+char* jsonHex(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
+    *p++ = '"';
+    p = putHex(p, readPluginBytes(f, data));
+    *p++ = '"';
+    return p;
+}
+
+template <typename T, auto Put>
+char* jsonArray(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
+    return putArrayOf<T, Put>(p, readPluginArray(f, data).bytes());
+}
+
+char* jsonAddressArray(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
+    return putAddressArray(p, readPluginArray(f, data));
+}
+
+/// An array whose element type has no JSON form here (the variable ones): [].
+char* jsonEmptyArray(char* p, const FieldSpec&, std::span<const std::uint8_t>) noexcept {
+    return put(p, "[]");
+}
+
+/// A scalar of a type that has no JSON form of its own (Bool and the like): its unsigned value,
+/// as the table's readers see it (0).
+char* jsonOther(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
+    return formatUint(p, readPluginUnsigned(f, data));
+}
+
+JsonValueFn arrayWriter(FieldType element) noexcept {
+    switch (element) {
+        case FieldType::Unsigned8:
+            return jsonArray<std::uint8_t, formatUint>;
+        case FieldType::Unsigned16:
+            return jsonArray<std::uint16_t, formatUint>;
+        case FieldType::Unsigned32:
+            return jsonArray<std::uint32_t, formatUint>;
+        case FieldType::Unsigned64:
+            return jsonArray<std::uint64_t, formatUint>;
+        case FieldType::Timestamp:
+            return jsonArray<TimeNs, putTime>;
+        case FieldType::Int8:
+            return jsonArray<std::int8_t, putSigned>;
+        case FieldType::Int16:
+            return jsonArray<std::int16_t, putSigned>;
+        case FieldType::Int32:
+            return jsonArray<std::int32_t, putSigned>;
+        case FieldType::Float32:
+            return jsonArray<float, putFloat>;
+        case FieldType::IpAddress:
+        case FieldType::MacAddress:
+            return jsonAddressArray;
+        default:
+            return jsonEmptyArray;
+    }
+}
+
 }  // namespace
+
+JsonValueFn jsonValueWriter(const FieldSpec& f) noexcept {
+    switch (f.type) {
+        case FieldType::Unsigned8:
+            return jsonUnsigned<std::uint8_t>;
+        case FieldType::Unsigned16:
+            return jsonUnsigned<std::uint16_t>;
+        case FieldType::Unsigned32:
+            return jsonUnsigned<std::uint32_t>;
+        case FieldType::Unsigned64:
+            return jsonUnsigned<std::uint64_t>;
+        case FieldType::Timestamp:
+            return jsonTime;
+        case FieldType::Int8:
+            return jsonSigned<std::int8_t>;
+        case FieldType::Int16:
+            return jsonSigned<std::int16_t>;
+        case FieldType::Int32:
+            return jsonSigned<std::int32_t>;
+        case FieldType::Float32:
+            return jsonFloat;
+        case FieldType::IpAddress:
+        case FieldType::MacAddress:
+            return jsonAddress;
+        case FieldType::String:
+            return jsonString;
+        case FieldType::Binary:
+            return f.hint == FieldHint::Text ? jsonString : jsonHex;
+        case FieldType::Array:
+            return arrayWriter(f.element);
+        default:
+            return jsonOther;
+    }
+}
 
 char* formatPluginValueJson(char* p, const FieldSpec& f,
                             std::span<const std::uint8_t> data) noexcept {
-    switch (f.type) {
-        case FieldType::String:
-            *p++ = '"';
-            p = putEscaped(p, readPluginBytes(f, data));
-            *p++ = '"';
-            return p;
-        case FieldType::Binary:
-            *p++ = '"';
-            p = f.hint == FieldHint::Text ? putEscaped(p, readPluginBytes(f, data))
-                                          : putHex(p, readPluginBytes(f, data));
-            *p++ = '"';
-            return p;
-        case FieldType::Array:
-            return putArray(p, readPluginArray(f, data));
-        default:
-            return putScalar(p, f.type, data, f.offset);
-    }
+    return jsonValueWriter(f)(p, f, data);
 }
 
 }  // namespace rowprobe

@@ -441,6 +441,13 @@ inline ArrayView readPluginArray(const FieldSpec& f, std::span<const std::uint8_
 char* formatPluginValueJson(char* out, const FieldSpec& f,
                             std::span<const std::uint8_t> data) noexcept;
 
+/// The writer of plugin field `f`'s JSON form, resolved once per field (an output's start-up):
+/// `jsonValueWriter(f)(out, f, data)` writes what formatPluginValueJson(out, f, data) writes,
+/// without its dispatch on the field's type (and an array's element type) per value.
+using JsonValueFn = char* (*)(char* out, const FieldSpec& f,
+                              std::span<const std::uint8_t> data) noexcept;
+JsonValueFn jsonValueWriter(const FieldSpec& f) noexcept;
+
 /// An upper bound of formatPluginValueJson's output for one value whose instance has `bytes`
 /// bytes; the values of one instance together stay under 6 × bytes + 64 × fields.
 constexpr std::size_t pluginValueMaxChars(std::size_t bytes) noexcept { return 6 * bytes + 64; }
