@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <bit>
+#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <deque>
@@ -364,6 +366,122 @@ TEST(PluginData, JsonArraysOfEveryElementTypeEdges) {
     const std::uint8_t odd[] = {1, 0, 2};
     const OneVar v(FieldType::Array, FieldType::Unsigned16, odd);
     EXPECT_EQ(json(v.spec, v.data), "[1]");
+}
+
+// Floats are written as std::to_chars writes them (shortest exact form); whole values below
+// 10^5 take an integer shortcut, which must give the same bytes: every one of them, their
+// neighbours, -0, the first values where the scientific form is shorter, and random bit
+// patterns (NaN and infinities are null).
+TEST(PluginData, JsonFloatsAreStdToCharsExactly) {
+    const auto expected = [](float v) {
+        if (std::isnan(v) || std::isinf(v)) return std::string("null");
+        std::array<char, 64> b{};
+        return std::string(b.data(), std::to_chars(b.data(), b.data() + b.size(), v).ptr);
+    };
+    const auto written = [](float v) { return jsonArray<float>(FieldType::Float32, {v}); };
+    for (std::uint32_t i = 0; i <= 100001; ++i) {
+        const auto v = static_cast<float>(i);
+        ASSERT_EQ(written(v), "[" + expected(v) + "]") << i;
+        const float up = std::nextafter(v, 1e9F);
+        ASSERT_EQ(written(up), "[" + expected(up) + "]") << i;
+        const float down = std::nextafter(v, -1e9F);
+        ASSERT_EQ(written(down), "[" + expected(down) + "]") << i;
+        ASSERT_EQ(written(-v), "[" + expected(-v) + "]") << i;
+    }
+    EXPECT_EQ(written(-0.0F), "[-0]");
+    EXPECT_EQ(written(100000.0F), "[1e+05]");
+    EXPECT_EQ(written(99999.0F), "[99999]");
+    std::mt19937 rng(24);
+    for (int i = 0; i < 200000; ++i) {
+        const auto v = std::bit_cast<float>(static_cast<std::uint32_t>(rng()));
+        ASSERT_EQ(written(v), "[" + expected(v) + "]") << i;
+    }
+}
+
+// Each field's writer resolved once (jsonValueWriter, what the JSON outputs keep per column)
+// writes what formatPluginValueJson writes, for every type the JSON form knows.
+TEST(PluginData, ResolvedJsonWritersMatchFormatPluginValueJson) {
+    struct Row {
+        std::uint8_t u8;
+        std::uint16_t u16;
+        std::uint32_t u32;
+        std::uint64_t u64;
+        TimeNs time;
+        std::array<std::uint8_t, 16> addr;
+        std::array<std::uint8_t, 6> mac;
+        std::int8_t i8;
+        std::int16_t i16;
+        std::int32_t i32;
+        float f;
+        VarRef text;
+        VarRef addrs;
+    };
+    std::vector<std::uint8_t> scratch(4096);
+    InstanceWriter w(scratch.data(), scratch.size());
+    Row* r = w.begin<Row>();
+    ASSERT_NE(r, nullptr);
+    *r = Row{.u8 = 200,
+             .u16 = 1500,
+             .u32 = 70000,
+             .u64 = 1ULL << 40,
+             .time = 1'700'000'000'123'456'789ULL,
+             .addr = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+             .mac = {2, 0, 0, 0, 0, 1},
+             .i8 = -5,
+             .i16 = -300,
+             .i32 = -70000,
+             .f = 12.5F,
+             .text = {},
+             .addrs = {}};
+    r->text = w.appendString("x\"y");
+    const std::array<std::uint8_t, 32> two{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 10, 0, 0, 1,
+                                           0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 10, 0, 0, 2};
+    r->addrs = w.append(std::span<const std::uint8_t>(two));
+    w.commit();
+    const auto data = (*PluginInstances(w.data(), w.size()).begin()).data;
+    struct Case {
+        FieldType type;
+        std::size_t offset;
+        FieldType element;
+        std::string_view json;
+    };
+    const Case cases[] = {
+        {FieldType::Unsigned8, offsetof(Row, u8), FieldType::Unsigned8, "200"},
+        {FieldType::Unsigned16, offsetof(Row, u16), FieldType::Unsigned8, "1500"},
+        {FieldType::Unsigned32, offsetof(Row, u32), FieldType::Unsigned8, "70000"},
+        {FieldType::Unsigned64, offsetof(Row, u64), FieldType::Unsigned8, "1099511627776"},
+        {FieldType::Timestamp, offsetof(Row, time), FieldType::Unsigned8,
+         "\"2023-11-14T22:13:20.123456789Z\""},
+        {FieldType::IpAddress, offsetof(Row, addr), FieldType::Unsigned8, "\"2001:db8::1\""},
+        {FieldType::MacAddress, offsetof(Row, mac), FieldType::Unsigned8, "\"02:00:00:00:00:01\""},
+        {FieldType::Int8, offsetof(Row, i8), FieldType::Unsigned8, "-5"},
+        {FieldType::Int16, offsetof(Row, i16), FieldType::Unsigned8, "-300"},
+        {FieldType::Int32, offsetof(Row, i32), FieldType::Unsigned8, "-70000"},
+        {FieldType::Float32, offsetof(Row, f), FieldType::Unsigned8, "12.5"},
+        {FieldType::String, offsetof(Row, text), FieldType::Unsigned8, "\"x\\\"y\""},
+        {FieldType::Binary, offsetof(Row, text), FieldType::Unsigned8, "\"782279\""},
+        {FieldType::Array, offsetof(Row, addrs), FieldType::IpAddress,
+         "[\"10.0.0.1\",\"10.0.0.2\"]"},
+        {FieldType::Array, offsetof(Row, addrs), FieldType::String, "[]"},
+        // Past the instance: the bounds checks read nothing.
+        {FieldType::Unsigned64, 4000, FieldType::Unsigned8, "0"},
+        {FieldType::Array, 4000, FieldType::Int32, "[]"},
+    };
+    for (const Case& c : cases) {
+        FieldSpec f;
+        f.type = c.type;
+        f.origin = FieldOrigin::Plugin;
+        f.offset = static_cast<std::uint16_t>(c.offset);
+        f.element = c.element;
+        std::string viaSwitch(pluginValueMaxChars(data.size()), '\0');
+        viaSwitch.resize(static_cast<std::size_t>(formatPluginValueJson(viaSwitch.data(), f, data) -
+                                                  viaSwitch.data()));
+        std::string resolved(pluginValueMaxChars(data.size()), '\0');
+        resolved.resize(static_cast<std::size_t>(jsonValueWriter(f)(resolved.data(), f, data) -
+                                                 resolved.data()));
+        EXPECT_EQ(resolved, c.json) << static_cast<int>(c.type) << " at " << c.offset;
+        EXPECT_EQ(viaSwitch, resolved);
+    }
 }
 
 // The one instance-to-line rule every output uses (InstanceGroups): a plugin with one instance
