@@ -4,7 +4,8 @@
 // pipelines written for NFStream read rowprobe's JSON unchanged. Definitions and arithmetic:
 // flowstats_stats.hpp. Per flow: one tier-2 record of 256 bytes of running statistics plus
 // 8 bytes per SPLT packet (the record's size comes from the `splt` option at start-up); every
-// packet of the flow updates it. IPFIX elements exist only under the operator's PEN (`pen=`).
+// packet of the flow updates it. A 1-byte tier-1 state counts the SPLT entries written, for
+// the touch hook. IPFIX elements exist only under the operator's PEN (`pen=`).
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -265,17 +266,20 @@ public:
     }
 
     /// What the next packet touches: the statistics' four lines and, while SPLT records, its
-    /// entry, all fetched for writing. The entry's place comes from the state the table has
-    /// already loaded: with the count read from the record (its first line) the batch waited
-    /// for that miss (pstats' and classify's way).
+    /// entry. The first line is loaded (a demand load: its miss overlaps the batch's others),
+    /// the other three and the entry fetched for writing. The entry's place comes from the
+    /// state the table has already loaded, so its prefetch no longer waits for the first
+    /// line's miss, as it did when the count was read from there (worker CPU time on the
+    /// 1 M-flow capture: docs/performance.md, session 11). Prefetching the first line as well,
+    /// with no load at all, measured no better.
     std::uint64_t touch(const State& st, const Ext& e) const noexcept {
         const auto* base = reinterpret_cast<const unsigned char*>(&e);
-        for (std::size_t line = 0; line < sizeof(FlowStats) / 64; ++line) {
+        for (std::size_t line = 1; line < sizeof(FlowStats) / 64; ++line) {
             __builtin_prefetch(base + line * 64, 1, 3);
         }
         if (st.splt < m_splt)
             __builtin_prefetch(base + sizeof(Ext) + st.splt * sizeof(SpltEntry), 1, 3);
-        return st.splt;
+        return e.stats.both.packets;
     }
 
     HookResult postCreate(FlowContext& ctx) const noexcept {
