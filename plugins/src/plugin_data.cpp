@@ -123,24 +123,18 @@ char* putAddress(char* p, FieldType t, std::span<const std::uint8_t> b) noexcept
     return p;
 }
 
-template <typename T, typename Put>
-char* putEach(char* p, std::span<const std::uint8_t> bytes, std::size_t n, Put put) noexcept {
-    for (std::size_t i = 0; i < n; ++i) {
-        T v;
-        std::memcpy(&v, bytes.data() + i * sizeof(T), sizeof v);
-        p = put(p, v);
-        *p++ = ',';
-    }
-    return p;
-}
-
-/// [v,...] of the `n` elements of type T in `b`; each value is followed by a ',' and the last
-/// one is overwritten by the ']'.
+/// [v,...] of the elements of type T in `b` (a partial last element left out); each value is
+/// followed by a ',' and the last one is overwritten by the ']'.
 template <typename T, auto Put>
 char* putArrayOf(char* p, std::span<const std::uint8_t> b) noexcept {
     const std::size_t n = b.size() / sizeof(T);
     *p++ = '[';
-    p = putEach<T>(p, b, n, Put);
+    for (std::size_t i = 0; i < n; ++i) {
+        T v;
+        std::memcpy(&v, b.data() + i * sizeof(T), sizeof v);
+        p = Put(p, v);
+        *p++ = ',';
+    }
     if (n != 0) --p;
     *p++ = ']';
     return p;
@@ -163,26 +157,107 @@ char* putAddressArray(char* p, const ArrayView& a) noexcept {
 // The writers formatPluginValueJson picks from by the field's type (jsonValueWriter): each reads
 // its value with the field's offset and bounds check, and writes it with no further dispatch.
 
-template <typename T>
-char* jsonUnsigned(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
-    return formatUint(p, detail::loadAt<T>(data, f.offset));
+/// How a numeric type is stored and written in JSON.
+template <FieldType T>
+struct Numeric;
+template <>
+struct Numeric<FieldType::Unsigned8> {
+    using Value = std::uint8_t;
+    static char* put(char* p, Value v) noexcept { return formatUint(p, v); }
+};
+template <>
+struct Numeric<FieldType::Unsigned16> {
+    using Value = std::uint16_t;
+    static char* put(char* p, Value v) noexcept { return formatUint(p, v); }
+};
+template <>
+struct Numeric<FieldType::Unsigned32> {
+    using Value = std::uint32_t;
+    static char* put(char* p, Value v) noexcept { return formatUint(p, v); }
+};
+template <>
+struct Numeric<FieldType::Unsigned64> {
+    using Value = std::uint64_t;
+    static char* put(char* p, Value v) noexcept { return formatUint(p, v); }
+};
+template <>
+struct Numeric<FieldType::Timestamp> {
+    using Value = TimeNs;
+    static char* put(char* p, Value v) noexcept { return putTime(p, v); }
+};
+template <>
+struct Numeric<FieldType::Int8> {
+    using Value = std::int8_t;
+    static char* put(char* p, Value v) noexcept { return putSigned(p, v); }
+};
+template <>
+struct Numeric<FieldType::Int16> {
+    using Value = std::int16_t;
+    static char* put(char* p, Value v) noexcept { return putSigned(p, v); }
+};
+template <>
+struct Numeric<FieldType::Int32> {
+    using Value = std::int32_t;
+    static char* put(char* p, Value v) noexcept { return putSigned(p, v); }
+};
+template <>
+struct Numeric<FieldType::Float32> {
+    using Value = float;
+    static char* put(char* p, Value v) noexcept { return putFloat(p, v); }
+};
+
+template <FieldType T>
+char* jsonScalar(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
+    return Numeric<T>::put(p, detail::loadAt<typename Numeric<T>::Value>(data, f.offset));
 }
 
-template <typename T>
-char* jsonSigned(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
-    return putSigned(p, detail::loadAt<T>(data, f.offset));
+template <FieldType T>
+char* jsonArray(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
+    return putArrayOf<typename Numeric<T>::Value, Numeric<T>::put>(
+        p, readPluginArray(f, data).bytes());
 }
 
-char* jsonFloat(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
-    return putFloat(p, detail::loadAt<float>(data, f.offset));
-}
-
-char* jsonTime(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
-    return putTime(p, detail::loadAt<TimeNs>(data, f.offset));
+template <FieldType T>
+JsonValueFn scalarOrArray(bool array) noexcept {
+    return array ? jsonArray<T> : jsonScalar<T>;
 }
 
 char* jsonAddress(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
     return putAddress(p, f.type, readPluginBytes(f, data));
+}
+
+char* jsonAddressArray(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
+    return putAddressArray(p, readPluginArray(f, data));
+}
+
+/// The writer of a fixed-size value of type `t`, or of an array of them; null for the other
+/// types.
+JsonValueFn fixedSizeWriter(FieldType t, bool array) noexcept {
+    switch (t) {
+        case FieldType::Unsigned8:
+            return scalarOrArray<FieldType::Unsigned8>(array);
+        case FieldType::Unsigned16:
+            return scalarOrArray<FieldType::Unsigned16>(array);
+        case FieldType::Unsigned32:
+            return scalarOrArray<FieldType::Unsigned32>(array);
+        case FieldType::Unsigned64:
+            return scalarOrArray<FieldType::Unsigned64>(array);
+        case FieldType::Timestamp:
+            return scalarOrArray<FieldType::Timestamp>(array);
+        case FieldType::Int8:
+            return scalarOrArray<FieldType::Int8>(array);
+        case FieldType::Int16:
+            return scalarOrArray<FieldType::Int16>(array);
+        case FieldType::Int32:
+            return scalarOrArray<FieldType::Int32>(array);
+        case FieldType::Float32:
+            return scalarOrArray<FieldType::Float32>(array);
+        case FieldType::IpAddress:
+        case FieldType::MacAddress:
+            return array ? jsonAddressArray : jsonAddress;
+        default:
+            return nullptr;
+    }
 }
 
 char* jsonString(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
@@ -199,87 +274,32 @@ char* jsonHex(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) n
     return p;
 }
 
-template <typename T, auto Put>
-char* jsonArray(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
-    return putArrayOf<T, Put>(p, readPluginArray(f, data).bytes());
-}
-
-char* jsonAddressArray(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
-    return putAddressArray(p, readPluginArray(f, data));
-}
-
 /// An array whose element type has no JSON form here (the variable ones): [].
 char* jsonEmptyArray(char* p, const FieldSpec&, std::span<const std::uint8_t>) noexcept {
     return put(p, "[]");
 }
 
-/// A scalar of a type that has no JSON form of its own (Bool and the like): its unsigned value,
-/// as the table's readers see it (0).
+/// A scalar of a type unknown here: its unsigned value as the readers see it (0).
 char* jsonOther(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
     return formatUint(p, readPluginUnsigned(f, data));
-}
-
-JsonValueFn arrayWriter(FieldType element) noexcept {
-    switch (element) {
-        case FieldType::Unsigned8:
-            return jsonArray<std::uint8_t, formatUint>;
-        case FieldType::Unsigned16:
-            return jsonArray<std::uint16_t, formatUint>;
-        case FieldType::Unsigned32:
-            return jsonArray<std::uint32_t, formatUint>;
-        case FieldType::Unsigned64:
-            return jsonArray<std::uint64_t, formatUint>;
-        case FieldType::Timestamp:
-            return jsonArray<TimeNs, putTime>;
-        case FieldType::Int8:
-            return jsonArray<std::int8_t, putSigned>;
-        case FieldType::Int16:
-            return jsonArray<std::int16_t, putSigned>;
-        case FieldType::Int32:
-            return jsonArray<std::int32_t, putSigned>;
-        case FieldType::Float32:
-            return jsonArray<float, putFloat>;
-        case FieldType::IpAddress:
-        case FieldType::MacAddress:
-            return jsonAddressArray;
-        default:
-            return jsonEmptyArray;
-    }
 }
 
 }  // namespace
 
 JsonValueFn jsonValueWriter(const FieldSpec& f) noexcept {
     switch (f.type) {
-        case FieldType::Unsigned8:
-            return jsonUnsigned<std::uint8_t>;
-        case FieldType::Unsigned16:
-            return jsonUnsigned<std::uint16_t>;
-        case FieldType::Unsigned32:
-            return jsonUnsigned<std::uint32_t>;
-        case FieldType::Unsigned64:
-            return jsonUnsigned<std::uint64_t>;
-        case FieldType::Timestamp:
-            return jsonTime;
-        case FieldType::Int8:
-            return jsonSigned<std::int8_t>;
-        case FieldType::Int16:
-            return jsonSigned<std::int16_t>;
-        case FieldType::Int32:
-            return jsonSigned<std::int32_t>;
-        case FieldType::Float32:
-            return jsonFloat;
-        case FieldType::IpAddress:
-        case FieldType::MacAddress:
-            return jsonAddress;
         case FieldType::String:
             return jsonString;
         case FieldType::Binary:
             return f.hint == FieldHint::Text ? jsonString : jsonHex;
-        case FieldType::Array:
-            return arrayWriter(f.element);
-        default:
-            return jsonOther;
+        case FieldType::Array: {
+            const JsonValueFn w = fixedSizeWriter(f.element, true);
+            return w != nullptr ? w : jsonEmptyArray;
+        }
+        default: {
+            const JsonValueFn w = fixedSizeWriter(f.type, false);
+            return w != nullptr ? w : jsonOther;
+        }
     }
 }
 
