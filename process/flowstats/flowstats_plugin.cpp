@@ -4,8 +4,7 @@
 // pipelines written for NFStream read rowprobe's JSON unchanged. Definitions and arithmetic:
 // flowstats_stats.hpp. Per flow: one tier-2 record of 256 bytes of running statistics plus
 // 8 bytes per SPLT packet (the record's size comes from the `splt` option at start-up); every
-// packet of the flow updates it. A 1-byte tier-1 state counts the SPLT entries written, for
-// the touch hook. IPFIX elements exist only under the operator's PEN (`pen=`).
+// packet of the flow updates it. IPFIX elements exist only under the operator's PEN (`pen=`).
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -218,14 +217,6 @@ Accounting accountingOf(const std::string& mode) noexcept {
 
 class FlowstatsPlugin final : public ProcessPluginBase<FlowstatsPlugin> {
 public:
-    /// Tier 1: how many SPLT entries the flow has written, min(packets counted, splt): where
-    /// the next packet's entry goes, for the touch hook. It lives in the flow's record (the
-    /// table's inline state, unless another plugin's 1-2-byte state came first), which the
-    /// table has loaded before it calls the hook, so the hook needs no load of the tier-2
-    /// record. Only a hint for that prefetch: `add` places entries by the statistics' count.
-    struct State {
-        std::uint8_t splt;
-    };
     /// Tier 2: the running statistics; `m_splt` SPLT entries of 8 bytes follow in the same
     /// record.
     struct Ext {
@@ -265,21 +256,17 @@ public:
         return h;
     }
 
-    /// What the next packet touches: the statistics' four lines and, while SPLT records, its
-    /// entry. The first line is loaded (a demand load: its miss overlaps the batch's others),
-    /// the other three and the entry fetched for writing. The entry's place comes from the
-    /// state the table has already loaded, so its prefetch no longer waits for the first
-    /// line's miss, as it did when the count was read from there (worker CPU time on the
-    /// 1 M-flow capture: docs/performance.md, session 11). Prefetching the first line as well,
-    /// with no load at all, measured no better.
-    std::uint64_t touch(const State& st, const Ext& e) const noexcept {
+    /// What the next packet touches: the statistics' four lines (the first is read: it holds
+    /// the packet count, so the SPLT entry's place) and, while SPLT records, one entry, fetched
+    /// for writing. Without it the table would load up to 512 bytes of the record.
+    std::uint64_t touch(const Ext& e) const noexcept {
         const auto* base = reinterpret_cast<const unsigned char*>(&e);
         for (std::size_t line = 1; line < sizeof(FlowStats) / 64; ++line) {
             __builtin_prefetch(base + line * 64, 1, 3);
         }
-        if (st.splt < m_splt)
-            __builtin_prefetch(base + sizeof(Ext) + st.splt * sizeof(SpltEntry), 1, 3);
-        return e.stats.both.packets;
+        const std::uint32_t n = e.stats.both.packets;
+        if (n < m_splt) __builtin_prefetch(base + sizeof(Ext) + n * sizeof(SpltEntry), 1, 3);
+        return n;
     }
 
     HookResult postCreate(FlowContext& ctx) const noexcept {
@@ -340,13 +327,11 @@ private:
                 m_splt};
     }
 
-    HookResult onPacket(FlowContext& ctx, Ext& e) const noexcept {
+    HookResult onPacket(const FlowContext& ctx, Ext& e) const noexcept {
         const ParsedPacket& p = *ctx.packet;
         if (skippedByNfstream(p)) return kContinue;
         const std::uint8_t flags = p.key.proto == 6 ? p.tcpFlags : 0;
         add(e.stats, packetSize(p, m_mode), p.ts, ctx.forward, flags, view(e));
-        State& st = ctx.stateAs<State>();
-        if (st.splt < m_splt) ++st.splt;
         return kContinue;
     }
 
