@@ -5,9 +5,10 @@
 //
 // Costs: hand-formatted into the caller's buffer (no snprintf, libc call or allocation per
 // record): one switch per column on a kind resolved at start-up, keys copied with fixed-size
-// moves. Plugin values: strings escaped (control characters and bytes >= 0x80 as \u00XX),
-// binary data as lowercase hex, arrays as JSON arrays (timestamps as ISO strings), floats in
-// their shortest exact form.
+// moves. Plugin values: one call per value to the writer resolved for the field's type at
+// start-up (jsonValueWriter), no switch per value; strings escaped (control characters and
+// bytes >= 0x80 as \u00XX), binary data as lowercase hex, arrays as JSON arrays (timestamps as
+// ISO strings), floats in their shortest exact form.
 #pragma once
 
 #include <array>
