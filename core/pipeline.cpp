@@ -417,7 +417,10 @@ void Pipeline::inputLoop(Source& source) {
     const std::uint64_t limit = m_config.packetLimit;
     const ParserConfig parserConfig = parserConfigOf(m_config);
     try {
-        while (!m_stopInputs.load(std::memory_order_relaxed)) {
+        // After a stop request the input is read on until it ends: it hands over what it
+        // captured before the request (the raw input's ring), then returns End; the grace
+        // period bounds an input that does not.
+        while (!inputOverdue()) {
             PacketBlock* block = nullptr;
             if (!q.freeBlocks.tryPop(block)) {
                 if (!waitFor([&] { return q.freeBlocks.size() >= kResumeFreeBlocks; }, m_abandon))
@@ -490,7 +493,7 @@ void Pipeline::distributeLoop(Source& source) {
     // Returns early only when the export thread gave up (m_abandon) while it waited for a block.
     auto pump = [&] {
         bool more = true;
-        while (more && !m_stopInputs.load(std::memory_order_relaxed)) {
+        while (more && !inputOverdue()) {  // read on after a stop request, as inputLoop
             scratch->clear();
             const InputPlugin::Status status = source.input->read(*scratch);
             const bool reached = cutAtLimit(*scratch, limit, delivered);
@@ -569,7 +572,7 @@ void Pipeline::workerLoop(Queue& q, std::size_t index) {
     std::uint64_t delivered = 0;
     bool ownEnded = false;
     auto readOwn = [&]() -> PacketBlock* {
-        if (ownEnded || m_stopInputs.load(std::memory_order_relaxed)) return nullptr;
+        if (ownEnded || inputOverdue()) return nullptr;  // read on after a stop until End
         InputPlugin::Status status = InputPlugin::Status::End;
         try {
             do {  // an input that never blocks has no idle periods to report

@@ -47,8 +47,10 @@
 // * Flood alarms: the main thread watches the published statistics and logs one line when a
 //   queue's detector raises an alarm and one when it clears (never the packet path).
 // * If the output fails, `m_abandon` is set so no worker blocks forever on a full ring.
-// * After a stop request a worker waits at most kInputGraceSeconds for its input's end marker;
-//   an input still blocked in read() then is detached, and the flows are flushed without it.
+// * After a stop request every input is read on until it returns End: an input may still
+//   hold packets it captured before the request (the raw input's ring) and hands them over
+//   first. A worker waits at most kInputGraceSeconds for its input's end marker; an input
+//   still blocked in read() then is detached, and the flows are flushed without it.
 #pragma once
 
 #include <atomic>

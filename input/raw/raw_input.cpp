@@ -24,6 +24,13 @@
 // * Fanout: with `fanout=ID`, every raw input with that ID joins one PACKET_FANOUT_HASH group
 //   on the interface. The kernel's flow hash for fanout is symmetric (addresses and ports
 //   sorted), so both directions of a TCP/UDP flow reach the same input, i.e. the same queue.
+// * Stopping: after stop(), read() hands over what the ring held at the request and then
+//   returns End (the core reads on until End). That is every block already retired to us and
+//   the block the kernel is filling, which it retires when its timer (`timeout`) fires: read()
+//   waits one timeout (at most 250 ms) plus 50 ms for it, and on (a loaded machine runs the
+//   timer late) while that block still holds packets, up to kDrainLimit after the first
+//   drain step (below the core's one-second grace). At most blocks + 1 ring blocks are taken
+//   after the request, so traffic that keeps arriving cannot keep the input running.
 // * Threads: read() runs on the input thread only. stop() writes an eventfd that wakes the
 //   poll() at once; stats() takes a mutex because reading PACKET_STATISTICS resets the
 //   kernel's counters, which are therefore accumulated here.
@@ -118,6 +125,10 @@ constexpr std::uint32_t kFrameOverhead =
     TPACKET_ALIGN(TPACKET_ALIGN(sizeof(tpacket3_hdr)) + sizeof(sockaddr_ll) + 16);
 
 std::string errnoText(const std::string& what, int err) { return what + ": " + std::strerror(err); }
+
+/// The longest a drain after stop() waits for the kernel to retire the block it is filling
+/// (with a retire timeout of 250 ms or less; a longer one gets its first wait alone).
+constexpr auto kDrainLimit = std::chrono::milliseconds(800);
 
 std::vector<std::string> interfaceNames() {
     std::vector<std::string> names;
@@ -218,9 +229,13 @@ private:
     const tpacket3_hdr* m_packet = nullptr;
     std::uint32_t m_left = 0;  ///< packets of m_block not yet consumed
 
+    /// The first read() after stop(): the drain's deadlines and block budget.
+    void beginDrain() noexcept;
+
     std::atomic<bool> m_stopping{false};
     std::chrono::steady_clock::time_point m_drainDeadline{};
     std::chrono::steady_clock::time_point m_drainLimit{};  ///< the longest a drain waits
+    std::uint32_t m_drainBlocks = 0;                       ///< ring blocks the drain may still take
     bool m_draining = false;
     /// The link was seen down (warned once); the interface was deleted when if_nametoindex no
     /// longer gives m_ifindex.
@@ -467,36 +482,37 @@ void RawInput::releaseRingBlock() noexcept {
     m_blockIndex = m_blockIndex + 1 == m_blockCount ? 0 : m_blockIndex + 1;
 }
 
+void RawInput::beginDrain() noexcept {
+    m_draining = true;
+    const auto now = std::chrono::steady_clock::now();
+    m_drainDeadline = now + std::chrono::milliseconds(std::min(m_timeoutMs, 250) + 50);
+    // Waiting on only helps when the retire timer was due within the first wait.
+    m_drainLimit = m_timeoutMs <= 250 ? now + kDrainLimit : m_drainDeadline;
+    m_drainBlocks = m_blockCount + 1;  // every block the ring held, and the one being filled
+}
+
 InputPlugin::Status RawInput::read(PacketBlock& block) {
     block.link = m_link;
+    if (!m_draining && m_stopping.load(std::memory_order_relaxed)) beginDrain();
     for (;;) {
         if (m_block == nullptr) {
+            if (m_draining && m_drainBlocks == 0) break;  // what the ring held is handed over
             tpacket_block_desc* desc = blockAt(m_blockIndex);
             if ((__atomic_load_n(&desc->hdr.bh1.block_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER) ==
                 0) {
                 if (block.count > 0) break;
-                if (m_stopping.load(std::memory_order_relaxed)) {
-                    // Stopping: give the kernel one retire timeout (at most 250 ms) to hand
-                    // over the block it is filling, so packets captured before the signal are
-                    // not lost.
+                if (!m_draining && m_stopping.load(std::memory_order_relaxed)) beginDrain();
+                if (m_draining) {
+                    // Wait for the block the kernel is filling: past the first wait, only
+                    // while it holds packets (a peek at a count only the kernel writes; the
+                    // block stays the kernel's).
                     const auto now = std::chrono::steady_clock::now();
-                    if (!m_draining) {
-                        m_draining = true;
-                        m_drainDeadline =
-                            now + std::chrono::milliseconds(std::min(m_timeoutMs, 250) + 50);
-                        // Waiting on only helps when the retire timer was due within the
-                        // first wait; a longer timeout keeps the first wait alone.
-                        m_drainLimit =
-                            m_timeoutMs <= 250 ? now + std::chrono::seconds(2) : m_drainDeadline;
-                    }
-                    // Past it, wait on (up to 2 s in all) only while the block the kernel is
-                    // filling holds packets: on a loaded machine its retire timer runs late.
-                    // (A peek at a count only the kernel writes; the block stays the kernel's.)
                     if (now >= m_drainDeadline) {
                         const bool pending =
                             __atomic_load_n(&desc->hdr.bh1.num_pkts, __ATOMIC_ACQUIRE) != 0;
-                        if (!pending || now >= m_drainLimit) return Status::End;
-                        m_drainDeadline = now + std::chrono::milliseconds(20);
+                        if (!pending || now >= m_drainLimit) break;
+                        m_drainDeadline =
+                            std::min(now + std::chrono::milliseconds(20), m_drainLimit);
                     }
                     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                         m_drainDeadline - now);
@@ -514,12 +530,18 @@ InputPlugin::Status RawInput::read(PacketBlock& block) {
             m_left = desc->hdr.bh1.num_pkts;
             m_packet = reinterpret_cast<const tpacket3_hdr*>(
                 reinterpret_cast<const std::uint8_t*>(desc) + desc->hdr.bh1.offset_to_first_pkt);
+            if (m_draining) --m_drainBlocks;
         }
         if (!drainRingBlock(block)) break;  // the PacketBlock is full
-        if (m_draining && std::chrono::steady_clock::now() >= m_drainDeadline) break;
     }
     m_received.fetch_add(block.count, std::memory_order_relaxed);
-    return block.count > 0 ? Status::Ok : Status::End;  // empty only when a drain ran out
+    // Empty only when a drain is over: every later read() ends at once (the budget is spent,
+    // or the block being filled stays empty or past the limit).
+    if (block.count == 0) {
+        m_drainBlocks = 0;
+        return Status::End;
+    }
+    return Status::Ok;
 }
 
 InputStats RawInput::stats() const {

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -122,6 +123,23 @@ public:
             ::sendto(m_fd, data.data(), data.size(), 0, reinterpret_cast<sockaddr*>(&a), sizeof a),
             static_cast<ssize_t>(payload))
             << std::strerror(errno);
+    }
+    /// Receives and discards datagrams until `count` arrived or `limit` passed; returns how
+    /// many arrived. A datagram received here has passed the receive path, so a packet socket
+    /// on the interface has had its copy.
+    std::size_t receive(std::size_t count, std::chrono::milliseconds limit) const {
+        const auto deadline = std::chrono::steady_clock::now() + limit;
+        std::size_t got = 0;
+        char buf[65536];
+        while (got < count) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) break;
+            pollfd fd{m_fd, POLLIN, 0};
+            if (::poll(&fd, 1, static_cast<int>(left.count())) <= 0) continue;
+            if (::recv(m_fd, buf, sizeof buf, MSG_DONTWAIT) >= 0) ++got;
+        }
+        return got;
     }
     /// Receives one datagram and sends `replyBytes` back to its sender.
     void echo(std::size_t replyBytes) const {
