@@ -157,63 +157,34 @@ char* putAddressArray(char* p, const ArrayView& a) noexcept {
 // The writers formatPluginValueJson picks from by the field's type (jsonValueWriter): each reads
 // its value with the field's offset and bounds check, and writes it with no further dispatch.
 
-/// How a numeric type is stored and written in JSON.
+/// How a numeric type is stored (Value) and written in JSON (kPut).
+template <typename V, auto Put>
+struct NumericAs {
+    using Value = V;
+    static constexpr auto kPut = Put;
+};
 template <FieldType T>
 struct Numeric;
-template <>
-struct Numeric<FieldType::Unsigned8> {
-    using Value = std::uint8_t;
-    static char* put(char* p, Value v) noexcept { return formatUint(p, v); }
-};
-template <>
-struct Numeric<FieldType::Unsigned16> {
-    using Value = std::uint16_t;
-    static char* put(char* p, Value v) noexcept { return formatUint(p, v); }
-};
-template <>
-struct Numeric<FieldType::Unsigned32> {
-    using Value = std::uint32_t;
-    static char* put(char* p, Value v) noexcept { return formatUint(p, v); }
-};
-template <>
-struct Numeric<FieldType::Unsigned64> {
-    using Value = std::uint64_t;
-    static char* put(char* p, Value v) noexcept { return formatUint(p, v); }
-};
-template <>
-struct Numeric<FieldType::Timestamp> {
-    using Value = TimeNs;
-    static char* put(char* p, Value v) noexcept { return putTime(p, v); }
-};
-template <>
-struct Numeric<FieldType::Int8> {
-    using Value = std::int8_t;
-    static char* put(char* p, Value v) noexcept { return putSigned(p, v); }
-};
-template <>
-struct Numeric<FieldType::Int16> {
-    using Value = std::int16_t;
-    static char* put(char* p, Value v) noexcept { return putSigned(p, v); }
-};
-template <>
-struct Numeric<FieldType::Int32> {
-    using Value = std::int32_t;
-    static char* put(char* p, Value v) noexcept { return putSigned(p, v); }
-};
-template <>
-struct Numeric<FieldType::Float32> {
-    using Value = float;
-    static char* put(char* p, Value v) noexcept { return putFloat(p, v); }
-};
+// clang-format off
+template <> struct Numeric<FieldType::Unsigned8> : NumericAs<std::uint8_t, formatUint> {};
+template <> struct Numeric<FieldType::Unsigned16> : NumericAs<std::uint16_t, formatUint> {};
+template <> struct Numeric<FieldType::Unsigned32> : NumericAs<std::uint32_t, formatUint> {};
+template <> struct Numeric<FieldType::Unsigned64> : NumericAs<std::uint64_t, formatUint> {};
+template <> struct Numeric<FieldType::Timestamp> : NumericAs<TimeNs, putTime> {};
+template <> struct Numeric<FieldType::Int8> : NumericAs<std::int8_t, putSigned> {};
+template <> struct Numeric<FieldType::Int16> : NumericAs<std::int16_t, putSigned> {};
+template <> struct Numeric<FieldType::Int32> : NumericAs<std::int32_t, putSigned> {};
+template <> struct Numeric<FieldType::Float32> : NumericAs<float, putFloat> {};
+// clang-format on
 
 template <FieldType T>
 char* jsonScalar(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
-    return Numeric<T>::put(p, detail::loadAt<typename Numeric<T>::Value>(data, f.offset));
+    return Numeric<T>::kPut(p, detail::loadAt<typename Numeric<T>::Value>(data, f.offset));
 }
 
 template <FieldType T>
 char* jsonArray(char* p, const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
-    return putArrayOf<typename Numeric<T>::Value, Numeric<T>::put>(
+    return putArrayOf<typename Numeric<T>::Value, Numeric<T>::kPut>(
         p, readPluginArray(f, data).bytes());
 }
 
