@@ -69,6 +69,9 @@ constexpr OptionSpec kOptions[] = {
 };
 
 constexpr std::uint64_t kStatsPeriodNs = 100'000'000;
+/// Live, after a stop request: the longest the input reads on (below the core's one-second
+/// grace for an input to end).
+constexpr std::uint64_t kDrainLimitNs = 800'000'000;
 /// Pipes: the longest a read waits for more once it holds packets, and the poll slice of an
 /// empty read (between looks at stop()).
 constexpr int kPipeFlushMs = 20;
@@ -389,10 +392,18 @@ bool PcapInput::waitReadable() noexcept {
                      {.fd = m_wakeFd, .events = POLLIN, .revents = 0}};
     const int rc = poll(fds, 2, m_timeoutMs);
     if (m_stopRequested.load(std::memory_order_relaxed)) {
-        m_ended = true;
-        return false;
+        beginDrain();
+        return true;
     }
     return rc > 0;
+}
+
+void PcapInput::beginDrain() noexcept {
+    if (m_draining) return;
+    m_draining = true;
+    const std::uint64_t now = monotonicNs();
+    m_drainWaitNs = now + static_cast<std::uint64_t>(std::min(m_timeoutMs, 250) + 50) * 1'000'000;
+    m_drainEndNs = now + kDrainLimitNs;
 }
 
 void PcapInput::checkLinkType(const Options& options) {
@@ -430,7 +441,11 @@ void PcapInput::installFilter(const Options& options) {
 
 InputPlugin::Status PcapInput::read(PacketBlock& block) {
     block.link = m_link;
-    if (m_stopRequested.load(std::memory_order_relaxed)) m_ended = true;
+    if (m_stopRequested.load(std::memory_order_relaxed)) {
+        if (!m_live) m_ended = true;
+        beginDrain();
+        if (monotonicNs() >= m_drainEndNs) m_ended = true;
+    }
     if (m_ended) return Status::End;
     if (!m_error.empty()) throw RuntimeError("input 'pcap'", m_error);
 
@@ -466,6 +481,16 @@ InputPlugin::Status PcapInput::read(PacketBlock& block) {
         }
         if (rc == 0) {                         // live: nothing buffered right now
             if (block.count != before) break;  // deliver what we have without waiting
+            if (m_draining) {  // stopped: wait for the block the kernel is filling, once
+                const std::uint64_t now = monotonicNs();
+                if (now >= m_drainWaitNs) {
+                    m_ended = true;
+                    break;
+                }
+                pollfd fd{.fd = m_pcapFd, .events = POLLIN, .revents = 0};
+                poll(&fd, 1, static_cast<int>((m_drainWaitNs - now) / 1'000'000) + 1);
+                continue;
+            }
             if (waited || !waitReadable()) {
                 timedOut = !m_ended;
                 break;

@@ -16,7 +16,10 @@
 //   with the capture descriptor; `stats` reads atomics the reading thread refreshes.
 // * Live reads: the capture is non-blocking; `read` drains what libpcap has and, only when it
 //   has nothing, polls once for up to `timeout`. So a read returns Ok as soon as packets are
-//   there, Timeout after `timeout` on an idle link, End within microseconds of `stop`.
+//   there, Timeout after `timeout` on an idle link. After `stop` (the core reads on until End)
+//   it hands over what libpcap's ring held at the request: the blocks already retired, then,
+//   polling for up to min(timeout, 250 ms) + 50 ms, the block the kernel was filling (retired
+//   by its timer); packets that keep arriving are read for at most 800 ms in all.
 // * Copying (live): libpcap reuses its buffer on the next pcap_next_ex, so every frame is copied into
 //   the block's arena. When the arena is full, the frame in hand stays valid (libpcap keeps it
 //   until the next call) and opens the next block; nothing is dropped or allocated.
@@ -65,8 +68,11 @@ private:
     void checkLinkType(const Options& options);
     void installFilter(const Options& options);
     void refreshKernelStats() noexcept;
-    /// Live: waits up to the read timeout for the capture or a stop; false on timeout or stop.
+    /// Live: waits up to the read timeout for the capture or a stop; false on timeout. After a
+    /// stop it starts the drain and returns true (the drain decides when the input ends).
     bool waitReadable() noexcept;
+    /// Live, the first look at a stop request: the drain's deadlines.
+    void beginDrain() noexcept;
     /// Classic pcap files and pipes, gzip'd or not: frames straight from the read buffers.
     Status readStream(PacketBlock& block);
     /// At the end of a classic pcap stream: one warning per kind of anomaly it counted.
@@ -101,8 +107,11 @@ private:
     pcap_pkthdr m_pendingHeader{};
     std::uint64_t m_nextStatsNs = 0;  ///< monotonic time of the next pcap_stats (live only)
     int m_timeoutMs = 100;
-    int m_pcapFd = -1;  ///< live: libpcap's selectable descriptor
-    int m_wakeFd = -1;  ///< live: eventfd signalled by stop()
+    int m_pcapFd = -1;                ///< live: libpcap's selectable descriptor
+    int m_wakeFd = -1;                ///< live: eventfd signalled by stop()
+    bool m_draining = false;          ///< live: stopped, handing over what the ring held
+    std::uint64_t m_drainWaitNs = 0;  ///< monotonic: an empty ring ends the drain after this
+    std::uint64_t m_drainEndNs = 0;   ///< monotonic: the drain ends here in any case
 
     std::atomic<bool> m_stopRequested{false};
     std::atomic<std::uint64_t> m_received{0};

@@ -153,6 +153,23 @@ TEST_P(PcapLiveSignal, StopsPromptlyWithExitZeroAndExportsItsFlows) {
     EXPECT_EQ(mine[0].at("end_reason"), "forced");
 }
 
+TEST_P(PcapLiveSignal, PacketsCapturedJustBeforeTheSignalAreExported) {
+    REQUIRE_LIVE_CAPTURE();
+    UdpSocket rx;
+    UdpSocket tx;
+    Rowprobe probe({"pcap;ifc=lo;filter=udp port " + std::to_string(rx.port())});
+    ASSERT_TRUE(probe.started()) << probe.finish(0, 1).err;
+    for (int i = 0; i < 5; ++i) tx.sendTo(rx.port(), 100);
+    // Received means captured; no other wait: the frames are still in the ring block the
+    // kernel is filling (retired after `timeout`, 100 ms), which the input drains at the stop.
+    ASSERT_EQ(rx.receive(5, 5000ms), 5u);
+    const test::CommandResult r = probe.finish(GetParam());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto mine = flowsBetween(probe.flows(), IPPROTO_UDP, tx.port(), rx.port());
+    ASSERT_EQ(mine.size(), 1u) << "the frames in libpcap's ring at the signal are read";
+    EXPECT_EQ(mine[0].at("packets"), "5");
+}
+
 TEST_P(PcapLiveSignal, StopsPromptlyOnAnIdleInterface) {
     REQUIRE_LIVE_CAPTURE();
     UdpSocket rx;  // nothing is sent to it: the capture sees no packets at all
