@@ -132,42 +132,51 @@ TEST(PcapLive, KernelDropsOnARealInterfaceAccountForEveryDatagram) {
     EXPECT_EQ(mine[0].at("packets"), std::to_string(packets));
 }
 
-class PcapLiveSignal : public ::testing::TestWithParam<int> {};
+class PcapLiveSignal : public ::testing::TestWithParam<int> {
+protected:
+    struct Stopped {
+        test::CommandResult result;
+        std::vector<test::JsonObject> mine;  ///< the flows between the two sockets
+        std::chrono::steady_clock::duration stopTook{};
+    };
+    /// Five datagrams between two sockets on lo, captured by rowprobe's live pcap input, which
+    /// gets the test's signal `settle` after the receiver has them (received means captured).
+    Stopped sendFiveAndStop(std::chrono::milliseconds settle) {
+        UdpSocket rx;
+        UdpSocket tx;
+        Rowprobe probe({"pcap;ifc=lo;filter=udp port " + std::to_string(rx.port())});
+        Stopped out;
+        EXPECT_TRUE(probe.started()) << probe.finish(0, 1).err;
+        if (!probe.started()) return out;
+        for (int i = 0; i < 5; ++i) tx.sendTo(rx.port(), 100);
+        EXPECT_EQ(rx.receive(5, 5000ms), 5u);
+        std::this_thread::sleep_for(settle);
+        const auto t0 = std::chrono::steady_clock::now();
+        out.result = probe.finish(GetParam());
+        out.stopTook = std::chrono::steady_clock::now() - t0;
+        out.mine = flowsBetween(probe.flows(), IPPROTO_UDP, tx.port(), rx.port());
+        return out;
+    }
+};
 
 TEST_P(PcapLiveSignal, StopsPromptlyWithExitZeroAndExportsItsFlows) {
     REQUIRE_LIVE_CAPTURE();
-    UdpSocket rx;
-    UdpSocket tx;
-    Rowprobe probe({"pcap;ifc=lo;filter=udp port " + std::to_string(rx.port())});
-    ASSERT_TRUE(probe.started()) << probe.finish(0, 1).err;
-    for (int i = 0; i < 5; ++i) tx.sendTo(rx.port(), 100);
-    std::this_thread::sleep_for(300ms);
-    const auto t0 = std::chrono::steady_clock::now();
-    const test::CommandResult r = probe.finish(GetParam());
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s)
-        << "the capture stops within its read timeout";
-    ASSERT_EQ(r.exitCode, 0) << r.err;
-    const auto mine = flowsBetween(probe.flows(), IPPROTO_UDP, tx.port(), rx.port());
-    ASSERT_EQ(mine.size(), 1u) << "the cached flow is flushed at shutdown";
-    EXPECT_EQ(mine[0].at("packets"), "5");
-    EXPECT_EQ(mine[0].at("end_reason"), "forced");
+    const Stopped s = sendFiveAndStop(300ms);
+    EXPECT_LT(s.stopTook, 2s) << "the capture stops within its read timeout";
+    ASSERT_EQ(s.result.exitCode, 0) << s.result.err;
+    ASSERT_EQ(s.mine.size(), 1u) << "the cached flow is flushed at shutdown";
+    EXPECT_EQ(s.mine[0].at("packets"), "5");
+    EXPECT_EQ(s.mine[0].at("end_reason"), "forced");
 }
 
 TEST_P(PcapLiveSignal, PacketsCapturedJustBeforeTheSignalAreExported) {
     REQUIRE_LIVE_CAPTURE();
-    UdpSocket rx;
-    UdpSocket tx;
-    Rowprobe probe({"pcap;ifc=lo;filter=udp port " + std::to_string(rx.port())});
-    ASSERT_TRUE(probe.started()) << probe.finish(0, 1).err;
-    for (int i = 0; i < 5; ++i) tx.sendTo(rx.port(), 100);
-    // Received means captured; no other wait: the frames are still in the ring block the
-    // kernel is filling (retired after `timeout`, 100 ms), which the input drains at the stop.
-    ASSERT_EQ(rx.receive(5, 5000ms), 5u);
-    const test::CommandResult r = probe.finish(GetParam());
-    ASSERT_EQ(r.exitCode, 0) << r.err;
-    const auto mine = flowsBetween(probe.flows(), IPPROTO_UDP, tx.port(), rx.port());
-    ASSERT_EQ(mine.size(), 1u) << "the frames in libpcap's ring at the signal are read";
-    EXPECT_EQ(mine[0].at("packets"), "5");
+    // No wait: the frames are still in the ring block the kernel is filling (retired after
+    // `timeout`, 100 ms), which the input drains at the stop.
+    const Stopped s = sendFiveAndStop(0ms);
+    ASSERT_EQ(s.result.exitCode, 0) << s.result.err;
+    ASSERT_EQ(s.mine.size(), 1u) << "the frames in libpcap's ring at the signal are read";
+    EXPECT_EQ(s.mine[0].at("packets"), "5");
 }
 
 TEST_P(PcapLiveSignal, StopsPromptlyOnAnIdleInterface) {
