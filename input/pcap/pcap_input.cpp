@@ -442,9 +442,12 @@ void PcapInput::installFilter(const Options& options) {
 InputPlugin::Status PcapInput::read(PacketBlock& block) {
     block.link = m_link;
     if (m_stopRequested.load(std::memory_order_relaxed)) {
-        if (!m_live) m_ended = true;
-        beginDrain();
-        if (monotonicNs() >= m_drainEndNs) m_ended = true;
+        if (!m_live) {
+            m_ended = true;  // files and pipes end at once
+        } else {
+            beginDrain();
+            if (monotonicNs() >= m_drainEndNs) m_ended = true;
+        }
     }
     if (m_ended) return Status::End;
     if (!m_error.empty()) throw RuntimeError("input 'pcap'", m_error);
