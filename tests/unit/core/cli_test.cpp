@@ -4,6 +4,7 @@
 
 #include "rowprobe/errors.hpp"
 #include "rowprobe/registry.hpp"
+#include "test_support.hpp"
 
 namespace rowprobe::core {
 namespace {
@@ -59,7 +60,7 @@ TEST(CommandLine, ErrorsAreClear) {
 }
 
 TEST(CommandLine, ConfigFileSuppliesTheSameOptions) {
-    const std::string path = ::testing::TempDir() + "/rowprobe_cli_test.conf";
+    const std::string path = (test::tempDir() / "rowprobe_cli_test.conf").string();
     {
         std::FILE* f = std::fopen(path.c_str(), "w");
         ASSERT_NE(f, nullptr);
@@ -77,7 +78,7 @@ TEST(CommandLine, ConfigFileSuppliesTheSameOptions) {
 // Issue 21 item 10: only a line starting with '#' is a comment (rowprobe.conf(5)); a '#' in a
 // value (a path, a Kafka password) is kept.
 TEST(CommandLine, AHashInsideAConfigValueIsPartOfTheValue) {
-    const std::string path = ::testing::TempDir() + "/rowprobe_cli_hash.conf";
+    const std::string path = (test::tempDir() / "rowprobe_cli_hash.conf").string();
     {
         std::FILE* f = std::fopen(path.c_str(), "w");
         ASSERT_NE(f, nullptr);
@@ -95,7 +96,7 @@ TEST(CommandLine, AHashInsideAConfigValueIsPartOfTheValue) {
 // Issue 21 item 16: a 10 MB configuration line is refused with a short message (it took 550 MB
 // and printed a 10-million-character caret line).
 TEST(CommandLine, AHugeConfigLineIsRefusedWithAShortMessage) {
-    const std::string path = ::testing::TempDir() + "/rowprobe_cli_long.conf";
+    const std::string path = (test::tempDir() / "rowprobe_cli_long.conf").string();
     {
         std::FILE* f = std::fopen(path.c_str(), "w");
         ASSERT_NE(f, nullptr);

@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -48,7 +49,9 @@ public:
         m_ns = "rowprobe-nic-" + id;
         m_host = "rpvh" + id;
         m_peer = "rpvp" + id;
-        const std::uint32_t net = static_cast<std::uint32_t>((getpid() + counter * 37) % 250) + 1;
+        // The /30 is 10.233.NET.0; NET is held with a machine-wide lock for the pair's life, so
+        // that suites running side by side never give two host interfaces the same subnet.
+        const std::uint32_t net = claimSubnet(static_cast<std::uint32_t>(getpid() + counter * 37));
         m_hostAddr = (10u << 24) | (233u << 16) | (net << 8) | 1u;
         m_peerAddr = m_hostAddr + 1;
         const std::string prefix = "10.233." + std::to_string(net) + ".";
@@ -63,6 +66,7 @@ public:
         [[maybe_unused]] int rc =
             std::system(("ip link del " + m_host + " >/dev/null 2>&1").c_str());
         rc = std::system(("ip netns del " + m_ns + " >/dev/null 2>&1").c_str());
+        if (m_subnetLock >= 0) ::close(m_subnetLock);  // releases the subnet
     }
     VethPair(const VethPair&) = delete;
     VethPair& operator=(const VethPair&) = delete;
@@ -87,8 +91,26 @@ public:
     }
 
 private:
+    /// The first of the subnets 1..250, from `hint` on, whose lock file no other process holds;
+    /// the lock stays in `m_subnetLock`. Falls back to `hint`'s subnet when none can be locked.
+    std::uint32_t claimSubnet(std::uint32_t hint) {
+        for (std::uint32_t i = 0; i < 250; ++i) {
+            const std::uint32_t net = (hint + i) % 250 + 1;
+            const std::string path = "/tmp/rowprobe-veth-10.233." + std::to_string(net) + ".lock";
+            const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0666);
+            if (fd < 0) continue;
+            if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+                m_subnetLock = fd;
+                return net;
+            }
+            ::close(fd);
+        }
+        return hint % 250 + 1;
+    }
+
     std::string m_ns, m_host, m_peer, m_command;
     std::uint32_t m_hostAddr = 0, m_peerAddr = 0;
+    int m_subnetLock = -1;
     bool m_ok = false;
 };
 

@@ -7,6 +7,7 @@
 
 #include "cache/policy_registry.hpp"
 #include "table_harness.hpp"
+#include "test_support.hpp"
 
 namespace rowprobe::storage {
 namespace {
@@ -145,8 +146,8 @@ TEST(PolicyLibrary, ADescriptorEndingAtAnUnmappedPageIsRefused) {
 
 TEST(PolicyLibrary, AWorldWritableLibraryOrDirectoryIsRefused) {
     namespace fs = std::filesystem;
-    const fs::path dir = fs::path(::testing::TempDir()) / "rowprobe-open-plugin-dir";
-    fs::remove_all(dir);
+    // A directory of this process's own: suites running side by side share /tmp.
+    const fs::path dir = test::tempDir() / "open-plugin-dir";
     fs::create_directories(dir);
     const fs::path lib = dir / "fifo.so";
     fs::copy_file(ROWPROBE_EXAMPLE_POLICY_LIBRARY, lib);
