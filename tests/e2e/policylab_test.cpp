@@ -52,14 +52,6 @@ std::uint64_t num(const LabRow& r, const std::string& column) {
     return std::stoull(it->second);
 }
 
-/// True in an ASan or TSan build of the tests.
-constexpr bool kSanitizedBuild =
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    true;
-#else
-    false;
-#endif
-
 /// Runs the lab with `args` + --csv and returns the rows (asserting exit 0).
 std::vector<LabRow> runLab(std::vector<std::string> args, std::string* out = nullptr) {
     const fs::path csv =
@@ -70,7 +62,7 @@ std::vector<LabRow> runLab(std::vector<std::string> args, std::string* out = nul
     args.push_back(csv.string());
     // Under TSan the lab runs 5-10x slower, and a loaded machine adds to that: a clean run took
     // 289 s with two other suites beside it. 800 s stays inside the TSan stage's ctest timeout.
-    const CommandResult r = runCommand(args, kSanitizedBuild ? 800 : 300);
+    const CommandResult r = runCommand(args, kSanitized ? 800 : 300);
     EXPECT_EQ(r.exitCode, 0) << r.err;
     if (out != nullptr) *out = r.out + r.err;
     return readLabCsv(csv);

@@ -37,20 +37,6 @@ inline std::string binary() {
     return other != nullptr && *other != '\0' ? std::string(other) : rowprobeBinary().string();
 }
 
-/// True in an ASan/TSan build of the tests (address-space limits do not apply there).
-constexpr bool kSanitized =
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-    true;
-#else
-    false;
-#endif
-#else
-    false;
-#endif
-
 /// Time limits and bounds in a sanitizer build (3x slower or more) are scaled by this.
 inline double scaled(double seconds) { return kSanitized ? seconds * 3 : seconds; }
 

@@ -80,8 +80,8 @@ TEST(StartupFaults, SignalHandlersAreInstalledBeforeTheInputsAreOpened) {
         << "every flow of the capture written to the FIFO";
 }
 
-// A SIGTERM while the start-up work runs (here a 2^20-record flow table, ~0.7 s) ends the run
-// cleanly with exit 0 and complete statistics.
+// A SIGTERM as soon as the handlers are in place, while start-up (here with a 2^20-record flow
+// table) may still be running, ends the run cleanly with exit 0 and complete statistics.
 TEST(StartupFaults, SigtermDuringStartupIsACleanStop) {
     const auto stats = tempDir() / "early-stop.json";
     const auto t0 = Clock::now();

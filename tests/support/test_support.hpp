@@ -12,6 +12,21 @@
 
 namespace rowprobe::test {
 
+/// True in an ASan/TSan build of the tests: time limits grow (3x slower or more), and
+/// address-space limits do not apply.
+constexpr bool kSanitized =
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+    true;
+#else
+    false;
+#endif
+#else
+    false;
+#endif
+
 /// ../shared/testdata next to the project; tests skip when it (or a file in it) is absent.
 std::filesystem::path testdataDir();
 /// The project's source tree (pcaps/, tests/golden/ ...).
