@@ -30,10 +30,68 @@ void checkReadable(std::string_view option, const std::string& path) {
     if (!in) refuse(option, path, std::string("cannot read the file: ") + std::strerror(errno));
 }
 
+/// Where nDPI 4.2 finds the layer 4 of an IPv6 packet (ndpi_handle_ipv6_extension_headers): it
+/// steps over hop-by-hop (0), routing (43), fragment (44), destination options (60) and
+/// mobility (135) headers, and finds none after a no-next-header (59) or a non-first fragment.
+bool ipv6Transport(std::span<const std::uint8_t> ip, std::uint8_t& protocol,
+                   std::span<const std::uint8_t>& l4) noexcept {
+    std::size_t l3 = ip.size() - kIpv6Header;
+    std::size_t at = kIpv6Header;
+    std::size_t len = loadBe16(ip.data() + 4);
+    protocol = ip[6];
+    const auto extension = [](std::uint8_t p) {
+        return p == 0 || p == 43 || p == 44 || p == 60 || p == 135 || p == 59;
+    };
+    while (l3 > 1 && extension(protocol)) {
+        if (protocol == 59) return false;
+        if (protocol == 44) {
+            if (len < 8 || l3 < 5) return false;
+            l3 -= 5;  // nDPI 4.2's own count for this header, kept so the walk ends where its does
+            protocol = ip[at];
+            if ((loadBe16(ip.data() + at + 2) >> 3) != 0) return false;
+            len -= 8;
+            at += 8;
+            continue;
+        }
+        if (len < 2) return false;
+        const std::size_t size = ip[at + 1] * std::size_t{8} + 8;
+        if (size > l3 || size > len) return false;
+        l3 -= size;
+        protocol = ip[at];
+        len -= size;
+        at += size;
+    }
+    l4 = ip.subspan(at, len);
+    return true;
+}
+
+/// The layer-4 protocol nDPI 4.2 finds in `ip` (ndpi_init_packet), or kNoTransport; false when
+/// it is TCP or UDP and its header is not whole.
+bool ndpiTransport(std::span<const std::uint8_t> ip, std::uint16_t& transport) noexcept {
+    transport = kNoTransport;
+    std::uint8_t protocol = 0;
+    std::span<const std::uint8_t> l4;
+    if (ip[0] >> 4 == 4) {
+        const std::size_t header = (ip[0] & 0x0F) * 4U;
+        const std::size_t total = loadBe16(ip.data() + 2);
+        if (header < kIpv4Header || total < header) return true;
+        protocol = ip[9];
+        l4 = ip.subspan(header, total - header);
+    } else if (!ipv6Transport(ip, protocol, l4)) {
+        return true;
+    }
+    transport = protocol;
+    constexpr std::uint8_t kTcp = 6;
+    constexpr std::uint8_t kUdp = 17;
+    if (protocol == kTcp) return l4.size() >= 20 && l4.size() >= (l4[12] >> 4) * 4U;
+    if (protocol == kUdp) return l4.size() >= 8;
+    return true;
+}
+
 }  // namespace
 
 Skip ipPacketForNdpi(std::span<const std::uint8_t> ip, std::uint16_t fragOffset,
-                     std::span<const std::uint8_t>& out) noexcept {
+                     NdpiPacket& out) noexcept {
     if (ip.empty()) return Skip::NotIp;
     const unsigned version = ip[0] >> 4;
     std::size_t total = 0;
@@ -51,7 +109,9 @@ Skip ipPacketForNdpi(std::span<const std::uint8_t> ip, std::uint16_t fragOffset,
     if (ip.size() < total) return Skip::Truncated;
     // ndpiReader gives nDPI the capture from the IP header on (Ethernet padding included) as a
     // 16-bit length; nDPI reads the lengths in the headers.
-    out = ip.first(std::min<std::size_t>(ip.size(), 0xFFFF));
+    const auto given = ip.first(std::min<std::size_t>(ip.size(), 0xFFFF));
+    if (!ndpiTransport(given, out.transport)) return Skip::CutTransport;
+    out.ip = given;
     return Skip::None;
 }
 
@@ -130,8 +190,13 @@ private:
     std::uint64_t m_allocations;
 };
 
-ndpi_protocol DetectionModule::feed(FlowSlot& slot, std::span<const std::uint8_t> ip,
+ndpi_protocol DetectionModule::feed(FlowSlot& slot, const NdpiPacket& packet,
                                     std::uint64_t tsNs) noexcept {
+    if (packet.transport != kNoTransport) {
+        if (slot.transport == 0) slot.transport = packet.transport + 1;
+        if (slot.transport != packet.transport + 1) return slot.proto;
+    }
+    const std::span<const std::uint8_t> ip = packet.ip;
     const FlowCharge charge(m_heap.flows, slot);
     m_lastMs = std::max(m_lastMs, tsNs / 1'000'000);
     ++slot.fed;
@@ -139,9 +204,9 @@ ndpi_protocol DetectionModule::feed(FlowSlot& slot, std::span<const std::uint8_t
                                          static_cast<unsigned short>(ip.size()), m_lastMs);
 }
 
-bool DetectionModule::step(FlowSlot& slot, std::span<const std::uint8_t> ip, std::uint64_t tsNs,
+bool DetectionModule::step(FlowSlot& slot, const NdpiPacket& packet, std::uint64_t tsNs,
                            std::uint16_t cap, bool guess) noexcept {
-    slot.proto = feed(slot, ip, tsNs);
+    slot.proto = feed(slot, packet, tsNs);
     const bool capped = slot.fed >= cap;
     if (slot.proto.app_protocol != NDPI_PROTOCOL_UNKNOWN) {
         if (capped || !extraDissectionPossible(slot)) slot.done = true;

@@ -51,6 +51,7 @@ struct FlowSlot {
     std::int64_t heapBytes;        ///< net bytes nDPI allocated working on this flow
     std::int64_t heapAllocations;  ///< net allocations, likewise
     std::uint16_t fed;
+    std::uint16_t transport;  ///< NdpiPacket::transport of the first packet given, plus one
     bool done;
     bool guessed;
 };
@@ -58,15 +59,32 @@ struct FlowSlot {
 /// Why a packet was not given to nDPI (ndpiReader does not give it either).
 enum class Skip : std::uint8_t {
     None,
-    Fragment,   ///< a non-first IPv4 fragment
-    Truncated,  ///< the capture holds less than the IP header says (snaplen)
-    NotIp,      ///< no IP header in the capture
+    Fragment,      ///< a non-first IPv4 fragment
+    Truncated,     ///< the capture holds less than the IP header says (snaplen)
+    NotIp,         ///< no IP header in the capture
+    CutTransport,  ///< a TCP or UDP header shorter than its minimum or its data offset
 };
 
+/// One packet as nDPI will see it.
+struct NdpiPacket {
+    std::span<const std::uint8_t> ip;  ///< from the IP header to the end of the capture
+    /// The layer-4 protocol nDPI 4.2 finds (after IPv6 extension headers), or kNoTransport when
+    /// it finds none and so ignores the packet.
+    std::uint16_t transport;
+};
+inline constexpr std::uint16_t kNoTransport = 256;
+
 /// The IP packet nDPI is given: from the IP header to the end of the capture, when the capture
-/// holds the whole IP packet and it is not a non-first IPv4 fragment. Pure, bounds-checked.
+/// holds the whole IP packet, it is not a non-first IPv4 fragment, and the TCP or UDP header
+/// nDPI finds in it is whole. Pure, bounds-checked.
+///
+/// nDPI 4.2 takes a TCP packet of under 20 bytes, or shorter than its data offset, and a UDP
+/// packet of under 8 bytes, as a packet with neither header, yet runs a labelled flow's extra
+/// dissector on it; BitTorrent's then reads the port through the missing header (a NULL read,
+/// found by ndpi_record_fuzz). ndpiReader never gives such a packet to the TCP or UDP flow: it
+/// keys it with ports 0.
 Skip ipPacketForNdpi(std::span<const std::uint8_t> fromIpHeader, std::uint16_t fragOffset,
-                     std::span<const std::uint8_t>& out) noexcept;
+                     NdpiPacket& out) noexcept;
 
 /// Throws ConfigError naming the option and file when a configured file cannot be read.
 void checkConfigFiles(const ModuleConfig& config);
@@ -80,15 +98,18 @@ public:
     DetectionModule(const DetectionModule&) = delete;
     DetectionModule& operator=(const DetectionModule&) = delete;
 
-    /// Gives one IP packet (`ip`, from the IP header on) of `slot`'s flow to nDPI at capture time
-    /// `tsNs`; returns what nDPI says of the flow now.
-    ndpi_protocol feed(FlowSlot& slot, std::span<const std::uint8_t> ip,
-                       std::uint64_t tsNs) noexcept;
+    /// Gives one packet of `slot`'s flow to nDPI at capture time `tsNs`; returns what nDPI says
+    /// of the flow now. A packet whose transport differs from that of the flow's first packet
+    /// nDPI saw is not given (slot.proto is returned): nDPI 4.2 keeps one transport per flow,
+    /// frees a TCP flow's TLS buffer only while the flow is TCP, and keeps TCP and UDP state in
+    /// one union. The flow table keys flows by transport, so this only guards against headers
+    /// that rowprobe's parser and nDPI walk differently.
+    ndpi_protocol feed(FlowSlot& slot, const NdpiPacket& packet, std::uint64_t tsNs) noexcept;
     /// The plugin's rule for one packet: feeds it, then finishes the flow (slot.done) when nDPI
     /// has a label and nothing more to dissect, or gives it up (guessing when `guess`) when it
     /// has had `cap` packets. Returns slot.done.
-    bool step(FlowSlot& slot, std::span<const std::uint8_t> ip, std::uint64_t tsNs,
-              std::uint16_t cap, bool guess) noexcept;
+    bool step(FlowSlot& slot, const NdpiPacket& packet, std::uint64_t tsNs, std::uint16_t cap,
+              bool guess) noexcept;
     /// True when nDPI would still look at more packets of a detected flow (TLS certificate, ...).
     bool extraDissectionPossible(FlowSlot& slot) noexcept;
     /// Gives up on an undetected flow (ndpi_detection_giveup, guessing by port and address when

@@ -171,7 +171,7 @@ private:
         if (s.done) return kDone;
         const ParsedPacket& p = *ctx.packet;
         if (p.frame == nullptr || p.l3Offset >= p.capLen) return kContinue;
-        std::span<const std::uint8_t> ip;
+        NdpiPacket ip{};
         const std::span<const std::uint8_t> fromIp{p.frame + p.l3Offset,
                                                    static_cast<std::size_t>(p.capLen - p.l3Offset)};
         if (ipPacketForNdpi(fromIp, p.frag.offset, ip) != Skip::None) return kContinue;

@@ -4,9 +4,9 @@
 // sequence of packets, each a 2-byte big-endian length and that many bytes from the IP header
 // on; all of them go to one flow of a module that lives for the whole run, as one worker's would.
 // Every instance must read back in bounds, and the flow's heap must be empty after release.
-// As in the flow table, a flow's packets share one IP version and transport protocol: a packet
-// with another is skipped (it would be another flow; nDPI 4.2 frees a flow's TLS reassembly
-// buffer only while the flow's transport is TCP, so feeding one flow TCP and then UDP leaks).
+// As in the flow table, a flow's packets share one IP version: a packet with another is skipped.
+// Packets with another transport are handed on: DetectionModule::feed must keep them from nDPI
+// (nDPI 4.2 frees a flow's TLS reassembly buffer only while the flow is TCP).
 //
 //   ./ndpi_record_fuzz -max_len=4096 corpus/ndpi_record_fuzz
 #include <array>
@@ -41,19 +41,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::memset(slot.get(), 0, sizeof(FlowSlot));
     std::uint64_t ts = 1'600'000'000'000'000'000ULL;
     std::size_t at = 0;
-    int first = -1;  // version << 8 | transport protocol of the flow's first packet
+    int first = -1;  // IP version of the flow's first packet
     while (at + 2 <= size && !slot->done) {
         const std::size_t n = std::min<std::size_t>((data[at] << 8) | data[at + 1], size - at - 2);
         at += 2;
         std::vector<std::uint8_t> copy(data + at, data + at + n);  // exact bounds for ASan
         at += n;
-        std::span<const std::uint8_t> ip;
+        NdpiPacket ip{};
         if (ipPacketForNdpi(copy, 0, ip) != Skip::None) continue;
-        const int version = ip[0] >> 4;
-        const int kind = version << 8 | (version == 4 ? ip[9] : ip[6]);
-        if (first < 0) first = kind;
-        if (kind != first) continue;
-        check(ip.data() == copy.data() && ip.size() <= copy.size());
+        const int version = ip.ip[0] >> 4;
+        if (first < 0) first = version;
+        if (version != first) continue;
+        check(ip.ip.data() == copy.data() && ip.ip.size() <= copy.size());
         slot->proto = m.feed(*slot, ip, ts);
         ts += 1'000'000;
         if (slot->proto.app_protocol != NDPI_PROTOCOL_UNKNOWN && !m.extraDissectionPossible(*slot))

@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
         for (const Pkt& p : pkts) {
             ndpi::FlowSlot& s = slots[p.flow];
             if (s.done) continue;
-            std::span<const std::uint8_t> ip;
+            ndpi::NdpiPacket ip{};
             if (ndpi::ipPacketForNdpi(p.ip, p.fragOffset, ip) != ndpi::Skip::None) continue;
             module.step(s, ip, p.ts, static_cast<std::uint16_t>(cap), true);
         }

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Seeds of ndpi_record_fuzz: short conversations (each packet a 2-byte big-endian length and an
-IPv4 packet) that nDPI 4.2 labels: HTTP with a user agent, DNS, SSH banners, a DHCP request.
-Run from this folder: ./make_seeds_ndpi.py"""
+IPv4 packet) that nDPI 4.2 labels: HTTP with a user agent, DNS, SSH banners, a DHCP request,
+a BitTorrent handshake and a second connection between its ports that nDPI labels from its
+BitTorrent cache, ending in segments whose TCP header is cut (the fuzz target's module lives for
+the whole run, so the first seed fills the cache the second one hits). Run from this folder: ./make_seeds_ndpi.py"""
 import os
 import struct
 
@@ -44,3 +46,12 @@ seed("ssh", [tcp(C, S, 40001, 22, 1, 0, 0x02), tcp(S, C, 22, 40001, 9, 2, 0x12),
 dhcp = bytes([1, 1, 6, 0]) + b"\x00" * 232 + b"\x63\x82\x53\x63" + bytes([53, 1, 3]) + \
     bytes([55, 4, 1, 3, 6, 15]) + bytes([60, 8]) + b"MSFT 5.0" + bytes([255])
 seed("dhcp", [udp((0, 0, 0, 0), (255, 255, 255, 255), 68, 67, dhcp)])
+handshake = b"\x13BitTorrent protocol" + b"\x00" * 8
+seed("bittorrent", [tcp(C, S, 40002, 6881, 1, 0, 0x02), tcp(S, C, 6881, 40002, 1, 2, 0x12),
+                    tcp(C, S, 40002, 6881, 2, 2, 0x18, handshake)])
+again = [tcp(C, S, 40002, 6881, 99, 0, 0x02), tcp(S, C, 6881, 40002, 0, 100, 0x12)]
+again += [tcp(C, S, 40002, 6881, 100 + 8 * i, 1, 0x18, b"\x01\x02\x03\x04zzzz") for i in range(9)]
+cut = bytearray(tcp(C, S, 40002, 6881, 172, 1, 0x18))
+cut[32] = 0xF0  # a 60-byte TCP header in 20 bytes
+again += [bytes(cut)] * 3
+seed("bittorrent-again", again)

@@ -54,13 +54,13 @@ std::vector<std::uint8_t> tcp4(std::array<std::uint8_t, 4> src, std::array<std::
 
 TEST(NdpiPacket, WholeIpPacketsAreGivenFragmentsAndCutPacketsAreNot) {
     const auto pkt = tcp4({10, 0, 0, 1}, {10, 0, 0, 2}, 1000, 80, 1, 0, 0x02, "");
-    std::span<const std::uint8_t> out;
+    NdpiPacket out{};
     EXPECT_EQ(ipPacketForNdpi(pkt, 0, out), Skip::None);
-    EXPECT_EQ(out.size(), pkt.size());
+    EXPECT_EQ(out.ip.size(), pkt.size());
     std::vector<std::uint8_t> padded = pkt;
     padded.resize(60, 0);  // Ethernet padding after the IP packet is handed on, as ndpiReader
     EXPECT_EQ(ipPacketForNdpi(padded, 0, out), Skip::None);
-    EXPECT_EQ(out.size(), 60U);
+    EXPECT_EQ(out.ip.size(), 60U);
     EXPECT_EQ(ipPacketForNdpi(std::span(pkt).first(39), 0, out), Skip::Truncated);
     EXPECT_EQ(ipPacketForNdpi(std::span(pkt).first(10), 0, out), Skip::Truncated);
     EXPECT_EQ(ipPacketForNdpi(pkt, 185, out), Skip::Fragment);
@@ -73,6 +73,145 @@ TEST(NdpiPacket, WholeIpPacketsAreGivenFragmentsAndCutPacketsAreNot) {
     EXPECT_EQ(ipPacketForNdpi(v6, 0, out), Skip::None);
     v6[5] = 9;
     EXPECT_EQ(ipPacketForNdpi(v6, 0, out), Skip::Truncated);
+}
+
+/// An IPv6 packet whose payload is `payload` after the fixed header, with `next` as its first
+/// next-header value.
+std::vector<std::uint8_t> ip6(std::uint8_t next, const std::vector<std::uint8_t>& payload) {
+    std::vector<std::uint8_t> p(40 + payload.size(), 0);
+    p[0] = 0x60;
+    p[4] = static_cast<std::uint8_t>(payload.size() >> 8);
+    p[5] = static_cast<std::uint8_t>(payload.size());
+    p[6] = next;
+    p[7] = 64;
+    p[23] = 1;
+    p[39] = 2;
+    std::copy(payload.begin(), payload.end(), p.begin() + 40);
+    return p;
+}
+
+/// Cuts an IPv4 packet's transport to `l4` bytes, the IP total length with it.
+std::vector<std::uint8_t> cutTo(std::vector<std::uint8_t> p, std::size_t l4) {
+    p.resize(20 + l4);
+    p[2] = static_cast<std::uint8_t>(p.size() >> 8);
+    p[3] = static_cast<std::uint8_t>(p.size());
+    return p;
+}
+
+/// Gives `packets` to `m` as the plugin does: what ipPacketForNdpi refuses nDPI never sees.
+void feedAsThePlugin(DetectionModule& m, FlowSlot& slot,
+                     const std::vector<std::vector<std::uint8_t>>& packets, std::uint64_t& ts) {
+    for (const auto& packet : packets) {
+        NdpiPacket ip{};
+        if (ipPacketForNdpi(packet, 0, ip) == Skip::None) slot.proto = m.feed(slot, ip, ts);
+        ts += 1'000'000;
+    }
+}
+
+TEST(NdpiPacket, TcpAndUdpHeadersThatNdpiWouldNotFindWholeAreNotGiven) {
+    const auto tcp = tcp4({10, 0, 0, 1}, {10, 0, 0, 2}, 1000, 80, 1, 0, 0x18, "abc");
+    NdpiPacket out{};
+    ASSERT_EQ(ipPacketForNdpi(tcp, 0, out), Skip::None);
+    EXPECT_EQ(out.transport, 6);
+    EXPECT_EQ(ipPacketForNdpi(cutTo(tcp, 19), 0, out), Skip::CutTransport);
+    auto longOffset = cutTo(tcp, 20);
+    longOffset[32] = 0xF0;  // a 60-byte header in 20 bytes
+    EXPECT_EQ(ipPacketForNdpi(longOffset, 0, out), Skip::CutTransport);
+    longOffset[32] = 0x50;
+    EXPECT_EQ(ipPacketForNdpi(longOffset, 0, out), Skip::None);
+
+    auto udp = cutTo(tcp, 8);
+    udp[9] = 17;
+    ASSERT_EQ(ipPacketForNdpi(udp, 0, out), Skip::None);
+    EXPECT_EQ(out.transport, 17);
+    EXPECT_EQ(ipPacketForNdpi(cutTo(udp, 7), 0, out), Skip::CutTransport);
+
+    auto icmp = cutTo(tcp, 2);  // nDPI has no minimum for other transports
+    icmp[9] = 1;
+    ASSERT_EQ(ipPacketForNdpi(icmp, 0, out), Skip::None);
+    EXPECT_EQ(out.transport, 1);
+
+    // IPv6: the transport is the one after the extension headers nDPI walks.
+    std::vector<std::uint8_t> behind(8 + tcp.size() - 20, 0);
+    behind[0] = 6;  // a hop-by-hop header, then TCP
+    std::copy(tcp.begin() + 20, tcp.end(), behind.begin() + 8);
+    ASSERT_EQ(ipPacketForNdpi(ip6(0, behind), 0, out), Skip::None);
+    EXPECT_EQ(out.transport, 6);
+    behind.resize(8 + 12);
+    EXPECT_EQ(ipPacketForNdpi(ip6(0, behind), 0, out), Skip::CutTransport);
+    std::vector<std::uint8_t> laterFragment(8 + 20, 0);
+    laterFragment[0] = 6;
+    laterFragment[3] = 8;  // offset 1 (8 bytes): nDPI finds no transport and ignores the packet
+    ASSERT_EQ(ipPacketForNdpi(ip6(44, laterFragment), 0, out), Skip::None);
+    EXPECT_EQ(out.transport, kNoTransport);
+}
+
+// nDPI 4.2 labels a flow BitTorrent when its addresses and ports are in the BitTorrent cache
+// (filled by an earlier BitTorrent connection) and then runs BitTorrent's extra dissector on
+// the flow's next packets; that dissector reads the TCP ports through the header nDPI did not
+// find in a segment with a cut header. Found by ndpi_record_fuzz as a NULL read.
+TEST(NdpiModule, ABitTorrentFlowLabelledFromTheCacheSurvivesASegmentWithACutHeader) {
+    DetectionModule m{ModuleConfig{}};
+    const std::array<std::uint8_t, 4> c{192, 168, 7, 2};
+    const std::array<std::uint8_t, 4> s{192, 168, 7, 1};
+    std::uint64_t ts = 1'600'000'000'000'000'000ULL;
+    std::string handshake =
+        "\x13"
+        "BitTorrent protocol";
+    handshake.append(8, '\0');  // reserved bytes; no info hash yet
+    FlowSlot first{};
+    feedAsThePlugin(
+        m, first,
+        {tcp4(c, s, 40000, 6881, 1, 0, 0x02, ""), tcp4(s, c, 6881, 40000, 1, 2, 0x12, ""),
+         tcp4(c, s, 40000, 6881, 2, 2, 0x18, handshake)},
+        ts);
+    ASSERT_EQ(first.proto.app_protocol, NDPI_PROTOCOL_BITTORRENT);
+    m.release(first);
+
+    FlowSlot again{};
+    std::vector<std::vector<std::uint8_t>> packets = {tcp4(c, s, 40000, 6881, 99, 0, 0x02, ""),
+                                                      tcp4(s, c, 6881, 40000, 0, 100, 0x12, ""),
+                                                      tcp4(c, s, 40000, 6881, 100, 1, 0x10, "")};
+    for (std::uint32_t i = 0; i < 9; ++i)  // the 9th is labelled from the cache
+        packets.push_back(tcp4(c, s, 40000, 6881, 100 + i * 8, 1, 0x18, "\x01\x02\x03\x04zzzz"));
+    const auto cut = cutTo(tcp4(c, s, 40000, 6881, 999, 1, 0x18, ""), 12);
+    for (int i = 0; i < 4; ++i) packets.push_back(cut);
+    feedAsThePlugin(m, again, packets, ts);
+    EXPECT_EQ(again.proto.app_protocol, NDPI_PROTOCOL_BITTORRENT);
+    EXPECT_EQ(again.fed, 12);
+    m.release(again);
+}
+
+// A flow whose packets nDPI walks to two transports (here an IPv6 destination-options header
+// the parser and nDPI could read differently) must not get its TCP state replaced: nDPI 4.2
+// would leak the TLS reassembly buffer of a flow that is no longer TCP when released.
+TEST(NdpiModule, APacketOfAnotherTransportIsNotGivenAndTheFlowsHeapIsFreed) {
+    DetectionModule m{ModuleConfig{}};
+    std::uint64_t ts = 1'600'000'000'000'000'000ULL;
+    const auto tcpOver6 = [](const std::vector<std::uint8_t>& v4) {
+        return ip6(6, std::vector<std::uint8_t>(v4.begin() + 20, v4.end()));
+    };
+    // A TLS handshake record announcing 4000 bytes, of which 200 arrive: nDPI buffers it.
+    // A ClientHello of 3996 bytes in it, version TLS 1.2.
+    const std::array<char, 11> head{'\x16', '\x03', '\x01', '\x0f', '\xa0', '\x01',
+                                    '\x00', '\x0f', '\x9c', '\x03', '\x03'};
+    std::string record(head.begin(), head.end());
+    record.append(200 - record.size(), 'r');
+    const std::array<std::uint8_t, 4> a{0, 0, 0, 1};
+    const std::array<std::uint8_t, 4> b{0, 0, 0, 2};
+    std::vector<std::uint8_t> options(8 + 16, 0);
+    options[0] = 9;  // destination options, then transport 9 (IGP)
+    FlowSlot slot{};
+    feedAsThePlugin(m, slot,
+                    {tcpOver6(tcp4(a, b, 40000, 443, 1, 0, 0x02, "")),
+                     tcpOver6(tcp4(b, a, 443, 40000, 1, 2, 0x12, "")),
+                     tcpOver6(tcp4(a, b, 40000, 443, 2, 2, 0x18, record)), ip6(60, options)},
+                    ts);
+    EXPECT_EQ(slot.fed, 3);
+    EXPECT_GT(slot.heapBytes, 0);  // the reassembly buffer
+    m.release(slot);
+    EXPECT_EQ(m.flowHeap().liveBytes(), 0U);
+    EXPECT_EQ(m.flowHeap().retainedBytes.load(), 0U);
 }
 
 TEST(NdpiRecord, RiskNamesAreNdpisNamesCommaSeparatedAndNeverCut) {
@@ -132,7 +271,7 @@ TEST(NdpiModule, AnHttpExchangeIsLabelledAndItsHeapIsFreedOnRelease) {
     };
     ndpi_protocol p{};
     for (std::size_t i = 0; i < packets.size(); ++i) {
-        std::span<const std::uint8_t> ip;
+        NdpiPacket ip{};
         ASSERT_EQ(ipPacketForNdpi(packets[i], 0, ip), Skip::None);
         p = m.feed(slot, ip, t + i * 1'000'000);
         slot.proto = p;
