@@ -141,6 +141,17 @@ TEST_P(TsharkInterop, UdpTemplateRefreshIsVisibleInTheCapture) {
 
 // ---- nfdump ---------------------------------------------------------------------------------
 
+/// Waits until nfcapd listens on `port` or exits; on a loaded machine its start takes seconds.
+::testing::AssertionResult nfcapdListens(ChildProcess& nfcapd, std::uint16_t port) {
+    if (dec::waitUntil([&] { return udpPortBusy(port) || !nfcapd.running(); }, 60) &&
+        udpPortBusy(port))
+        return ::testing::AssertionSuccess();
+    if (nfcapd.running()) return ::testing::AssertionFailure() << "nfcapd not listening after 60 s";
+    const CommandResult r = nfcapd.wait(1);
+    return ::testing::AssertionFailure()
+           << "nfcapd exited (" << r.exitCode << ") without listening: " << r.err << r.out;
+}
+
 class NfdumpInterop : public ::testing::TestWithParam<Capture> {};
 
 // nfcapd (nfdump 1.7) collects IPFIX over UDP only and reads flowStart/EndMilliseconds but not
@@ -165,7 +176,7 @@ TEST_P(NfdumpInterop, NfcapdReceivesEveryFlowOverUdp) {
     const std::uint16_t port = freeLoopbackPort(SOCK_DGRAM);
     ChildProcess nfcapd({findTool("nfcapd"), "-b", "127.0.0.1", "-p", std::to_string(port), "-w",
                          dir.string(), "-t", "3600", "-B", "4194304"});
-    ASSERT_TRUE(dec::waitUntil([&] { return udpPortBusy(port); })) << "nfcapd did not start";
+    ASSERT_TRUE(nfcapdListens(nfcapd, port));
     runRowprobe("pcap;file=" + GetParam().path().string(),
                 "ipfix;udp;port=" + std::to_string(port) + ";timestamps=ms");
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -209,7 +220,7 @@ TEST_P(UniflowInterop, NfcapdReceivesBothDirectionsOfEveryFlow) {
     const std::uint16_t port = freeLoopbackPort(SOCK_DGRAM);
     ChildProcess nfcapd({findTool("nfcapd"), "-b", "127.0.0.1", "-p", std::to_string(port), "-w",
                          dir.string(), "-t", "3600", "-B", "4194304"});
-    ASSERT_TRUE(dec::waitUntil([&] { return udpPortBusy(port); })) << "nfcapd did not start";
+    ASSERT_TRUE(nfcapdListens(nfcapd, port));
     runRowprobe("pcap;file=" + GetParam().path().string(),
                 "ipfix;udp;uniflow;port=" + std::to_string(port) + ";timestamps=ms");
     std::this_thread::sleep_for(std::chrono::milliseconds(500));

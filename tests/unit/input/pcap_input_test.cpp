@@ -7,12 +7,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <future>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -446,6 +448,33 @@ TEST(PcapInput, UnknownInterfaceIsAConfigErrorNamingIfc) {
     EXPECT_NE(std::string(e.what()).find("rowprobe-no-such-if0"), std::string::npos) << e.what();
 }
 
+/// A UDP socket bound to a loopback port of the kernel's choice, held for the whole test: a
+/// suite running beside this one on the same machine captures and sends to its own port.
+class LoopbackSink {
+public:
+    LoopbackSink() : m_fd(socket(AF_INET, SOCK_DGRAM, 0)) {
+        m_addr.sin_family = AF_INET;
+        m_addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof m_addr;
+        if (m_fd < 0 || bind(m_fd, reinterpret_cast<const sockaddr*>(&m_addr), len) != 0 ||
+            getsockname(m_fd, reinterpret_cast<sockaddr*>(&m_addr), &len) != 0)
+            throw std::runtime_error(std::string("loopback socket: ") + std::strerror(errno));
+    }
+    ~LoopbackSink() { close(m_fd); }
+    LoopbackSink(const LoopbackSink&) = delete;
+    LoopbackSink& operator=(const LoopbackSink&) = delete;
+
+    const sockaddr_in& address() const { return m_addr; }
+    /// The capture filter that matches what is sent to this socket.
+    std::string filter() const {
+        return "udp and dst port " + std::to_string(ntohs(m_addr.sin_port)) + " and host 127.0.0.1";
+    }
+
+private:
+    int m_fd;
+    sockaddr_in m_addr{};
+};
+
 TEST(PcapInput, LiveCaptureTimesOutWhenIdleAndStopsFromAnotherThread) {
     std::unique_ptr<PcapInput> in;
     try {
@@ -480,19 +509,17 @@ TEST(PcapInput, LiveCaptureTimesOutWhenIdleAndStopsFromAnotherThread) {
 }
 
 TEST(PcapInput, LiveCaptureDeliversPacketsWithWallClockTimestamps) {
+    const LoopbackSink sink;
     std::unique_ptr<PcapInput> in;
     try {
-        in = open("pcap;ifc=lo;timeout=20ms;F=udp and dst port 39999 and host 127.0.0.1");
+        in = open("pcap;ifc=lo;timeout=20ms;F=" + sink.filter());
     } catch (const ConfigError& e) {
         GTEST_SKIP() << "cannot capture on lo here: " << e.what();
     }
     EXPECT_EQ(in->linkType(), LinkType::Ethernet);
     const int sock = socket(AF_INET, SOCK_DGRAM, 0);
     ASSERT_GE(sock, 0);
-    sockaddr_in to{};
-    to.sin_family = AF_INET;
-    to.sin_port = htons(39999);
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const sockaddr_in to = sink.address();
     const char payload[100] = "rowprobe";
     const auto before = static_cast<TimeNs>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                                 std::chrono::system_clock::now().time_since_epoch())
@@ -546,9 +573,10 @@ std::vector<std::string> tsharkFrames(const fs::path& file) {
 }
 
 TEST(PcapInput, LiveKernelDropsCountEveryLostPacketOnce) {
+    const LoopbackSink sink;
     std::unique_ptr<PcapInput> in;
     try {
-        in = open("pcap;ifc=lo;timeout=20ms;F=udp and dst port 39997 and host 127.0.0.1");
+        in = open("pcap;ifc=lo;timeout=20ms;F=" + sink.filter());
     } catch (const ConfigError& e) {
         GTEST_SKIP() << "cannot capture on lo here: " << e.what();
     }
@@ -556,10 +584,7 @@ TEST(PcapInput, LiveKernelDropsCountEveryLostPacketOnce) {
     constexpr std::uint64_t kSent = 20'000;
     const int sock = socket(AF_INET, SOCK_DGRAM, 0);
     ASSERT_GE(sock, 0);
-    sockaddr_in to{};
-    to.sin_family = AF_INET;
-    to.sin_port = htons(39997);
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const sockaddr_in to = sink.address();
     const std::vector<char> payload(1400, 'x');
     for (std::uint64_t i = 0; i < kSent; ++i) {
         sendto(sock, payload.data(), payload.size(), 0, reinterpret_cast<const sockaddr*>(&to),

@@ -371,9 +371,10 @@ private:
     std::vector<std::vector<std::uint8_t>> m_datagrams;
 };
 
-/// Polls `done` every 10 ms for up to `seconds`.
+/// Polls `done` every 10 ms for up to `seconds` (generous: a limit that is reached only when
+/// something is wrong, never on a merely loaded machine).
 template <class F>
-bool waitUntil(F done, double seconds = 5) {
+bool waitUntil(F done, double seconds = 30) {
     const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
     while (std::chrono::steady_clock::now() < end) {
         if (done()) return true;
