@@ -395,6 +395,8 @@ TEST_P(GoFlow2Interop, NetflowV9ArrivesWithBothDirections) {
 
 // nfcapd with its default receive buffer (no -B) and a burst of 20 000 flows: unpaced, a part
 // of the records is lost unseen, varying run to run; paced, every record arrives, 10 runs of 10.
+// 500 messages a second: at 2 000 nfcapd fell behind beside two other suites (17,958 of 20,514
+// records, load 6), as GoFlow2 did.
 TEST(UdpPacing, NfcapdWithItsDefaultBufferGetsEveryRecordTenRunsOutOfTen) {
     ROWPROBE_REQUIRE_BINARY();
     ROWPROBE_REQUIRE_TOOL("nfcapd", "nfdump");
@@ -408,7 +410,7 @@ TEST(UdpPacing, NfcapdWithItsDefaultBufferGetsEveryRecordTenRunsOutOfTen) {
         SCOPED_TRACE("run " + std::to_string(run));
         Nfcapd nfcapd("paced", 0);
         const auto t0 = std::chrono::steady_clock::now();
-        runRowprobe(input, "ipfix;udp;pace=2000;timestamps=ms;port=" + std::to_string(nfcapd.port));
+        runRowprobe(input, "ipfix;udp;pace=500;timestamps=ms;port=" + std::to_string(nfcapd.port));
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         nfcapd.stop();
@@ -417,7 +419,7 @@ TEST(UdpPacing, NfcapdWithItsDefaultBufferGetsEveryRecordTenRunsOutOfTen) {
         const std::size_t at = info.out.find("Flows: ");
         ASSERT_NE(at, std::string::npos) << info.out;
         EXPECT_EQ(std::stoull(info.out.substr(at + 7)), expected) << info.out;
-        // The pacing's price: about 1 100 messages at 2 000 a second.
+        // The pacing's price: about 1 100 messages at 500 a second.
         EXPECT_LT(seconds, 30.0);
     }
 }
