@@ -1,5 +1,7 @@
 #include "process/ndpi/ndpi_module.hpp"
 
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -33,6 +35,7 @@ void checkReadable(std::string_view option, const std::string& path) {
 /// Where nDPI 4.2 finds the layer 4 of an IPv6 packet (ndpi_handle_ipv6_extension_headers): it
 /// steps over hop-by-hop (0), routing (43), fragment (44), destination options (60) and
 /// mobility (135) headers, and finds none after a no-next-header (59) or a non-first fragment.
+/// Not the SDK parser's walk: what nDPI will read is decided by nDPI's own rules and quirks.
 bool ipv6Transport(std::span<const std::uint8_t> ip, std::uint8_t& protocol,
                    std::span<const std::uint8_t>& l4) noexcept {
     std::size_t l3 = ip.size() - kIpv6Header;
@@ -81,10 +84,8 @@ bool ndpiTransport(std::span<const std::uint8_t> ip, std::uint16_t& transport) n
         return true;
     }
     transport = protocol;
-    constexpr std::uint8_t kTcp = 6;
-    constexpr std::uint8_t kUdp = 17;
-    if (protocol == kTcp) return l4.size() >= 20 && l4.size() >= (l4[12] >> 4) * 4U;
-    if (protocol == kUdp) return l4.size() >= 8;
+    if (protocol == IPPROTO_TCP) return l4.size() >= 20 && l4.size() >= (l4[12] >> 4) * 4U;
+    if (protocol == IPPROTO_UDP) return l4.size() >= 8;
     return true;
 }
 
@@ -196,12 +197,11 @@ ndpi_protocol DetectionModule::feed(FlowSlot& slot, const NdpiPacket& packet,
         if (slot.transport == 0) slot.transport = packet.transport + 1;
         if (slot.transport != packet.transport + 1) return slot.proto;
     }
-    const std::span<const std::uint8_t> ip = packet.ip;
     const FlowCharge charge(m_heap.flows, slot);
     m_lastMs = std::max(m_lastMs, tsNs / 1'000'000);
     ++slot.fed;
-    return ndpi_detection_process_packet(m_module, &slot.flow, ip.data(),
-                                         static_cast<unsigned short>(ip.size()), m_lastMs);
+    return ndpi_detection_process_packet(m_module, &slot.flow, packet.ip.data(),
+                                         static_cast<unsigned short>(packet.ip.size()), m_lastMs);
 }
 
 bool DetectionModule::step(FlowSlot& slot, const NdpiPacket& packet, std::uint64_t tsNs,

@@ -2,10 +2,14 @@
 // shared by the interop tests of the ipfix and netflow9 outputs.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -164,6 +168,49 @@ inline std::vector<Flow> tsharkFlows(const fs::path& pcap, std::uint16_t port,
     }
     return out;
 }
+
+/// nfcapd listening on a loopback port of the kernel's choice and writing into
+/// tempDir()/nfcapd-NAME, with a receive buffer of `buffer` bytes (-B; 0: its default).
+struct Nfcapd {
+    fs::path dir;
+    std::uint16_t port = 0;
+    std::unique_ptr<ChildProcess> child;
+
+    Nfcapd(const std::string& name, std::size_t buffer) {
+        dir = tempDir() / ("nfcapd-" + name);
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+        port = freeLoopbackPort(SOCK_DGRAM);
+        std::vector<std::string> argv = {
+            findTool("nfcapd"), "-b", "127.0.0.1", "-p", std::to_string(port), "-w",
+            dir.string(),       "-t", "3600"};
+        if (buffer != 0) {
+            argv.push_back("-B");
+            argv.push_back(std::to_string(buffer));
+        }
+        child = std::make_unique<ChildProcess>(argv);
+        EXPECT_TRUE(listening());
+    }
+    /// Waits until nfcapd listens or exits; on a loaded machine its start takes seconds.
+    ::testing::AssertionResult listening() {
+        if (dec::waitUntil([&] { return udpPortBusy(port) || !child->running(); }, 60) &&
+            udpPortBusy(port))
+            return ::testing::AssertionSuccess();
+        if (child->running())
+            return ::testing::AssertionFailure() << "nfcapd not listening after 60 s";
+        const CommandResult r = child->wait(1);
+        return ::testing::AssertionFailure()
+               << "nfcapd exited (" << r.exitCode << ") without listening: " << r.err << r.out;
+    }
+    /// Stops nfcapd (it writes its file) and returns its log.
+    std::string stop() {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        child->signal(SIGTERM);
+        const auto r = child->wait(20);
+        EXPECT_EQ(r.exitCode, 0) << r.err << r.out;
+        return r.out + r.err;
+    }
+};
 
 /// Datagrams received until none arrived for 300 ms.
 inline std::vector<std::vector<std::uint8_t>> settledDatagrams(const dec::UdpCollector& collector) {

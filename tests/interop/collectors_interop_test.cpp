@@ -26,38 +26,6 @@ namespace {
                          << ": too small for a UDP burst (sysctl -w net.core.rmem_max=4194304)"; \
     } while (0)
 
-/// nfcapd on a free loopback port, `-B` bytes of socket buffer (0: nfcapd's default).
-struct Nfcapd {
-    fs::path dir;
-    std::uint16_t port = 0;
-    std::unique_ptr<ChildProcess> child;
-
-    Nfcapd(const std::string& name, std::size_t buffer) {
-        dir = tempDir() / ("nfcapd-" + name);
-        fs::remove_all(dir);
-        fs::create_directories(dir);
-        port = freeLoopbackPort(SOCK_DGRAM);
-        std::vector<std::string> argv = {
-            findTool("nfcapd"), "-b", "127.0.0.1", "-p", std::to_string(port), "-w",
-            dir.string(),       "-t", "3600"};
-        if (buffer != 0) {
-            argv.push_back("-B");
-            argv.push_back(std::to_string(buffer));
-        }
-        child = std::make_unique<ChildProcess>(argv);
-        EXPECT_TRUE(dec::waitUntil([&] { return udpPortBusy(port); }, 20))
-            << "nfcapd did not start";
-    }
-    /// Stops nfcapd (it writes its file) and returns its log.
-    std::string stop() {
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
-        child->signal(SIGTERM);
-        const auto r = child->wait(20);
-        EXPECT_EQ(r.exitCode, 0) << r.err << r.out;
-        return r.out + r.err;
-    }
-};
-
 // ---- NetFlow v9 ------------------------------------------------------------------------------
 
 class NetflowV9Interop : public ::testing::TestWithParam<Capture> {};
@@ -395,7 +363,7 @@ TEST_P(GoFlow2Interop, NetflowV9ArrivesWithBothDirections) {
 
 // nfcapd with its default receive buffer (no -B) and a burst of 20 000 flows: unpaced, a part
 // of the records is lost unseen, varying run to run; paced, every record arrives, 10 runs of 10.
-// 500 messages a second: at 2 000 nfcapd fell behind beside two other suites (17,958 of 20,514
+// 500 messages a second: at 2 000 nfcapd fell behind beside another suite (17,958 of 20,514
 // records, load 6), as GoFlow2 did.
 TEST(UdpPacing, NfcapdWithItsDefaultBufferGetsEveryRecordTenRunsOutOfTen) {
     ROWPROBE_REQUIRE_BINARY();

@@ -141,17 +141,6 @@ TEST_P(TsharkInterop, UdpTemplateRefreshIsVisibleInTheCapture) {
 
 // ---- nfdump ---------------------------------------------------------------------------------
 
-/// Waits until nfcapd listens on `port` or exits; on a loaded machine its start takes seconds.
-::testing::AssertionResult nfcapdListens(ChildProcess& nfcapd, std::uint16_t port) {
-    if (dec::waitUntil([&] { return udpPortBusy(port) || !nfcapd.running(); }, 60) &&
-        udpPortBusy(port))
-        return ::testing::AssertionSuccess();
-    if (nfcapd.running()) return ::testing::AssertionFailure() << "nfcapd not listening after 60 s";
-    const CommandResult r = nfcapd.wait(1);
-    return ::testing::AssertionFailure()
-           << "nfcapd exited (" << r.exitCode << ") without listening: " << r.err << r.out;
-}
-
 class NfdumpInterop : public ::testing::TestWithParam<Capture> {};
 
 // nfcapd (nfdump 1.7) collects IPFIX over UDP only and reads flowStart/EndMilliseconds but not
@@ -171,24 +160,15 @@ TEST_P(NfdumpInterop, NfcapdReceivesEveryFlowOverUdp) {
                      << ": too small for a UDP burst (sysctl -w net.core.rmem_max=4194304)";
     }
     const auto expected = referenceFlows(GetParam().path());
-    const fs::path dir = tempDir() / ("nfcapd-" + GetParam().name);
-    fs::create_directories(dir);
-    const std::uint16_t port = freeLoopbackPort(SOCK_DGRAM);
-    ChildProcess nfcapd({findTool("nfcapd"), "-b", "127.0.0.1", "-p", std::to_string(port), "-w",
-                         dir.string(), "-t", "3600", "-B", "4194304"});
-    ASSERT_TRUE(nfcapdListens(nfcapd, port));
+    Nfcapd nfcapd(GetParam().name, 4194304);
     runRowprobe("pcap;file=" + GetParam().path().string(),
-                "ipfix;udp;port=" + std::to_string(port) + ";timestamps=ms");
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    nfcapd.signal(SIGTERM);
-    const auto collected = nfcapd.wait(20);
-    ASSERT_EQ(collected.exitCode, 0) << collected.err << collected.out;
+                "ipfix;udp;port=" + std::to_string(nfcapd.port) + ";timestamps=ms");
     // nfcapd's summary: no gap in the sequence numbers, nothing it could not parse.
-    const std::string log = collected.out + collected.err;
+    const std::string log = nfcapd.stop();
     EXPECT_NE(log.find("Sequence Errors: 0"), std::string::npos) << log;
     EXPECT_NE(log.find("Bad Packets: 0"), std::string::npos) << log;
 
-    const std::vector<Flow> decoded = nfdumpFlows(dir, false);
+    const std::vector<Flow> decoded = nfdumpFlows(nfcapd.dir, false);
     Coverage c;
     c.timeUnitNs = 1'000'000;
     c.flags = false;  // see above: nfdump's flags are the reverse ones
@@ -215,24 +195,15 @@ TEST_P(UniflowInterop, NfcapdReceivesBothDirectionsOfEveryFlow) {
                      << ": too small for a UDP burst (sysctl -w net.core.rmem_max=4194304)";
     }
     const auto expected = uniflowsOf(referenceFlows(GetParam().path()));
-    const fs::path dir = tempDir() / ("nfcapd-uniflow-" + GetParam().name);
-    fs::create_directories(dir);
-    const std::uint16_t port = freeLoopbackPort(SOCK_DGRAM);
-    ChildProcess nfcapd({findTool("nfcapd"), "-b", "127.0.0.1", "-p", std::to_string(port), "-w",
-                         dir.string(), "-t", "3600", "-B", "4194304"});
-    ASSERT_TRUE(nfcapdListens(nfcapd, port));
+    Nfcapd nfcapd("uniflow-" + GetParam().name, 4194304);
     runRowprobe("pcap;file=" + GetParam().path().string(),
-                "ipfix;udp;uniflow;port=" + std::to_string(port) + ";timestamps=ms");
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    nfcapd.signal(SIGTERM);
-    const auto collected = nfcapd.wait(20);
-    ASSERT_EQ(collected.exitCode, 0) << collected.err << collected.out;
-    const std::string log = collected.out + collected.err;
+                "ipfix;udp;uniflow;port=" + std::to_string(nfcapd.port) + ";timestamps=ms");
+    const std::string log = nfcapd.stop();
     EXPECT_NE(log.find("Sequence Errors: 0"), std::string::npos) << log;
     EXPECT_NE(log.find("Bad Packets: 0"), std::string::npos) << log;
     Coverage c;
     c.timeUnitNs = 1'000'000;
-    expectSameFlows(expected, nfdumpFlows(dir, true), c, "nfdump (uniflow)");
+    expectSameFlows(expected, nfdumpFlows(nfcapd.dir, true), c, "nfdump (uniflow)");
 }
 
 TEST_P(UniflowInterop, TsharkDecodesBothDirectionsOfEveryFlow) {

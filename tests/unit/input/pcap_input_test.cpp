@@ -7,18 +7,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <future>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "live_traffic.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/registry.hpp"
 #include "test_support.hpp"
@@ -448,32 +447,11 @@ TEST(PcapInput, UnknownInterfaceIsAConfigErrorNamingIfc) {
     EXPECT_NE(std::string(e.what()).find("rowprobe-no-such-if0"), std::string::npos) << e.what();
 }
 
-/// A UDP socket bound to a loopback port of the kernel's choice, held for the whole test: a
-/// suite running beside this one on the same machine captures and sends to its own port.
-class LoopbackSink {
-public:
-    LoopbackSink() : m_fd(socket(AF_INET, SOCK_DGRAM, 0)) {
-        m_addr.sin_family = AF_INET;
-        m_addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t len = sizeof m_addr;
-        if (m_fd < 0 || bind(m_fd, reinterpret_cast<const sockaddr*>(&m_addr), len) != 0 ||
-            getsockname(m_fd, reinterpret_cast<sockaddr*>(&m_addr), &len) != 0)
-            throw std::runtime_error(std::string("loopback socket: ") + std::strerror(errno));
-    }
-    ~LoopbackSink() { close(m_fd); }
-    LoopbackSink(const LoopbackSink&) = delete;
-    LoopbackSink& operator=(const LoopbackSink&) = delete;
-
-    const sockaddr_in& address() const { return m_addr; }
-    /// The capture filter that matches what is sent to this socket.
-    std::string filter() const {
-        return "udp and dst port " + std::to_string(ntohs(m_addr.sin_port)) + " and host 127.0.0.1";
-    }
-
-private:
-    int m_fd;
-    sockaddr_in m_addr{};
-};
+/// The capture filter for what is sent to `rx`, a port of the kernel's choice held for the whole
+/// test: a suite running beside this one on the same machine captures and sends to its own port.
+std::string filterFor(const test::live::UdpSocket& rx) {
+    return "udp and dst port " + std::to_string(rx.port()) + " and host 127.0.0.1";
+}
 
 TEST(PcapInput, LiveCaptureTimesOutWhenIdleAndStopsFromAnotherThread) {
     std::unique_ptr<PcapInput> in;
@@ -509,27 +487,22 @@ TEST(PcapInput, LiveCaptureTimesOutWhenIdleAndStopsFromAnotherThread) {
 }
 
 TEST(PcapInput, LiveCaptureDeliversPacketsWithWallClockTimestamps) {
-    const LoopbackSink sink;
+    const test::live::UdpSocket rx;
     std::unique_ptr<PcapInput> in;
     try {
-        in = open("pcap;ifc=lo;timeout=20ms;F=" + sink.filter());
+        in = open("pcap;ifc=lo;timeout=20ms;F=" + filterFor(rx));
     } catch (const ConfigError& e) {
         GTEST_SKIP() << "cannot capture on lo here: " << e.what();
     }
     EXPECT_EQ(in->linkType(), LinkType::Ethernet);
-    const int sock = socket(AF_INET, SOCK_DGRAM, 0);
-    ASSERT_GE(sock, 0);
-    const sockaddr_in to = sink.address();
-    const char payload[100] = "rowprobe";
+    constexpr std::size_t kPayload = 100;
     const auto before = static_cast<TimeNs>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                                 std::chrono::system_clock::now().time_since_epoch())
                                                 .count());
-    for (int i = 0; i < 3; ++i) {
-        ASSERT_EQ(sendto(sock, payload, sizeof payload, 0, reinterpret_cast<const sockaddr*>(&to),
-                         sizeof to),
-                  static_cast<ssize_t>(sizeof payload));
+    {
+        const test::live::UdpSocket tx;
+        for (int i = 0; i < 3; ++i) tx.sendTo(rx.port(), kPayload);
     }
-    close(sock);
     std::vector<RawPacket> got;
     std::vector<std::unique_ptr<PacketBlock>> blocks;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
@@ -542,7 +515,7 @@ TEST(PcapInput, LiveCaptureDeliversPacketsWithWallClockTimestamps) {
     }
     ASSERT_EQ(got.size(), 3U);
     for (const RawPacket& p : got) {
-        EXPECT_EQ(p.wireLen, 14U + 20U + 8U + sizeof payload);
+        EXPECT_EQ(p.wireLen, 14U + 20U + 8U + kPayload);
         EXPECT_EQ(p.capLen, p.wireLen);
         EXPECT_GE(p.ts + 1'000'000, before);  // wall clock (allowing coarse clocks)
         EXPECT_LT(p.ts, before + 10 * kNsPerSec);
@@ -573,24 +546,19 @@ std::vector<std::string> tsharkFrames(const fs::path& file) {
 }
 
 TEST(PcapInput, LiveKernelDropsCountEveryLostPacketOnce) {
-    const LoopbackSink sink;
+    const test::live::UdpSocket rx;
     std::unique_ptr<PcapInput> in;
     try {
-        in = open("pcap;ifc=lo;timeout=20ms;F=" + sink.filter());
+        in = open("pcap;ifc=lo;timeout=20ms;F=" + filterFor(rx));
     } catch (const ConfigError& e) {
         GTEST_SKIP() << "cannot capture on lo here: " << e.what();
     }
     // Not reading while ~28 MB arrive overflows libpcap's 2 MB ring: the kernel drops the rest.
     constexpr std::uint64_t kSent = 20'000;
-    const int sock = socket(AF_INET, SOCK_DGRAM, 0);
-    ASSERT_GE(sock, 0);
-    const sockaddr_in to = sink.address();
-    const std::vector<char> payload(1400, 'x');
-    for (std::uint64_t i = 0; i < kSent; ++i) {
-        sendto(sock, payload.data(), payload.size(), 0, reinterpret_cast<const sockaddr*>(&to),
-               sizeof to);
+    {
+        const test::live::UdpSocket tx;
+        for (std::uint64_t i = 0; i < kSent; ++i) tx.sendTo(rx.port(), 1400);
     }
-    close(sock);
     auto block = std::make_unique<PacketBlock>();
     int idle = 0;
     while (idle < 3) {
