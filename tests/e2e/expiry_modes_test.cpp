@@ -129,6 +129,7 @@ TEST(ExpiryModes, TimeoutsFireAtThePacketTimeWhenTheExportThreadScans) {
 
 TEST(ExpiryModes, AnIdleLiveLinkStillExpiresFlowsOnTheWallClock) {
     if (!live::packetSocketsAllowed()) GTEST_SKIP() << "AF_PACKET sockets need CAP_NET_RAW";
+    const live::PrivateLoopback ownLoopback;  // idle: no other suite's traffic on this `lo`
     for (const char* mode : {"inline", "thread"}) {
         const fs::path dir = testDir() / mode;
         fs::create_directories(dir);

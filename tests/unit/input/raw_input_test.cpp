@@ -1,7 +1,9 @@
 // The `raw` input (AF_PACKET TPACKET_V3) on live interfaces: the tests send their own traffic
 // on `lo` (and across a veth pair into a network namespace) while an input reads, and check
-// that exactly their packets come out, once each, with the right sizes. Other traffic on `lo`
-// is ignored by matching the tests' own ports. Skipped without CAP_NET_RAW.
+// that exactly their packets come out, once each, with the right sizes. Each test on `lo` runs
+// in a network namespace of its own (PrivateLoopback), so test suites running beside it on the
+// machine neither fill its ring nor add flows; frames are still matched by the tests' own ports.
+// Skipped without CAP_NET_RAW.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -39,6 +41,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 using test::live::packetSocketsAllowed;
+using test::live::PrivateLoopback;
 using test::live::tcpConversation;
 using test::live::UdpSocket;
 
@@ -196,6 +199,7 @@ TEST(RawInput, RingGeometryIsValidatedWithTheBounds) {
 
 TEST(RawInput, CapturesOwnUdpDatagramsOnLoopbackOnceEachWithExactSizes) {
     REQUIRE_PACKET_SOCKETS();
+    const PrivateLoopback ownLoopback;
     auto input = makeInput("raw;ifc=lo;blocks=8;block-size=65536;timeout=20ms");
     EXPECT_TRUE(input->live());
     UdpSocket rx;
@@ -233,6 +237,7 @@ TEST(RawInput, CapturesOwnUdpDatagramsOnLoopbackOnceEachWithExactSizes) {
 
 TEST(RawInput, CapturesBothDirectionsOfATcpConnection) {
     REQUIRE_PACKET_SOCKETS();
+    const PrivateLoopback ownLoopback;
     auto input = makeInput("raw;ifc=lo;timeout=20ms");
     std::uint16_t serverPort = 0;
     const std::uint16_t clientPort = tcpConversation(3000, 700, INADDR_LOOPBACK, &serverPort);
@@ -263,6 +268,7 @@ TEST(RawInput, CapturesBothDirectionsOfATcpConnection) {
 
 TEST(RawInput, OutgoingOptionAlsoCapturesTheLoopbackTransmitCopy) {
     REQUIRE_PACKET_SOCKETS();
+    const PrivateLoopback ownLoopback;
     auto input = makeInput("raw;ifc=lo;outgoing;timeout=20ms");
     UdpSocket rx;
     UdpSocket tx;
@@ -276,6 +282,7 @@ TEST(RawInput, OutgoingOptionAlsoCapturesTheLoopbackTransmitCopy) {
 
 TEST(RawInput, FrameSizeTruncatesLongFramesAndKeepsTheWireLength) {
     REQUIRE_PACKET_SOCKETS();
+    const PrivateLoopback ownLoopback;
     auto input = makeInput("raw;ifc=lo;frame-size=256;timeout=20ms");
     UdpSocket rx;
     UdpSocket tx;
@@ -296,6 +303,7 @@ TEST(RawInput, FrameSizeTruncatesLongFramesAndKeepsTheWireLength) {
 
 TEST(RawInput, VlanTagStrippedByTheKernelIsPutBackIntoTheFrame) {
     REQUIRE_PACKET_SOCKETS();
+    const PrivateLoopback ownLoopback;
     auto input = makeInput("raw;ifc=lo;timeout=20ms");
     UdpSocket rx;  // owns the destination port, so the frame is addressed to this test
     const std::uint16_t sport = static_cast<std::uint16_t>(40000 + getpid() % 20000);
@@ -373,6 +381,7 @@ TEST(RawInput, VlanTagStrippedByTheKernelIsPutBackIntoTheFrame) {
 
 TEST(RawInput, FanoutSplitsFlowsDisjointlyAndKeepsBothDirectionsOnOneInput) {
     REQUIRE_PACKET_SOCKETS();
+    const PrivateLoopback ownLoopback;
     const std::string group = std::to_string(1000 + getpid() % 50000);
     auto a = makeInput("raw;ifc=lo;timeout=10ms;fanout=" + group);
     auto b = makeInput("raw;ifc=lo;timeout=10ms;F=" + group);
@@ -445,6 +454,7 @@ TEST(RawInput, FanoutSplitsFlowsDisjointlyAndKeepsBothDirectionsOnOneInput) {
 
 TEST(RawInput, KernelDropsAreReportedWhenTheRingOverflows) {
     REQUIRE_PACKET_SOCKETS();
+    const PrivateLoopback ownLoopback;
     // Two 4 KiB blocks hold a handful of 1 KB frames; nobody reads while 400 are sent.
     auto input = makeInput("raw;ifc=lo;blocks=2;block-size=4096;timeout=10ms");
     UdpSocket rx;
@@ -465,6 +475,7 @@ TEST(RawInput, KernelDropsAreReportedWhenTheRingOverflows) {
 
 TEST(RawInput, StopEndsABlockingReadPromptly) {
     REQUIRE_PACKET_SOCKETS();
+    const PrivateLoopback ownLoopback;
     auto input = makeInput("raw;ifc=lo;timeout=30s");
     std::atomic<bool> ended{false};
     Clock::time_point endedAt;
@@ -487,6 +498,7 @@ TEST(RawInput, StopEndsABlockingReadPromptly) {
 
 TEST(RawInput, PacketsCapturedBeforeStopAreStillDelivered) {
     REQUIRE_PACKET_SOCKETS();
+    const PrivateLoopback ownLoopback;
     auto input = makeInput("raw;ifc=lo;timeout=100ms");
     UdpSocket rx;
     UdpSocket tx;
@@ -636,6 +648,7 @@ TEST_F(RawVethTest, OutgoingOptionAddsTheHostsOwnRepliesOnARealInterface) {
 
 TEST(RawRowprobe, TwoFanoutQueuesExportEveryFlowOnceWithBothDirections) {
     REQUIRE_PACKET_SOCKETS();
+    const PrivateLoopback ownLoopback;
     const std::string group = std::to_string(1000 + (getpid() + 7) % 50000);
     test::live::Rowprobe probe({"raw;ifc=lo;fanout=" + group, "raw;ifc=lo;fanout=" + group});
     ASSERT_TRUE(probe.started()) << probe.finish(0, 1).err;
@@ -687,6 +700,7 @@ TEST(RawRowprobe, TwoFanoutQueuesExportEveryFlowOnceWithBothDirections) {
 
 TEST(RawRowprobe, SigtermStopsCleanlyAndExportsTheCapturedFlows) {
     REQUIRE_PACKET_SOCKETS();
+    const PrivateLoopback ownLoopback;
     test::live::Rowprobe probe({"raw;ifc=lo"});
     ASSERT_TRUE(probe.started()) << probe.finish(0, 1).err;
     UdpSocket rx;
@@ -711,6 +725,7 @@ TEST(RawRowprobe, SigtermStopsCleanlyAndExportsTheCapturedFlows) {
 
 TEST(RawRowprobe, SigtermWhileTrafficKeepsArrivingStillDrainsWhatWasCaptured) {
     REQUIRE_PACKET_SOCKETS();
+    const PrivateLoopback ownLoopback;
     // Small blocks and a steady stream of other traffic: at the signal the ring almost always
     // holds a retired block, so the read in progress returns packets. The input must still be
     // read until it ends, or the blocks behind it (and the one being filled) are lost.
