@@ -44,15 +44,12 @@ inline bool packetSocketsAllowed() {
 /// on the machine (their datagrams would fill a small ring and count as kernel drops, or end up
 /// in a probe's flows). Sockets opened, inputs created and processes started by this thread in
 /// the meantime live in the namespace; the destructor returns the thread to the namespace it
-/// came from. Without CAP_SYS_ADMIN (unshare fails) the thread stays on the shared `lo` and
-/// `isolated()` is false: the tests still run, as exposed to other traffic as before.
+/// came from. Without CAP_SYS_ADMIN (unshare fails) the thread stays on the shared `lo`: the
+/// tests still run, as exposed to other traffic as before.
 class PrivateLoopback {
 public:
     PrivateLoopback() : m_home(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) {
-        if (m_home < 0 || ::unshare(CLONE_NEWNET) != 0) {
-            m_error = std::strerror(errno);
-            return;
-        }
+        if (m_home < 0 || ::unshare(CLONE_NEWNET) != 0) return;
         m_isolated = true;
         const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         ifreq r{};
@@ -74,14 +71,9 @@ public:
     PrivateLoopback(const PrivateLoopback&) = delete;
     PrivateLoopback& operator=(const PrivateLoopback&) = delete;
 
-    bool isolated() const { return m_isolated; }
-    /// Why the namespace could not be made (empty when isolated).
-    const std::string& error() const { return m_error; }
-
 private:
     int m_home;
     bool m_isolated = false;
-    std::string m_error;
 };
 
 /// A veth pair, one end (`hostIfc`, address `hostAddr`) here and the other (`peerAddr`) in a
