@@ -169,7 +169,7 @@ inline std::vector<Flow> tsharkFlows(const fs::path& pcap, std::uint16_t port,
     return out;
 }
 
-/// nfcapd listening on a loopback port of the kernel's choice and writing into
+/// nfcapd listening on a free loopback port (freeLoopbackPort) and writing into
 /// tempDir()/nfcapd-NAME, with a receive buffer of `buffer` bytes (-B; 0: its default).
 struct Nfcapd {
     fs::path dir;
@@ -180,21 +180,28 @@ struct Nfcapd {
         dir = tempDir() / ("nfcapd-" + name);
         fs::remove_all(dir);
         fs::create_directories(dir);
-        port = freeLoopbackPort(SOCK_DGRAM);
-        std::vector<std::string> argv = {
-            findTool("nfcapd"), "-b", "127.0.0.1", "-p", std::to_string(port), "-w",
-            dir.string(),       "-t", "3600"};
-        if (buffer != 0) {
-            argv.push_back("-B");
-            argv.push_back(std::to_string(buffer));
+        // A port found free can still be bound by another test's collector before nfcapd binds
+        // it; nfcapd then exits at start-up and a new port is tried, at most three times.
+        ::testing::AssertionResult started = ::testing::AssertionFailure();
+        for (int attempt = 0; attempt < 3 && !started; ++attempt) {
+            port = freeLoopbackPort(SOCK_DGRAM);
+            std::vector<std::string> argv = {
+                findTool("nfcapd"), "-b", "127.0.0.1", "-p", std::to_string(port), "-w",
+                dir.string(),       "-t", "3600"};
+            if (buffer != 0) {
+                argv.push_back("-B");
+                argv.push_back(std::to_string(buffer));
+            }
+            child = std::make_unique<ChildProcess>(argv);
+            started = listening();
+            if (!started && child->running()) break;
         }
-        child = std::make_unique<ChildProcess>(argv);
-        EXPECT_TRUE(listening());
+        EXPECT_TRUE(started);
     }
     /// Waits until nfcapd listens or exits; on a loaded machine its start takes seconds.
     ::testing::AssertionResult listening() {
         if (dec::waitUntil([&] { return udpPortBusy(port) || !child->running(); }, 60) &&
-            udpPortBusy(port))
+            udpPortBusy(port) && child->running())
             return ::testing::AssertionSuccess();
         if (child->running())
             return ::testing::AssertionFailure() << "nfcapd not listening after 60 s";

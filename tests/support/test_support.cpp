@@ -17,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -897,7 +898,46 @@ private:
 
 YamlNode parseYaml(const std::string& text) { return YamlParser(text).parse(); }
 
+namespace {
+
+/// Whether a socket of `type` could bind `port` on every IPv4 address just now.
+bool portFree(int type, std::uint16_t port) {
+    const int fd = ::socket(AF_INET, type, 0);
+    if (fd < 0) return false;
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(fd);
+    return free;
+}
+
+/// The first port of the kernel's ephemeral range (ip_local_port_range), 32768 if unreadable.
+std::uint16_t ephemeralLow() {
+    std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+    unsigned low = 0;
+    if (!(in >> low) || low <= 2048 || low > 65535) return 32768;
+    return static_cast<std::uint16_t>(low);
+}
+
+}  // namespace
+
 std::uint16_t freeLoopbackPort(int type) {
+    // Below the ephemeral range: a port the kernel handed out with bind(0) goes back into the
+    // pool when released, and any process's next unbound sendto() or connect() may take it
+    // before the collector the test starts binds it (CI saw nfcapd exit with "Address already
+    // in use" so). Ports below the range are taken only by an explicit bind. From 10000 up:
+    // the tunnel and collector ports rowprobe gives meaning to (2152, 3544, 4739, 4789, 6081,
+    // ...) are all lower.
+    const std::uint16_t high = ephemeralLow();
+    const std::uint16_t low = high > 12000 ? 10000 : 2048;
+    std::mt19937 random(std::random_device{}());
+    std::uniform_int_distribution<unsigned> pick(low, high - 1U);
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+        const auto port = static_cast<std::uint16_t>(pick(random));
+        if (portFree(type, port)) return port;
+    }
     const int fd = ::socket(AF_INET, type, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;

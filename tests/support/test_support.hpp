@@ -143,9 +143,10 @@ private:
     std::filesystem::path m_dir;
 };
 
-/// A port on 127.0.0.1 of socket `type` (SOCK_STREAM or SOCK_DGRAM) that was free a moment
-/// ago: bound to port 0, read back, released (for a collector the test starts, or one that is
-/// meant to be absent).
+/// A port of socket `type` (SOCK_STREAM or SOCK_DGRAM) that was free on every IPv4 address a
+/// moment ago, drawn at random below the kernel's ephemeral range so that no other process's
+/// unbound socket is given it meanwhile (for a collector the test starts, or one that is meant
+/// to be absent).
 std::uint16_t freeLoopbackPort(int type);
 
 /// True when something is bound to UDP `port` on 127.0.0.1.
