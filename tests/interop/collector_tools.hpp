@@ -181,7 +181,8 @@ struct Nfcapd {
         fs::remove_all(dir);
         fs::create_directories(dir);
         // A port found free can still be bound by another test's collector before nfcapd binds
-        // it; nfcapd then exits at start-up and a new port is tried, at most three times.
+        // it; nfcapd then exits at start-up and a new port is tried, at most three times. It
+        // counts as listening only once its own process holds the port's socket.
         ::testing::AssertionResult started = ::testing::AssertionFailure();
         for (int attempt = 0; attempt < 3 && !started; ++attempt) {
             port = freeLoopbackPort(SOCK_DGRAM);
@@ -200,8 +201,8 @@ struct Nfcapd {
     }
     /// Waits until nfcapd listens or exits; on a loaded machine its start takes seconds.
     ::testing::AssertionResult listening() {
-        if (dec::waitUntil([&] { return udpPortBusy(port) || !child->running(); }, 60) &&
-            udpPortBusy(port) && child->running())
+        const auto bound = [&] { return udpPortBoundBy(child->pid(), port); };
+        if (dec::waitUntil([&] { return bound() || !child->running(); }, 60) && bound())
             return ::testing::AssertionSuccess();
         if (child->running())
             return ::testing::AssertionFailure() << "nfcapd not listening after 60 s";

@@ -7,7 +7,6 @@
 // IPFIX file by libfixbuf's ipfixDump. Skips with the reason when Java, kcat or the broker's
 // Maven artifacts cannot be had.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -29,25 +28,14 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-bool portFree(int port) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    const int one = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    ::close(fd);
-    return ok;
-}
-
 /// A port P with P and P+1 (the controller) free on 127.0.0.1, below Linux's ephemeral range
 /// (32768-60999), where the mock clusters and clients of tests running in parallel take theirs.
 int freePortPair(std::mt19937& rng) {
     for (int i = 0; i < 200; ++i) {
         const int p = 10000 + static_cast<int>(rng() % 10000) * 2;
-        if (portFree(p) && portFree(p + 1)) return p;
+        if (portFree(SOCK_STREAM, static_cast<std::uint16_t>(p)) &&
+            portFree(SOCK_STREAM, static_cast<std::uint16_t>(p + 1)))
+            return p;
     }
     return 0;
 }

@@ -19,6 +19,7 @@
 
 #include "../unit/output/ipfix_test_decoder.hpp"
 #include "../unit/output/unirec_test_reader.hpp"
+#include "collector_tools.hpp"
 #include "interop_support.hpp"
 
 namespace rowprobe::test::interop {
@@ -375,27 +376,16 @@ TEST(TunnelFieldsNfdump, NfcapdCollectsEveryFlowAndSkipsTheTunnelElements) {
     const auto json = runRowprobe("pcap;file=" + pcap.string(), "json", {"--tunnel", "both"});
     const auto flows = static_cast<std::size_t>(std::count(json.out.begin(), json.out.end(), '\n'));
     ASSERT_GT(flows, 0U);
-    const fs::path dir = tempDir() / "nfcapd-tunnels";
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    const std::uint16_t port = freeLoopbackPort(SOCK_DGRAM);
-    ChildProcess nfcapd({findTool("nfcapd"), "-b", "127.0.0.1", "-p", std::to_string(port), "-w",
-                         dir.string(), "-t", "3600"});
-    for (int i = 0; i < 500 && !udpPortBusy(port); ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    ASSERT_TRUE(udpPortBusy(port)) << "nfcapd did not start";
+    Nfcapd nfcapd("tunnels", 0);
+    ASSERT_TRUE(nfcapd.child->running());
     runRowprobe("pcap;file=" + pcap.string(),
-                "ipfix;udp;port=" + std::to_string(port) +
+                "ipfix;udp;port=" + std::to_string(nfcapd.port) +
                     ";timestamps=ms;tunnel-pen=" + std::to_string(kPen),
                 {"--tunnel", "both"});
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    nfcapd.signal(SIGTERM);
-    const auto collected = nfcapd.wait(20);
-    ASSERT_EQ(collected.exitCode, 0) << collected.err << collected.out;
-    const std::string log = collected.out + collected.err;
+    const std::string log = nfcapd.stop();
     EXPECT_NE(log.find("Flows: " + std::to_string(flows) + ","), std::string::npos) << log;
     EXPECT_NE(log.find("Bad Packets: 0"), std::string::npos) << log;
-    const auto dump = runCommand({"nfdump", "-R", dir.string(), "-q"}, 60);
+    const auto dump = runCommand({"nfdump", "-R", nfcapd.dir.string(), "-q"}, 60);
     ASSERT_EQ(dump.exitCode, 0) << dump.err;
     EXPECT_EQ(static_cast<std::size_t>(std::count(dump.out.begin(), dump.out.end(), '\n')), flows);
 }

@@ -10,11 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <random>
@@ -898,9 +900,6 @@ private:
 
 YamlNode parseYaml(const std::string& text) { return YamlParser(text).parse(); }
 
-namespace {
-
-/// Whether a socket of `type` could bind `port` on every IPv4 address just now.
 bool portFree(int type, std::uint16_t port) {
     const int fd = ::socket(AF_INET, type, 0);
     if (fd < 0) return false;
@@ -912,6 +911,8 @@ bool portFree(int type, std::uint16_t port) {
     ::close(fd);
     return free;
 }
+
+namespace {
 
 /// The first port of the kernel's ephemeral range (ip_local_port_range), 32768 if unreadable.
 std::uint16_t ephemeralLow() {
@@ -958,6 +959,35 @@ bool udpPortBusy(std::uint16_t port) {
     const bool busy = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0;
     ::close(fd);
     return busy;
+}
+
+bool udpPortBoundBy(int pid, std::uint16_t port) {
+    // Lines of /proc/net/udp{,6}: "sl local_address rem_address st tx_queue:rx_queue
+    // tr:tm->when retrnsmt uid timeout inode ..."; the local address ends in ":PORT" in hex.
+    char suffix[8];
+    std::snprintf(suffix, sizeof suffix, ":%04X", static_cast<unsigned>(port));
+    std::vector<std::string> inodes;
+    for (const char* table : {"/proc/net/udp", "/proc/net/udp6"}) {
+        std::ifstream in(table);
+        std::string line;
+        while (std::getline(in, line)) {
+            std::istringstream fields(line);
+            std::string sl, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+            fields >> sl >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
+                timeout >> inode;
+            if (local.size() > 5 && local.compare(local.size() - 5, 5, suffix) == 0)
+                inodes.push_back("socket:[" + inode + "]");
+        }
+    }
+    if (inodes.empty()) return false;
+    std::error_code ec;
+    for (const auto& fd :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+        const auto target = std::filesystem::read_symlink(fd.path(), ec);
+        if (ec) continue;
+        if (std::find(inodes.begin(), inodes.end(), target.string()) != inodes.end()) return true;
+    }
+    return false;
 }
 
 std::uint64_t udpSocketDrops(std::uint16_t port) {

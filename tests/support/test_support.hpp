@@ -149,8 +149,15 @@ private:
 /// to be absent).
 std::uint16_t freeLoopbackPort(int type);
 
+/// Whether a socket of `type` could bind `port` on every IPv4 address just now.
+bool portFree(int type, std::uint16_t port);
+
 /// True when something is bound to UDP `port` on 127.0.0.1.
 bool udpPortBusy(std::uint16_t port);
+/// True when process `pid` holds a UDP socket (IPv4 or IPv6) bound to local `port`, from
+/// /proc/net/udp{,6} and the process's descriptors: the collector a test started listens, not
+/// some other process that took the port.
+bool udpPortBoundBy(int pid, std::uint16_t port);
 /// Datagrams the kernel dropped for the IPv4 UDP socket bound to 127.0.0.1:`port` (a full
 /// receive buffer: the collector fell behind), from /proc/net/udp; 0 when no such socket.
 std::uint64_t udpSocketDrops(std::uint16_t port);
