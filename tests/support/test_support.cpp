@@ -980,12 +980,14 @@ bool udpPortBoundBy(int pid, std::uint16_t port) {
         }
     }
     if (inodes.empty()) return false;
+    // Without exceptions: the process may exit, and its descriptors vanish, while they are read.
     std::error_code ec;
-    for (const auto& fd :
-         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
-        const auto target = std::filesystem::read_symlink(fd.path(), ec);
-        if (ec) continue;
-        if (std::find(inodes.begin(), inodes.end(), target.string()) != inodes.end()) return true;
+    std::filesystem::directory_iterator fd("/proc/" + std::to_string(pid) + "/fd", ec);
+    for (; !ec && fd != std::filesystem::directory_iterator(); fd.increment(ec)) {
+        std::error_code linkError;
+        const auto target = std::filesystem::read_symlink(fd->path(), linkError);
+        if (!linkError && std::find(inodes.begin(), inodes.end(), target.string()) != inodes.end())
+            return true;
     }
     return false;
 }
