@@ -80,7 +80,9 @@ std::string listDiff(const std::set<std::string>& a, const std::set<std::string>
 
 // ---- .deb -------------------------------------------------------------------------------------
 
-/// Every path on the system that names rowprobe, outside the source and build trees.
+/// Every path on the system that names rowprobe, outside the source and build trees. The tests
+/// that run beside this one name what they create in those trees otherwise (network namespaces
+/// `rpnic-*`, DPDK runtime directories `rptest-*`), so that only the package's paths count.
 std::set<std::string> rowprobePaths() {
     return lines(runShell("find /etc /usr /lib /var /opt /srv /run -xdev -path '*rowprobe*' "
                           "2>/dev/null | grep -v '^/work/' | sort",

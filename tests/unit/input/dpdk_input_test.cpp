@@ -48,7 +48,9 @@ class Eal {
 public:
     explicit Eal(const std::vector<fs::path>& files) {
         static int counter = 0;
-        m_prefix = "rowprobe-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+        // Not named "rowprobe": the package test counts every such path under /run as one its
+        // purge left, and this directory exists while a DPDK test runs beside it.
+        m_prefix = "rptest-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
         m_args =
             "--no-huge --no-pci -m 256 --no-shconf --log-level=warning --file-prefix=" + m_prefix +
             " --vdev=net_pcap0";
