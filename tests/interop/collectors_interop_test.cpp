@@ -155,7 +155,8 @@ std::vector<Flow> nfacctdFlows(const Capture& capture, const std::string& output
         << "timestamps_since_epoch: true\n"
         << "logfile: " << (dir / "nfacctd.log").string() << "\n";
     ChildProcess nfacctd({findTool("nfacctd"), "-f", (dir / "nfacctd.conf").string()});
-    EXPECT_TRUE(dec::waitUntil([&] { return udpPortBusy(port); }, 20)) << "nfacctd did not start";
+    EXPECT_TRUE(dec::waitUntil([&] { return udpPortBoundBy(nfacctd.pid(), port); }, 20))
+        << "nfacctd did not start";
     // Paced (about 0.5 s for synth10k): unpaced, a burst can overflow nfacctd's socket buffer
     // on a loaded machine, and the test would measure the machine, not the records.
     runRowprobe("pcap;file=" + capture.path().string(),
@@ -272,7 +273,8 @@ std::vector<Flow> goflow2Flows(const Capture& capture, const std::string& output
                          "netflow://127.0.0.1:" + std::to_string(port) + "?workers=1", "-addr",
                          "127.0.0.1:" + std::to_string(httpPort), "-format", "json", "-transport",
                          "file", "-transport.file", out.string()});
-    EXPECT_TRUE(dec::waitUntil([&] { return udpPortBusy(port); }, 20)) << "goflow2 did not start";
+    EXPECT_TRUE(dec::waitUntil([&] { return udpPortBoundBy(goflow.pid(), port); }, 20))
+        << "goflow2 did not start";
     runRowprobe("pcap;file=" + capture.path().string(),
                 output + kGoflowPace + ";port=" + std::to_string(port), extra);
     // GoFlow2 decodes and writes asynchronously: wait until its file has not grown for 3 s (a

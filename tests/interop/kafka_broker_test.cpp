@@ -28,8 +28,9 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-/// A port P with P and P+1 (the controller) free on every IPv4 address, below Linux's ephemeral range
-/// (32768-60999), where the mock clusters and clients of tests running in parallel take theirs.
+/// A port P with P and P+1 (the controller) free on every IPv4 address, below Linux's
+/// ephemeral range (32768-60999), where the mock clusters and clients of tests running in
+/// parallel take theirs.
 int freePortPair(std::mt19937& rng) {
     for (int i = 0; i < 200; ++i) {
         const int p = 10000 + static_cast<int>(rng() % 10000) * 2;

@@ -939,26 +939,7 @@ std::uint16_t freeLoopbackPort(int type) {
         const auto port = static_cast<std::uint16_t>(pick(random));
         if (portFree(type, port)) return port;
     }
-    const int fd = ::socket(AF_INET, type, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
-bool udpPortBusy(std::uint16_t port) {
-    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const bool busy = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0;
-    ::close(fd);
-    return busy;
+    throw std::runtime_error("no free port found below the ephemeral range");
 }
 
 bool udpPortBoundBy(int pid, std::uint16_t port) {

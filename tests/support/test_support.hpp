@@ -152,8 +152,6 @@ std::uint16_t freeLoopbackPort(int type);
 /// Whether a socket of `type` could bind `port` on every IPv4 address just now.
 bool portFree(int type, std::uint16_t port);
 
-/// True when something is bound to UDP `port` on 127.0.0.1.
-bool udpPortBusy(std::uint16_t port);
 /// True when process `pid` holds a UDP socket (IPv4 or IPv6) bound to local `port`, from
 /// /proc/net/udp{,6} and the process's descriptors: the collector a test started listens, not
 /// some other process that took the port.
