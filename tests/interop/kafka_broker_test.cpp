@@ -13,7 +13,6 @@
 #include <chrono>
 #include <fstream>
 #include <iterator>
-#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -28,15 +27,13 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-/// A port P with P and P+1 (the controller) free on every IPv4 address, below Linux's
-/// ephemeral range (32768-60999), where the mock clusters and clients of tests running in
-/// parallel take theirs.
-int freePortPair(std::mt19937& rng) {
+/// A port P with P and P+1 (the controller) free on every IPv4 address, below the kernel's
+/// ephemeral range (freeLoopbackPort), where the mock clusters and clients of tests running in
+/// parallel take theirs; 0 when none was found.
+std::uint16_t freePortPair() {
     for (int i = 0; i < 200; ++i) {
-        const int p = 10000 + static_cast<int>(rng() % 10000) * 2;
-        if (portFree(SOCK_STREAM, static_cast<std::uint16_t>(p)) &&
-            portFree(SOCK_STREAM, static_cast<std::uint16_t>(p + 1)))
-            return p;
+        const std::uint16_t p = freeLoopbackPort(SOCK_STREAM);
+        if (p < 65535 && portFree(SOCK_STREAM, static_cast<std::uint16_t>(p + 1))) return p;
     }
     return 0;
 }
@@ -101,12 +98,10 @@ TEST(KafkaBroker, CaptureRecordsSurviveABrokerRestartMidRun) {
 
     // A port taken between the check and the broker's bind: another pair, a fresh broker.
     Broker broker;
-    std::mt19937 rng(static_cast<unsigned>(::getpid()) ^
-                     static_cast<unsigned>(Clock::now().time_since_epoch().count()));
     CommandResult started;
     for (int attempt = 0; attempt < 3 && started.exitCode != 0; ++attempt) {
         broker.stop();
-        broker.port = freePortPair(rng);
+        broker.port = freePortPair();
         ASSERT_NE(broker.port, 0);
         broker.dir = tempDir() / "kafka-broker";
         started = broker.start();

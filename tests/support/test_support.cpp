@@ -942,22 +942,34 @@ std::uint16_t freeLoopbackPort(int type) {
     throw std::runtime_error("no free port found below the ephemeral range");
 }
 
+namespace {
+
+/// The sockets of one of /proc/net/udp{,6}, a row of whitespace-separated fields each: "sl
+/// local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode ref
+/// pointer drops", the local address "HEXADDR:HEXPORT". The header line is skipped.
+std::vector<std::vector<std::string>> procUdpRows(const char* table) {
+    std::vector<std::vector<std::string>> rows;
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);
+    while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        std::vector<std::string> row;
+        for (std::string field; fields >> field;) row.push_back(field);
+        if (row.size() >= 13) rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+}  // namespace
+
 bool udpPortBoundBy(int pid, std::uint16_t port) {
-    // Lines of /proc/net/udp{,6}: "sl local_address rem_address st tx_queue:rx_queue
-    // tr:tm->when retrnsmt uid timeout inode ..."; the local address ends in ":PORT" in hex.
     char suffix[8];
     std::snprintf(suffix, sizeof suffix, ":%04X", static_cast<unsigned>(port));
     std::vector<std::string> inodes;
     for (const char* table : {"/proc/net/udp", "/proc/net/udp6"}) {
-        std::ifstream in(table);
-        std::string line;
-        while (std::getline(in, line)) {
-            std::istringstream fields(line);
-            std::string sl, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
-            fields >> sl >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
-                timeout >> inode;
-            if (local.size() > 5 && local.compare(local.size() - 5, 5, suffix) == 0)
-                inodes.push_back("socket:[" + inode + "]");
+        for (const auto& row : procUdpRows(table)) {
+            if (row[1].ends_with(suffix)) inodes.push_back("socket:[" + row[9] + "]");
         }
     }
     if (inodes.empty()) return false;
@@ -974,20 +986,11 @@ bool udpPortBoundBy(int pid, std::uint16_t port) {
 }
 
 std::uint64_t udpSocketDrops(std::uint16_t port) {
-    // Lines: "sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout
-    // inode ref pointer drops"; the local address is "0100007F:PORT" in hex.
     char local[32];
     std::snprintf(local, sizeof local, "0100007F:%04X", static_cast<unsigned>(port));
-    std::ifstream in("/proc/net/udp");
-    std::string line;
     std::uint64_t drops = 0;
-    while (std::getline(in, line)) {
-        std::istringstream fields(line);
-        std::string sl, address, last, field;
-        fields >> sl >> address;
-        if (address != local) continue;
-        while (fields >> field) last = field;
-        drops += std::strtoull(last.c_str(), nullptr, 10);
+    for (const auto& row : procUdpRows("/proc/net/udp")) {
+        if (row[1] == local) drops += std::strtoull(row.back().c_str(), nullptr, 10);
     }
     return drops;
 }
