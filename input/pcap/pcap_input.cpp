@@ -28,7 +28,7 @@ constexpr std::string_view kSupportedLinkTypes =
     "EN10MB (Ethernet), RAW, IPV4, IPV6 (raw IP), LINUX_SLL, LINUX_SLL2 (Linux cooked), NULL, "
     "LOOP (BSD loopback), PPP, PPP_HDLC, C_HDLC (Cisco HDLC), IEEE802_11, IEEE802_11_RADIO";
 
-constexpr std::string_view kMapModes[] = {"auto", "off"};
+constexpr std::string_view kMapModes[] = {"off", "auto"};
 
 constexpr OptionSpec kOptions[] = {
     {.name = "file",
@@ -62,9 +62,9 @@ constexpr OptionSpec kOptions[] = {
      .max = 10},
     {.name = "map",
      .type = OptionType::Choice,
-     .defaultValue = "auto",
-     .help = "regular uncompressed files: read through a memory map, packets pointing into it "
-             "(auto; read() where mapping fails), or always with read() (off)",
+     .defaultValue = "off",
+     .help = "regular uncompressed files: read with read() into reusable buffers (off), or "
+             "through a memory map, packets pointing into it (auto; read() where mapping fails)",
      .choices = kMapModes},
 };
 

@@ -2,8 +2,8 @@
 // live interface through libpcap.
 //
 //   live: libpcap buffer ──pcap_next_ex──▶ copy into PacketBlock arena (≤ 64 frames) ──▶ worker
-//   regular file: PcapStream memory map ──pointers into the file's pages (no copy)──▶ worker
-//   pipe, gzip, map=off: PcapStream chunks ──pointers into the chunks (no copy)──▶ worker
+//   file, pipe, gzip (map=off, default): PcapStream chunks ──pointers into the chunks──▶ worker
+//   regular file, map=auto: PcapStream memory map ──pointers into its pages (no copy)──▶ worker
 //                (pcap_stream.hpp; a BPF filter runs on those records: pcap_offline_filter)
 //
 // * Files and pipes: a block ends at 64 packets, at the reader's byte budget, where a pcapng

@@ -1,26 +1,26 @@
-// Reader for classic pcap and pcapng files: regular uncompressed files through a memory map
-// (no copy at all), everything else with large reads into a few reusable buffers: pipes and
-// FIFOs (`file=-`), gzip-compressed files (`.pcap.gz`, `.pcapng.gz`, inflated on the fly, no
-// temporary file), and any file under `map=off`. Every RawPacket points into the mapping or a
-// buffer (no copy per packet). One record parser serves both sources.
+// Reader for classic pcap and pcapng files: large reads into a few reusable buffers (the pcap
+// input's default, `map=off`: regular files, pipes and FIFOs (`file=-`), gzip-compressed files
+// (`.pcap.gz`, `.pcapng.gz`, inflated on the fly, no temporary file)), or, for regular
+// uncompressed files under `map=auto`, a memory map (no copy at all). Every RawPacket points into
+// the mapping or a buffer (no copy per packet). One record parser serves both sources.
 //
-//   regular file ──mmap (size at open, read-only)──▶ records parsed in place ◀── RawPacket.data
-//        (FileMap, file_map.hpp: 4 MiB windows populated ahead, unmapped behind the reads
-//         in flight; past the mapping's end, a file that grew is read on with read())
 //   fd ──read() (≤ 1 MiB)──▶ [chunk 0: 2 MiB, huge-page backed][chunk 1] ... ◀── RawPacket.data
 //   fd ──read()──▶ zlib inflate ──▶ same chunks                     (gzip, detected by magic)
+//   regular file ──mmap (size at open, read-only)──▶ records parsed in place ◀── RawPacket.data
+//        (map=auto; FileMap, file_map.hpp: 4 MiB windows populated ahead, unmapped behind the
+//         reads in flight; past the mapping's end, a file that grew is read on with read())
 //
-// * Why a map for regular files (measured, docs/performance.md "Reading captures without a
-//   copy (session 10)"): read() has the kernel copy every page-cache byte into the chunks
-//   (`_copy_to_iter`, a third of the whole process's CPU with flowstats on the 1.42 GB
-//   benchmark capture). Walking the mapping instead costs 0.21 s of CPU against 0.35 s for
-//   1.42 GB (rowprobe-bench-read, load 8): the copy is gone, and only the lines the parser
-//   reads are prefetched (file_map.hpp). With flowstats the whole process takes 24 % less CPU
-//   and 15 % less wall time, and the worker, not the input thread, is its critical path. The
-//   former objections are answered: RSS stays bounded (pages behind the oldest read in flight
-//   are unmapped, ~15 MiB resident for the mapping), and a file cut short under the mapping no
-//   longer kills the process (the SIGBUS handler of file_map.hpp puts zero pages in; the reader
-//   checks, below, and ends with "file shrank").
+// * Map or copy (measured, docs/performance.md): on the VM of session 10 under load 8 the
+//   kernel's copy in read() (`_copy_to_iter`) was a third of the whole process's CPU with
+//   flowstats on the 1.42 GB benchmark capture, and walking a mapping cost 0.21 s of CPU against
+//   0.35 s (rowprobe-bench-read). On the kernel of session 17 (6.18) the copy costs less than
+//   building and dropping the mapping's page tables: 0.12 s of CPU against 0.17 s for the reader
+//   alone, 0.18 s against 0.35 s of wall time for the whole process without plugins, 0.33 s
+//   against 0.46 s with flowstats ("read() again (session 17)"). read() is therefore the
+//   default again; the map stays as `map=auto` for kernels where it wins. Under the map, RSS
+//   stays bounded (pages behind the oldest read in flight are unmapped, ~15 MiB resident), and a
+//   file cut short under the mapping does not kill the process (the SIGBUS handler of
+//   file_map.hpp puts zero pages in; the reader checks, below, and ends with "file shrank").
 // * Mapped lifetimes: a packet stays valid for the next kReadsInFlight calls of beginRead()
 //   (as for chunks, below); beginRead() notes where each read started and unmaps whole windows
 //   below the start of the oldest read still in flight. A late access would refault the same
@@ -151,7 +151,8 @@ public:
     /// When it is neither a classic pcap nor a pcapng header, valid() is false and header()
     /// holds the bytes already consumed, so the caller can hand the whole stream to libpcap
     /// (for its error message).
-    /// With MapMode::Auto a regular uncompressed capture is then mapped (mapped() tells).
+    /// With MapMode::Auto a regular uncompressed capture is then mapped (mapped() tells). The
+    /// pcap input passes its `map` option (default off); this default serves the tests.
     explicit PcapStream(std::unique_ptr<ByteSource> source, int waitMs = -1,
                         MapMode mapMode = MapMode::Auto);
     ~PcapStream();

@@ -306,8 +306,8 @@ TEST(InputFaults, MappedFileCutJustBehindTheReaderExportsItsFlowsAndExitsOne) {
     const fs::path dir = test::tempDir();
     const fs::path path = writeRotatedCapture(dir);
     const fs::path json = dir / "flows.json";
-    test::ChildProcess child({binary(), "-i", "pcap;file=" + path.string(), "-s", "cache;size=14",
-                              "-o", "json;file=" + json.string(), "-Q"});
+    test::ChildProcess child({binary(), "-i", "pcap;file=" + path.string() + ";map=auto", "-s",
+                              "cache;size=14", "-o", "json;file=" + json.string(), "-Q"});
     const auto deadline = std::chrono::steady_clock::now() + 20s;
     while (mappedProgress(child.pid(), path) < (std::uint64_t{40} << 20) && child.running() &&
            std::chrono::steady_clock::now() < deadline) {
@@ -333,8 +333,8 @@ TEST(InputFaults, SigbusOutsideTheMappingsStillEndsTheProcess) {
     // SIGBUS, or a sanitizer's report of a deadly signal.
     const fs::path dir = test::tempDir();
     const fs::path path = writeRotatedCapture(dir);
-    test::ChildProcess child(
-        {binary(), "-i", "pcap;file=" + path.string(), "-o", "json;file=/dev/null", "-Q"});
+    test::ChildProcess child({binary(), "-i", "pcap;file=" + path.string() + ";map=auto", "-o",
+                              "json;file=/dev/null", "-Q"});
     // Signal it as soon as the file is mapped (its name shows in /proc/PID/maps).
     const auto deadline = std::chrono::steady_clock::now() + 20s;
     const std::string maps = "/proc/" + std::to_string(child.pid()) + "/maps";

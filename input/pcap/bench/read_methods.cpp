@@ -5,8 +5,8 @@
 //   mmap        the former reader: the whole file mapped, MAP_POPULATE up to 1 GiB
 //   window      mapped without populate; a helper thread MADV_POPULATE_READs 8 MiB windows
 //               ahead of the reader and the reader MADV_DONTNEEDs what lies 16 MiB behind it
-//   read        PcapStream with map=off: read() into reusable 2 MiB huge-page chunks
-//   zerocopy    PcapStream with map=auto (the default): the file mapped, records parsed in place,
+//   read        PcapStream with map=off (the default): read() into reusable 2 MiB huge-page chunks
+//   zerocopy    PcapStream with map=auto: the file mapped, records parsed in place,
 //               4 MiB windows populated ahead and unmapped behind the reads in flight
 //   uring       io_uring (liburing): 1 MiB reads, 4 buffers, up to 3 in flight ahead
 //

@@ -192,7 +192,7 @@ TEST(PcapInput, BadMapValueNamesTheChoicesAndAGuess) {
     const ConfigError e = openError("pcap;file=" + path.string() + ";map=of");
     EXPECT_EQ(e.details().option, "map");
     EXPECT_EQ(e.details().value, "of");
-    EXPECT_EQ(e.details().choices, (std::vector<std::string>{"auto", "off"}));
+    EXPECT_EQ(e.details().choices, (std::vector<std::string>{"off", "auto"}));
     const std::string text = e.render();
     EXPECT_NE(text.find("did you mean 'off'"), std::string::npos) << text;
 }
