@@ -14,9 +14,9 @@
 //   kernel's copy in read() (`_copy_to_iter`) was a third of the whole process's CPU with
 //   flowstats on the 1.42 GB benchmark capture, and walking a mapping cost 0.21 s of CPU against
 //   0.35 s (rowprobe-bench-read). On the kernel of session 17 (6.18) the copy costs less than
-//   building and dropping the mapping's page tables: 0.12 s of CPU against 0.17 s for the reader
-//   alone, 0.18 s against 0.35 s of wall time for the whole process without plugins, 0.33 s
-//   against 0.46 s with flowstats ("read() again (session 17)"). read() is therefore the
+//   building and dropping the mapping's page tables: 0.12 s of CPU against 0.18 s for the reader
+//   alone, 0.18 s against 0.34 s of wall time for the whole process without plugins, 0.34 s
+//   against 0.50 s with flowstats ("read() again (session 17)"). read() is therefore the
 //   default again; the map stays as `map=auto` for kernels where it wins. Under the map, RSS
 //   stays bounded (pages behind the oldest read in flight are unmapped, ~15 MiB resident), and a
 //   file cut short under the mapping does not kill the process (the SIGBUS handler of
