@@ -151,10 +151,10 @@ public:
     /// When it is neither a classic pcap nor a pcapng header, valid() is false and header()
     /// holds the bytes already consumed, so the caller can hand the whole stream to libpcap
     /// (for its error message).
-    /// With MapMode::Auto a regular uncompressed capture is then mapped (mapped() tells). The
-    /// pcap input passes its `map` option (default off); this default serves the tests.
+    /// With MapMode::Auto a regular uncompressed capture is then mapped (mapped() tells); the
+    /// default is the pcap input's (`map=off`).
     explicit PcapStream(std::unique_ptr<ByteSource> source, int waitMs = -1,
-                        MapMode mapMode = MapMode::Auto);
+                        MapMode mapMode = MapMode::Off);
     ~PcapStream();
     PcapStream(const PcapStream&) = delete;
     PcapStream& operator=(const PcapStream&) = delete;

@@ -403,7 +403,7 @@ TEST(PcapStreamMapped, ACaptureThatDoesNotStartTheFileIsRead) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     ASSERT_GE(fd, 0);
     ASSERT_EQ(::lseek(fd, 100, SEEK_SET), 100);
-    input::PcapStream stream(std::make_unique<ByteSource>(fd, path.string()));
+    input::PcapStream stream(std::make_unique<ByteSource>(fd, path.string()), -1, MapMode::Auto);
     ASSERT_TRUE(stream.valid());
     EXPECT_FALSE(stream.mapped());
     stream.beginRead();
@@ -435,7 +435,7 @@ TEST(PcapStreamMapped, ResidentMemoryStaysBoundedWhateverTheFileSize) {
     const std::uint64_t before = rssFile();
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     ASSERT_GE(fd, 0);
-    input::PcapStream stream(std::make_unique<ByteSource>(fd, path.string()));
+    input::PcapStream stream(std::make_unique<ByteSource>(fd, path.string()), -1, MapMode::Auto);
     ASSERT_TRUE(stream.mapped());
     std::uint64_t peak = 0;
     std::uint32_t seq = 0;
