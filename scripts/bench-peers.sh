@@ -20,6 +20,7 @@
 #   SOFTFLOWD   softflowd                  (default softflowd on PATH)
 #   DIR         where the captures go      (default /dev/shm/rowprobe-peers-bench)
 #   ARGS        extra rowprobe arguments
+#   PCAP_OPTS   appended to rowprobe's pcap input string, e.g. ';map=auto'
 #   TOOLS       the tools to run, of "rowprobe yaf ipfixprobe softflowd" (default: all found;
 #               softflowd is slow: about 16x rowprobe's wall time)
 set -euo pipefail
@@ -49,7 +50,7 @@ fi
 cmd() {
     local f=$2
     case $1 in
-        rowprobe) printf '%s\n' "$rowprobe" -i "pcap;file=$f" -s 'cache;size=20' \
+        rowprobe) printf '%s\n' "$rowprobe" -i "pcap;file=$f${PCAP_OPTS:-}" -s 'cache;size=20' \
                       -o 'ipfix;file=/dev/null' -Q "${extra[@]}" ;;
         yaf) printf '%s\n' "$yaf" --in "$f" --out /dev/null ;;
         ipfixprobe) printf '%s\n' "$ipfixprobe" -L "$ipxp_plugins" -i "pcap;file=$f" \

@@ -18,6 +18,7 @@
 #   PLUGINS       rowprobe's plugins      (default "http dns tls pstats")
 #   IPXP_PLUGINS  ipfixprobe's plugins    (default "http dns tls quic")
 #   ARGS          extra rowprobe arguments (both rowprobe runs)
+#   PCAP_OPTS     appended to rowprobe's pcap input string, e.g. ';map=auto'
 #   SIZE          log2 of rowprobe's and ipfixprobe's table size (default 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,7 +48,7 @@ fi
 cmd() {
     local f=$2 stats=$3
     case $1 in
-        rowprobe) printf '%s\n' "$rowprobe" -i "pcap;file=$f" -s "cache;size=$size" \
+        rowprobe) printf '%s\n' "$rowprobe" -i "pcap;file=$f${PCAP_OPTS:-}" -s "cache;size=$size" \
                       -o 'ipfix;file=/dev/null' -Q --stats-json "$stats" "${extra[@]}" ;;
         rowprobe+plugins) cmd rowprobe "$f" "$stats"; printf '%s\n' "${rp_plugins[@]}" ;;
         ipfixprobe) printf '%s\n' "$ipfixprobe" -L "$ipxp_dir" -i "pcap;file=$f" \
