@@ -128,6 +128,21 @@ ParserConfig parserConfigOf(const Config& config) noexcept {
     return parser;
 }
 
+/// How many packets ahead of the parse its output is fetched for writing.
+constexpr std::size_t kParseWriteAhead = 8;
+
+/// Fetches the lines of `p` for writing. The parsed packets' lines were last held by the
+/// worker's core: without this, the parse's stores wait for each line to come over, and the
+/// loads after them (whose stores could not be forwarded) with them. Measured on `small`, no
+/// plugins: the input thread's parse fell from about 12 % of the run's samples to 4 %, and the
+/// run from 0.83 to 0.77 s (docs/performance.md).
+inline void prefetchForWrite(const ParsedPacket& p) noexcept {
+    const auto* bytes = reinterpret_cast<const char*>(&p);
+    for (std::size_t at = 0; at < sizeof(ParsedPacket); at += 64)
+        __builtin_prefetch(bytes + at, 1, 3);
+    __builtin_prefetch(bytes + sizeof(ParsedPacket) - 1, 1, 3);
+}
+
 /// Parses every frame of `block` into `out` (every layer of each with `--tunnel both`).
 void parseBlock(const PacketBlock& block, const ParserConfig& config, ParsedBlock& out) noexcept {
     const bool everyLayer = config.tunnels == TunnelMode::Both;
@@ -137,6 +152,7 @@ void parseBlock(const PacketBlock& block, const ParserConfig& config, ParsedBloc
     out.anomalies = {};
     if (everyLayer) {  // one frame may feed several flows, in arrival order
         for (std::size_t i = 0; i < block.count; ++i) {
+            prefetchForWrite(out.packets[std::min(n + kParseWriteAhead, out.packets.size() - 1)]);
             const std::size_t k = parsePacketLayers(
                 block.packets[i], block.link, config,
                 std::span<ParsedPacket, kMaxLayers>(out.packets.data() + n, kMaxLayers),
@@ -149,6 +165,7 @@ void parseBlock(const PacketBlock& block, const ParserConfig& config, ParsedBloc
         }
     } else {
         for (std::size_t i = 0; i < block.count; ++i) {
+            prefetchForWrite(out.packets[std::min(n + kParseWriteAhead, out.packets.size() - 1)]);
             if (parsePacket(block.packets[i], block.link, config, out.packets[n], out.anomalies)) {
                 ipBytes += out.packets[n].ipLen;
                 ++n;

@@ -143,19 +143,19 @@ Anomaly walkL2(const std::uint8_t* d, std::uint32_t cap, std::uint16_t& type, st
     }
 }
 
-inline void mapIpv4(std::array<std::uint8_t, 16>& dst, const std::uint8_t* v4) noexcept {
-    // The 10 leading zero bytes are already there: parsePacket zeroed `out`.
-    dst[10] = 0xFF;
-    dst[11] = 0xFF;
-    std::memcpy(dst.data() + 12, v4, 4);
-}
-
 // Where the IP layer left the transport header.
 struct L3Result {
     std::uint32_t l4 = 0;   // start of the transport header (may exceed `end` when cut off)
     std::uint32_t end = 0;  // end of the IP packet inside the capture
     bool parseL4 = true;    // false for non-first fragments and ESP / no-next-header
     bool clamped = false;   // the IP length was replaced by the bytes on the wire
+    // The source and destination addresses in the frame (4 or 16 bytes: the key's ipVersion).
+    // The key gets them in canonical order at the end of the layer (canonicalise).
+    const std::uint8_t* src = nullptr;
+    const std::uint8_t* dst = nullptr;
+    // The transport ports, the source's first (0 without ports): also given to the key there.
+    std::uint16_t srcPort = 0;
+    std::uint16_t dstPort = 0;
 };
 
 // The wire extent an IP header's length is checked against.
@@ -194,8 +194,8 @@ struct WireFrame {
     out.frag.moreFragments = more;
     out.frag.isFragment = more || fragOffset != 0;
     out.ipFlags = static_cast<std::uint8_t>((flagsOffset & 0xE000) >> 13);
-    mapIpv4(out.key.addrA, ip + 12);
-    mapIpv4(out.key.addrB, ip + 16);
+    r.src = ip + 12;
+    r.dst = ip + 16;
 
     r.l4 = l3 + ihl;
     r.end = std::min(cap, l3 + totalLen);
@@ -243,8 +243,8 @@ std::uint32_t jumboLength(const std::uint8_t* d, std::uint32_t cap, std::uint32_
     out.ttl = ip[7];
     out.key.ipVersion = 6;
     out.ipLen = payloadLen + kIpv6HeaderLen;
-    std::memcpy(out.key.addrA.data(), ip + 8, 16);
-    std::memcpy(out.key.addrB.data(), ip + 24, 16);
+    r.src = ip + 8;
+    r.dst = ip + 24;
 
     // Extension headers: the bytes read must lie inside the declared packet (else the chain is
     // broken: BadIpHeader) and inside the capture (else TruncatedL3). A header whose body is
@@ -355,7 +355,7 @@ void parseTcpOptions(const std::uint8_t* t, std::uint32_t hdrLen, std::uint32_t 
 }
 
 // Fills ports, flags and the payload span. Returns false when the header is cut off.
-[[gnu::always_inline]] inline bool parseL4(const std::uint8_t* d, const L3Result& r,
+[[gnu::always_inline]] inline bool parseL4(const std::uint8_t* d, L3Result& r,
                                            ParsedPacket& out) noexcept {
     const std::uint8_t proto = out.key.proto;
     const std::uint32_t need = minL4Header(proto);
@@ -368,8 +368,8 @@ void parseTcpOptions(const std::uint8_t* t, std::uint32_t hdrLen, std::uint32_t 
     std::uint32_t header = need;
     switch (proto) {
         case kProtoTcp:
-            out.key.portA = loadBe16(t);
-            out.key.portB = loadBe16(t + 2);
+            r.srcPort = loadBe16(t);
+            r.dstPort = loadBe16(t + 2);
             out.tcpFlags = t[13];
             out.tcpWindow = loadBe16(t + 14);
             header = std::max<std::uint32_t>(header, (t[12] >> 4) * 4u);
@@ -379,8 +379,8 @@ void parseTcpOptions(const std::uint8_t* t, std::uint32_t hdrLen, std::uint32_t 
             break;
         case kProtoUdp:
         case kProtoSctp:
-            out.key.portA = loadBe16(t);
-            out.key.portB = loadBe16(t + 2);
+            r.srcPort = loadBe16(t);
+            r.dstPort = loadBe16(t + 2);
             break;
         case kProtoIcmp:
         case kProtoIcmpv6:
@@ -400,19 +400,51 @@ void parseTcpOptions(const std::uint8_t* t, std::uint32_t hdrLen, std::uint32_t 
     return true;
 }
 
-// Orders (addrA, portA) <= (addrB, portB); the packet's source was written into A. Two 64-bit
-// compares instead of memcmp (a library call that cost a third of the parse).
-inline void canonicalise(FlowKey& key, bool& fromA) noexcept {
-    const std::uint64_t hiA = loadBe64(key.addrA.data());
-    const std::uint64_t hiB = loadBe64(key.addrB.data());
-    const std::uint64_t loA = loadBe64(key.addrA.data() + 8);
-    const std::uint64_t loB = loadBe64(key.addrB.data() + 8);
-    const bool swap =
-        hiA > hiB || (hiA == hiB && (loA > loB || (loA == loB && key.portA > key.portB)));
-    if (swap) {
-        std::swap(key.addrA, key.addrB);
-        std::swap(key.portA, key.portB);
+// Writes the addresses and ports into the key with (addrA, portA) <= (addrB, portB), deciding
+// the order on the frame's bytes and the ports in `r`. Reading them back from the key instead
+// (the addresses as 64-bit words, the two ports as one 32-bit load) waited for the parse's
+// narrower stores to reach the cache, whose lines the worker had last held: that wait was a
+// third of the input thread's parse. An IPv4 address is written IPv4-mapped (::ffff:a.b.c.d).
+/// Bytes 8-15 of the IPv4-mapped form of the address at `v4` (00 00 ff ff a b c d), as the
+/// word whose memory image they are.
+inline std::uint64_t mappedLow(const std::uint8_t* v4) noexcept {
+    std::uint32_t raw = 0;
+    std::memcpy(&raw, v4, 4);  // the address's bytes in memory order
+    if constexpr (std::endian::native == std::endian::little) {
+        return std::uint64_t{raw} << 32 | 0xFFFF0000u;
+    } else {
+        return std::uint64_t{0xFFFF} << 32 | raw;
     }
+}
+
+inline void canonicalise(FlowKey& key, bool& fromA, const L3Result& r) noexcept {
+    const std::uint16_t portA = r.srcPort;
+    const std::uint16_t portB = r.dstPort;
+    bool swap = false;
+    if (key.ipVersion == 4) {
+        const std::uint32_t a = loadBe32(r.src);
+        const std::uint32_t b = loadBe32(r.dst);
+        swap = a > b || (a == b && portA > portB);
+        const std::uint8_t* first = swap ? r.dst : r.src;
+        const std::uint8_t* second = swap ? r.src : r.dst;
+        const std::uint64_t zero = 0;
+        std::uint64_t low = mappedLow(first);
+        std::memcpy(key.addrA.data(), &zero, 8);
+        std::memcpy(key.addrA.data() + 8, &low, 8);
+        low = mappedLow(second);
+        std::memcpy(key.addrB.data(), &zero, 8);
+        std::memcpy(key.addrB.data() + 8, &low, 8);
+    } else {
+        const std::uint64_t hiA = loadBe64(r.src);
+        const std::uint64_t hiB = loadBe64(r.dst);
+        const std::uint64_t loA = loadBe64(r.src + 8);
+        const std::uint64_t loB = loadBe64(r.dst + 8);
+        swap = hiA > hiB || (hiA == hiB && (loA > loB || (loA == loB && portA > portB)));
+        std::memcpy(key.addrA.data(), swap ? r.dst : r.src, 16);
+        std::memcpy(key.addrB.data(), swap ? r.src : r.dst, 16);
+    }
+    key.portA = swap ? portB : portA;
+    key.portB = swap ? portA : portB;
     fromA = !swap;
 }
 
@@ -538,7 +570,7 @@ template <bool kInner>
     } else if (!r.parseL4 || !out.hasPorts) {  // fragment or cut-off header: all of it
         out.payloadWireLen = out.ipLen - std::min(out.ipLen, out.l4Offset - off);
     }
-    canonicalise(out.key, out.fromA);
+    canonicalise(out.key, out.fromA, r);
     return kOk;
 }
 

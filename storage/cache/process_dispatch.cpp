@@ -10,9 +10,9 @@
 namespace rowprobe::storage {
 
 void ProcessDispatch::configure(std::span<ProcessPlugin* const> plugins, std::size_t slots,
-                                bool threaded) {
+                                bool threaded, bool hugePools) {
     layOut(plugins);
-    allocate(slots);
+    allocate(slots, hugePools);
     // m_plugins does not move after layOut: the WorkerStates point at its hooks.
     m_workers.clear();
     m_sweepWorkers.clear();
@@ -87,7 +87,7 @@ void ProcessDispatch::layOut(std::span<ProcessPlugin* const> plugins) {
     m_touchArea = std::min(m_stride, kTouchAreaBytes);
 }
 
-void ProcessDispatch::allocate(std::size_t slots) {
+void ProcessDispatch::allocate(std::size_t slots, bool hugePools) {
     m_area = detail::TableArray<std::byte>(slots * m_stride);
     if (!m_area.zeroed()) std::memset(m_area.data(), 0, slots * m_stride);
     m_pools.resize(m_plugins.size());
@@ -103,7 +103,8 @@ void ProcessDispatch::allocate(std::size_t slots) {
         count = std::min<std::size_t>(count, 0x7FFFFFFF);
         PoolMemory& mem = m_poolMemory.emplace_back();
         // Untouched pages cost no memory: only records in use are ever written.
-        mem.records = detail::TableArray<std::byte>(count * record);
+        mem.records =
+            detail::TableArray<std::byte>(count * record, hugePools ? ~std::size_t{0} : 0);
         mem.freeList =
             std::make_unique_for_overwrite<std::uint32_t[]>(count);  // lazily, see ExtPool
         m_pools[i] = ExtPool(mem.records.data(), mem.freeList.get(),

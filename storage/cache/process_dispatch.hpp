@@ -25,7 +25,8 @@
 // loaded, loads the area bytes of the plugins whose wants bit is set (every line, up to
 // kTouchAreaBytes), then the lines of their tier-2 records the next packet's hooks will touch
 // (touchExt: the plugin's touch hook, or the whole record), all as demand loads issued
-// together, so their misses overlap (touchWanted). The pools are TableArrays (huge pages).
+// together, so their misses overlap (touchWanted). The pools are TableArrays on 4 KiB pages
+// unless `pool-pages=huge` (TableConfig::hugePools says why).
 // Creating a flow zeroes its area (stride bytes, when used) and handles and runs postCreate;
 // exporting a flow runs preExport (unless flushed) and write, copies the instances into the
 // export ring's ExtRing and returns tier-2 records. With no plugin enabled the table never
@@ -71,7 +72,7 @@ public:
     /// ConfigError when there are too many plugins, a state is too large or a worker state
     /// cannot be made.
     void configure(std::span<ProcessPlugin* const> plugins, std::size_t slots,
-                   bool threaded = false);
+                   bool threaded = false, bool hugePools = false);
 
     /// Adds the plugins' per-worker counters (WorkerStatsFn) to `out`.
     void addWorkerStats(CacheStats& out) const noexcept {
@@ -333,9 +334,9 @@ private:
         std::int8_t recordHandle = -1;  ///< index into CachedFlow::extHandles, -1: in the area
         bool stateInline = false;       ///< tier-1 state in CachedFlow::inlineState, not the area
     };
-    /// A pool's records are a TableArray: a large pool is an anonymous mapping on huge pages,
-    /// so the records of live flows, packed at its front, cost a few TLB entries rather than
-    /// one per 4 KiB (and nothing until used).
+    /// A pool's records are a TableArray: a large pool is an anonymous mapping, nothing until
+    /// used, the records of live flows packed at its front; on 4 KiB pages or, with
+    /// `pool-pages=huge`, on huge pages (fewer TLB entries, dearer to fault in).
     struct PoolMemory {
         detail::TableArray<std::byte> records;
         std::unique_ptr<std::uint32_t[]> freeList;
@@ -362,8 +363,9 @@ private:
 
     /// configure, first half: each plugin's entry, hook lists and place in the area.
     void layOut(std::span<ProcessPlugin* const> plugins);
-    /// configure, second half: the areas of `slots` slots, the tier-2 pools, the return ring.
-    void allocate(std::size_t slots);
+    /// configure, second half: the areas of `slots` slots, the tier-2 pools (on huge pages
+    /// when `hugePools`), the return ring.
+    void allocate(std::size_t slots, bool hugePools);
 
     std::byte* areaOf(std::size_t slot) noexcept { return m_area.data() + slot * m_stride; }
     /// Where plugin `e`'s tier-2 handle of a flow lives: in its record or in its area.

@@ -52,7 +52,8 @@ void TableBase::throwNoMemory(const TableConfig& config, std::size_t rowBytes) {
 
 bool TableBase::enableProcessPlugins(std::span<ProcessPlugin* const> plugins) {
     if (!plugins.empty())
-        m_proc.configure(plugins, std::size_t{1} << m_config.sizeLog2, threaded());
+        m_proc.configure(plugins, std::size_t{1} << m_config.sizeLog2, threaded(),
+                         m_config.hugePools);
     return true;
 }
 

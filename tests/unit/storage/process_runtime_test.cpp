@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <random>
@@ -74,7 +75,11 @@ public:
         ++calls;
         State& s = ctx.stateAs<State>();
         s.seen = 1;
-        if (m_script.useExt && ctx.attachExt<Ext>() == nullptr) ++noExt;
+        if (m_script.useExt) {
+            Ext* e = ctx.attachExt<Ext>();
+            if (e == nullptr) ++noExt;
+            lastExt = e;
+        }
         if (m_script.flushPostCreate) return kFlush;
         return m_script.doneAtCreate ? kDone : kContinue;
     }
@@ -110,6 +115,7 @@ public:
 
     mutable std::atomic<int> calls{0};
     mutable std::atomic<int> noExt{0};
+    mutable std::atomic<const void*> lastExt{nullptr};
 
 private:
     Script m_script;
@@ -284,6 +290,47 @@ TEST(ProcessRuntime, PoolExhaustionIsCountedAndTheFlowsAreStillExported) {
     t.feed(packet("10.0.0.1", 7, "10.0.0.2", 80, at(2), kAck));
     t.feed(packet("10.0.0.1", 8, "10.0.0.2", 80, at(2), kAck));
     EXPECT_EQ(t.probe().noExt.load(), 3);
+}
+
+/// The VmFlags of the mapping of this process that holds `address` (/proc/self/smaps), or "".
+std::string vmFlagsOf(const void* address) {
+    std::ifstream smaps("/proc/self/smaps");
+    const auto at = reinterpret_cast<std::uintptr_t>(address);
+    bool inside = false;
+    std::string line;
+    while (std::getline(smaps, line)) {
+        unsigned long from = 0;
+        unsigned long to = 0;
+        char dash = 0;
+        std::istringstream head(line);
+        if (head >> std::hex >> from >> dash >> to && dash == '-' && line.find(':') > 8) {
+            inside = at >= from && at < to;
+        } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+            return line;
+        }
+    }
+    return "";
+}
+
+TEST(ProcessRuntime, PoolPagesOptionChoosesTheKernelsPageAdvice) {
+    // A 2^16-slot table: the probe's pool (200-byte records in 256) is a 16 MiB mapping.
+    for (const bool huge : {false, true}) {
+        PluginTable t({.useExt = true}, 0,
+                      std::string("cache;size=16;seed=1") + (huge ? ";pool-pages=huge" : ""));
+        t.feed(fwd(1));
+        const void* ext = t.probe().lastExt.load();
+        ASSERT_NE(ext, nullptr);
+        const std::string flags = vmFlagsOf(ext);
+        ASSERT_FALSE(flags.empty()) << "no mapping holds the pool record";
+        const bool hg = flags.find(" hg") != std::string::npos;
+        const bool nh = flags.find(" nh") != std::string::npos;
+        if (huge) {
+            EXPECT_TRUE(hg && !nh) << "pool-pages=huge: " << flags;
+        } else {
+            EXPECT_TRUE(nh && !hg) << "default (4k): " << flags;
+        }
+        t.flushAll();
+    }
 }
 
 TEST(ProcessRuntime, SeveralInstancesPerFlow) {
