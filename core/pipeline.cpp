@@ -132,10 +132,10 @@ ParserConfig parserConfigOf(const Config& config) noexcept {
 constexpr std::size_t kParseWriteAhead = 8;
 
 /// Fetches the lines of `p` for writing. The parsed packets' lines were last held by the
-/// worker's core: without this, the parse's stores wait for each line to come over, and the
-/// loads after them (whose stores could not be forwarded) with them. Measured on `small`, no
-/// plugins: the input thread's parse fell from about 12 % of the run's samples to 4 %, and the
-/// run from 0.83 to 0.77 s (docs/performance.md).
+/// worker's core: without this, the parse's stores wait for each line to come over. With the
+/// parser writing the key once (canonicalise, parser.cpp), measured on `small` with flowstats:
+/// the input thread's parse fell from about 12 % of the run's samples to 4 %; without plugins
+/// the whole run took about 10 % less CPU (docs/performance.md, session 18).
 inline void prefetchForWrite(const ParsedPacket& p) noexcept {
     const auto* bytes = reinterpret_cast<const char*>(&p);
     for (std::size_t at = 0; at < sizeof(ParsedPacket); at += 64)
