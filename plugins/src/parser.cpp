@@ -400,13 +400,6 @@ void parseTcpOptions(const std::uint8_t* t, std::uint32_t hdrLen, std::uint32_t 
     return true;
 }
 
-// Writes the addresses and ports into the key with (addrA, portA) <= (addrB, portB), deciding
-// the order on the frame's bytes and the ports in `r`. Reading them back from the key instead
-// (the addresses as 64-bit words, the two ports as one 32-bit load) waited for the parse's
-// narrower stores to reach the cache (store forwarding fails), whose lines the worker had last
-// held. Alone on one core the parse is 0.8 ns slower this way (bench_parser, 13.1 -> 13.9 ns);
-// in the whole process, where the input thread parses blocks the worker's core had read, it
-// takes less CPU (docs/performance.md, session 18). IPv4 addresses are written IPv4-mapped.
 /// Bytes 8-15 of the IPv4-mapped form of the address at `v4` (00 00 ff ff a b c d), as the
 /// word whose memory image they are.
 inline std::uint64_t mappedLow(const std::uint8_t* v4) noexcept {
@@ -419,6 +412,13 @@ inline std::uint64_t mappedLow(const std::uint8_t* v4) noexcept {
     }
 }
 
+// Writes the addresses and ports into the key with (addrA, portA) <= (addrB, portB), deciding
+// the order on the frame's bytes and the ports in `r`. Reading them back from the key instead
+// (the addresses as 64-bit words, the two ports as one 32-bit load) waited for the parse's
+// narrower stores to reach the cache (store forwarding fails), whose lines the worker had last
+// held. Alone on one core the parse is 0.8 ns slower this way (bench_parser, 13.1 -> 13.9 ns);
+// in the whole process, where the input thread parses blocks the worker's core had read, it
+// takes less CPU (docs/performance.md, session 18). IPv4 addresses are written IPv4-mapped.
 inline void canonicalise(FlowKey& key, bool& fromA, const L3Result& r) noexcept {
     const std::uint16_t portA = r.srcPort;
     const std::uint16_t portB = r.dstPort;
