@@ -17,6 +17,7 @@
 #include "rowprobe/format.hpp"
 #include "rowprobe/options.hpp"
 #include "rowprobe/plugin_data.hpp"
+#include "rowprobe/prefetch.hpp"
 #include "rowprobe/process.hpp"
 #include "rowprobe/registry.hpp"
 
@@ -138,9 +139,8 @@ constexpr std::size_t kParseWriteAhead = 8;
 /// the whole run took about 10 % less CPU (docs/performance.md, session 18).
 inline void prefetchForWrite(const ParsedPacket& p) noexcept {
     const auto* bytes = reinterpret_cast<const char*>(&p);
-    for (std::size_t at = 0; at < sizeof(ParsedPacket); at += 64)
-        __builtin_prefetch(bytes + at, 1, 3);
-    __builtin_prefetch(bytes + sizeof(ParsedPacket) - 1, 1, 3);
+    for (std::size_t at = 0; at < sizeof(ParsedPacket); at += 64) prefetchWrite(bytes + at);
+    prefetchWrite(bytes + sizeof(ParsedPacket) - 1);
 }
 
 /// Parses every frame of `block` into `out` (every layer of each with `--tunnel both`).

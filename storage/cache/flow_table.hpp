@@ -60,7 +60,6 @@
 
 #include "cache/cached_flow_ops.hpp"
 #include "cache/expiry.hpp"
-#include "cache/prefetch.hpp"
 #include "cache/row.hpp"
 #include "cache/row_policy.hpp"
 #include "cache/slot.hpp"
@@ -68,6 +67,7 @@
 #include "cache/table_base.hpp"
 #include "cache/tag_match.hpp"
 #include "rowprobe/errors.hpp"
+#include "rowprobe/prefetch.hpp"
 
 namespace rowprobe::storage {
 
@@ -244,7 +244,7 @@ private:
                 if (i == 0 || hashes[i] != hashes[i - 1]) touched ^= loadCandidate(hashes[i]);
             }
         }
-        detail::keepLoaded(touched);
+        keepLoaded(touched);
         // Stage 3, strictly in arrival order. The candidates of stage 2 were hints: an earlier
         // packet of the part may have inserted or evicted in the same row since, so update()
         // looks the flow up from scratch (tag match + key compare).
@@ -259,12 +259,12 @@ private:
         std::size_t head = sizeof(RowType);
         if constexpr (kMetaBySlot)
             head = static_cast<std::size_t>(reinterpret_cast<const char*>(&row.meta[0]) - base);
-        for (std::size_t off = 0; off < head; off += 64) detail::prefetchRead(base + off);
+        for (std::size_t off = 0; off < head; off += 64) prefetchRead(base + off);
     }
 
     void prefetchLocked(std::uint64_t h) const noexcept {
-        detail::prefetchWrite(m_locks.address(h & m_rowMask));
-        detail::prefetchWrite(&m_rows[h & m_rowMask]);
+        prefetchWrite(m_locks.address(h & m_rowMask));
+        prefetchWrite(&m_rows[h & m_rowMask]);
     }
 
     /// Loads one word of each cache line of the record packet `h` will most likely touch: its
@@ -285,7 +285,7 @@ private:
         const std::uint32_t m = TagMatch::template match<L>(row.tags.data(), tagOf(h));
         if (m != 0) {
             s = static_cast<Slot>(std::countr_zero(m));
-            if constexpr (kMetaBySlot) detail::prefetchWrite(&row.meta[s]);
+            if constexpr (kMetaBySlot) prefetchWrite(&row.meta[s]);
         } else {
             const PacketContext ctx{.hash = h};
             s = m_policy.pickFree(constRef(r), ctx);

@@ -193,8 +193,7 @@ inline void FlowTable<P, L>::prefetchRecords(std::size_t r) const noexcept {
     for (std::uint32_t m = occupiedMask(m_rows[r]); m != 0; m &= m - 1) {
         const auto* rec = reinterpret_cast<const std::uint8_t*>(
             &recordAt(r, static_cast<Slot>(std::countr_zero(m))));
-        for (std::size_t line = 0; line < sizeof(CachedFlow); line += 64)
-            detail::prefetchWrite(rec + line);
+        for (std::size_t line = 0; line < sizeof(CachedFlow); line += 64) prefetchWrite(rec + line);
     }
 }
 

@@ -63,7 +63,7 @@ inline void FlowTable<P, L>::loadPluginData(std::size_t r, std::uint32_t slots) 
         const auto s = static_cast<Slot>(std::countr_zero(m));
         touched ^= m_proc.touchForExport(slotIndex(r, s), recordAt(r, s));
     }
-    detail::keepLoaded(touched);
+    keepLoaded(touched);
 }
 
 /// Export thread, under row r's lock: the plugin data of the record it detaches, copied

@@ -53,11 +53,11 @@
 #include <vector>
 
 #include "cache/cached_flow_ops.hpp"
-#include "cache/prefetch.hpp"
 #include "cache/row.hpp"
 #include "cache/table_array.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/plugin_data.hpp"
+#include "rowprobe/prefetch.hpp"
 #include "rowprobe/process.hpp"
 #include "rowprobe/spsc_ring.hpp"
 
@@ -165,13 +165,12 @@ public:
     /// handles are read); a handle kept in the area is read from it, a miss only then.
     void prefetchForExport(std::size_t slot, const CachedFlow& f) const noexcept {
         const std::byte* area = m_area.data() + slot * m_stride;
-        if (m_needsArea) detail::prefetchWrite(area);
+        if (m_needsArea) prefetchWrite(area);
         for (const std::uint8_t i : m_extPlugins) {
             if (m_plugins[i].recordHandle < 0) continue;  // in the area: not loaded yet
             const char* rec = extRecord(i, area, f);
             if (rec == nullptr) continue;
-            for (std::size_t off = 0; off < exportBytes(i); off += 64)
-                detail::prefetchRead(rec + off);
+            for (std::size_t off = 0; off < exportBytes(i); off += 64) prefetchRead(rec + off);
         }
     }
 
@@ -222,8 +221,8 @@ public:
     static void prefetchPayload(const ParsedPacket& pkt) noexcept {
         const auto payload = pkt.payload();
         if (payload.empty()) return;
-        detail::prefetchRead(payload.data());
-        detail::prefetchRead(payload.data() + std::min<std::size_t>(payload.size(), 32) - 1);
+        prefetchRead(payload.data());
+        prefetchRead(payload.data() + std::min<std::size_t>(payload.size(), 32) - 1);
     }
 
     /// preUpdate (before = true) or postUpdate hooks of the plugins that want this flow.

@@ -35,9 +35,9 @@ struct TableConfig {
     /// `pool-pages=huge`: the process plugins' tier-2 pools on transparent huge pages; else
     /// (`4k`, the default) on 4 KiB pages. A pool is written in order from its front, each
     /// page first by a new flow, so its cost is faulting pages in: on the VMs measured
-    /// (docs/performance.md, "Plugin records on 4 KiB pages") zeroing a fresh huge page ran at
+    /// (docs/performance.md, session 18, "The plugins' per-flow records on 4 KiB pages") zeroing a fresh huge page ran at
     /// about 0.5 GB/s, 4 KiB pages at several GB/s, and flowstats on a 1 M-flow capture took
-    /// 1.7-1.8 s instead of 2.2-2.6 s; where huge pages are zeroed at memory speed, their fewer
+    /// 1.78-1.95 s instead of 2.02-2.59 s; where huge pages are zeroed at memory speed, their fewer
     /// TLB misses can win.
     bool hugePools = false;
     /// Flood detector and the admission mode it switches on (`flood-*` options).

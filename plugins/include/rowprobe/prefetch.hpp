@@ -1,5 +1,6 @@
-// Software prefetches for the flow table and the process-plugin dispatch, and keepLoaded, the
-// sink that keeps the batch's grouped demand loads.
+// Software prefetches for the flow table, the process-plugin dispatch and the pipeline's parse
+// (its output lines, fetched for writing), and keepLoaded, the sink that keeps the table's
+// grouped demand loads.
 //
 // Each is __builtin_prefetch followed by an empty volatile asm that takes the address. GCC
 // treats __builtin_prefetch as free of side effects, so a loop made of nothing but prefetches
@@ -11,7 +12,7 @@
 
 #include <cstdint>
 
-namespace rowprobe::storage::detail {
+namespace rowprobe {
 
 inline void prefetchRead(const void* p) noexcept {
     __builtin_prefetch(p, 0, 3);
@@ -26,4 +27,4 @@ inline void prefetchWrite(const void* p) noexcept {
 /// Makes the demand loads that produced `v` observable, so the compiler keeps them (no code).
 inline void keepLoaded(std::uint64_t v) noexcept { asm volatile("" : : "r"(v)); }
 
-}  // namespace rowprobe::storage::detail
+}  // namespace rowprobe
