@@ -5,7 +5,9 @@ For each capture: NFStream runs (NFStreamer with statistical_analysis=True, splt
 the given timeouts and accounting mode, n_dissections=0, decode_tunnels=False) in the Python
 that has it (this one, --nfstream-python, $ROWPROBE_NFSTREAM_PYTHON or
 ~/.cache/rowprobe-venv/bin/python, the venv scripts/setup.sh makes); rowprobe runs
-`-p 'flowstats;splt=N;accounting=MODE'` with the same timeouts (--tunnel outer, JSON output).
+`-p 'flowstats;splt=N;accounting=MODE;basic'` with the same timeouts (--tunnel outer, JSON
+output), so NFStream's basic columns (protocol, vlan_id, first/last seen, duration, packets,
+bytes) are compared with the statistics. The benchmark (--bench) runs without `basic`.
 Flows are joined on (source, destination, ports for TCP/UDP, protocol, VLAN, first packet's
 time in ms). Integers must be equal, floats within --rel (1e-6) relative; SPLT arrays entry by
 entry. Printed: per capture the flows of each side, joined, excluded by rule, and per feature
@@ -47,6 +49,10 @@ FLAGS = ["syn", "cwr", "ece", "urg", "ack", "psh", "rst", "fin"]
 FEATURES = ([f"{s}_{x}" for s in SERIES for x in STATS] +
             [f"{s}_{f}_packets" for s in SERIES for f in FLAGS])
 SPLT = ["splt_direction", "splt_ps", "splt_piat_ms"]
+# flowstats' `basic` columns (NFStream's basic columns under its names)
+BASIC = (["protocol", "vlan_id"] +
+         [f"{s}_{x}" for s in SERIES
+          for x in ["first_seen_ms", "last_seen_ms", "duration_ms", "packets", "bytes"]])
 KEYS = ["src_ip", "dst_ip", "src_port", "dst_port", "protocol", "vlan_id",
         "bidirectional_first_seen_ms", "bidirectional_packets"]
 
@@ -95,7 +101,7 @@ def find_nfstream_python(explicit):
 
 def run_nfstream(py, jobs, splt, idle, active, mode, write=True, box=0):
     """NFStream on each (pcap, output path) of `jobs`; the infos of the jobs it finished."""
-    cols = KEYS + FEATURES + (SPLT if splt else [])
+    cols = list(dict.fromkeys(KEYS + BASIC + FEATURES + (SPLT if splt else [])))
     arg = json.dumps({"jobs": [{"pcap": p, "out": o} for p, o in jobs], "splt": splt,
                       "idle": idle, "active": active, "mode": MODES.index(mode), "cols": cols,
                       "write": write, "box": box})
@@ -105,8 +111,8 @@ def run_nfstream(py, jobs, splt, idle, active, mode, write=True, box=0):
     return [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
 
 
-def rowprobe_cmd(rowprobe, pcap, splt, idle, active, mode, out):
-    plugin = f"flowstats;splt={splt};accounting={mode}"
+def rowprobe_cmd(rowprobe, pcap, splt, idle, active, mode, out, basic=False):
+    plugin = f"flowstats;splt={splt};accounting={mode}" + (";basic" if basic else "")
     return [rowprobe, "-i", f"pcap;file={pcap}",
             "-s", f"cache;size=20;active={active};inactive={idle}",
             "--tunnel", "outer", "-p", plugin, "-o", f"json;file={out}"]
@@ -183,7 +189,7 @@ def compare_capture(args, info, nfs_out, tmp):
     name = os.path.join(os.path.basename(os.path.dirname(pcap)), os.path.basename(pcap))
     rp_out = os.path.join(tmp, "rowprobe.jsonl")
     cmd = rowprobe_cmd(args.rowprobe, pcap, args.splt, args.idle, args.active,
-                       args.rowprobe_accounting or args.accounting, rp_out)
+                       args.rowprobe_accounting or args.accounting, rp_out, basic=True)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"rowprobe failed on {pcap}: {r.stderr.strip()[-400:]}")
@@ -204,7 +210,7 @@ def compare_capture(args, info, nfs_out, tmp):
     index = {}
     for f in rp:
         index[(f["_tuple"], f["_first"])] = f
-    features = FEATURES + (SPLT if args.splt else [])
+    features = BASIC + FEATURES + (SPLT if args.splt else [])
     agree = {c: 0 for c in features}
     differ = {c: 0 for c in features}
     examples = []

@@ -4,7 +4,10 @@
 // pipelines written for NFStream read rowprobe's JSON unchanged. Definitions and arithmetic:
 // flowstats_stats.hpp. Per flow: one tier-2 record of 256 bytes of running statistics plus
 // 8 bytes per SPLT packet (the record's size comes from the `splt` option at start-up); every
-// packet of the flow updates it. IPFIX elements exist only under the operator's PEN (`pen=`).
+// packet of the flow updates it. With `basic`, also NFStream's basic columns (protocol, VLAN,
+// and first/last seen, duration, packets and bytes per direction and for both) under its
+// names, from 40 more bytes per flow. IPFIX elements exist only under the operator's PEN
+// (`pen=`).
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -49,6 +52,13 @@ constexpr OptionSpec kOptions[] = {
              "(SPLT as basicLists); 0 = the fields are left out of IPFIX",
      .min = 0,
      .max = 4294967295.0},
+    {.name = "basic",
+     .shortName = "b",
+     .type = OptionType::Flag,
+     .defaultValue = "false",
+     .help = "also NFStream's basic columns under its names: protocol, vlan_id and the first/last "
+             "seen ms, duration ms, packets and bytes (in the accounting mode) of bidirectional, "
+             "src2dst and dst2src (IPFIX: PEN elements 52-68)"},
 };
 
 /// The exported values of one series (both directions, src→dst, dst→src).
@@ -70,6 +80,27 @@ struct Fields {
     VarRef spltDirection;
     VarRef spltPs;
     VarRef spltPiat;
+};
+
+/// NFStream's basic columns (`basic`), in its order; IPFIX elements 52-68 under the PEN.
+/// Not among them: its `id` (a counter of its own), `expiration_id` (NFStream expires a flow
+/// that outlived both timeouts as idle unless a packet of it came after the active one, which
+/// the flow's end reason does not tell; rowprobe's end_reason is the exact reason), src_oui and
+/// dst_oui (the first half of src_mac and dst_mac).
+struct BasicFields {
+    std::array<std::uint64_t, 3> firstSeen;  ///< per series, in kSeries' order
+    std::array<std::uint64_t, 3> lastSeen;
+    std::array<std::uint64_t, 3> duration;
+    std::array<std::uint64_t, 3> packets;
+    std::array<std::uint64_t, 3> bytes;
+    std::uint16_t vlanId;
+    std::uint8_t protocol;
+};
+
+/// The instance with the basic columns: the same fields first, so that their offsets hold.
+struct FieldsWithBasic {
+    Fields stats;
+    BasicFields basic;
 };
 
 /// The three series in NFStream's order: its column prefix and what it covers.
@@ -118,14 +149,38 @@ constexpr Column kSpltColumns[] = {
      "inter-arrival time of the first N packets (ms; the first is 0), -1 none"},
 };
 
+/// The per-series basic columns (the suffix after the series' prefix), in NFStream's order.
+struct BasicColumn {
+    std::string_view name;
+    std::size_t offset;  ///< of the series' array in BasicFields
+    std::string_view meaning;
+};
+constexpr BasicColumn kBasicSeriesColumns[] = {
+    {"first_seen_ms", offsetof(BasicFields, firstSeen), "time of the first packet, ms"},
+    {"last_seen_ms", offsetof(BasicFields, lastSeen), "time of the last packet, ms"},
+    {"duration_ms", offsetof(BasicFields, duration), "last seen - first seen, ms"},
+    {"packets", offsetof(BasicFields, packets), "packets"},
+    {"bytes", offsetof(BasicFields, bytes), "bytes: the packets' sizes in the accounting mode"},
+};
+/// The flow's basic columns before the series' ones (NFStream's order).
+constexpr Column kBasicFlowColumns[] = {
+    {"protocol", FieldType::Unsigned8, offsetof(BasicFields, protocol), "IP protocol"},
+    {"vlan_id", FieldType::Unsigned16, offsetof(BasicFields, vlanId), "outermost VLAN id, 0 none"},
+};
+
 constexpr std::size_t kSeriesFieldCount = std::size(kSeries) * std::size(kSeriesColumns);
 constexpr std::size_t kFlagFieldCount = std::size(kSeries) * std::size(kFlagNames);
 constexpr std::size_t kSpltFields = std::size(kSpltColumns);
-constexpr std::size_t kFieldCount = kSeriesFieldCount + kFlagFieldCount + kSpltFields;
+constexpr std::size_t kBasicFieldCount =
+    std::size(kBasicFlowColumns) + std::size(kSeries) * std::size(kBasicSeriesColumns);
+constexpr std::size_t kFieldCount =
+    kBasicFieldCount + kSeriesFieldCount + kFlagFieldCount + kSpltFields;
 
-/// UniRec's name for a scalar or element type of this plugin.
-std::string_view unirecTypeOf(FieldType t) noexcept {
+/// UniRec's name for a scalar (or, with `array`, an array's element) type of this plugin.
+std::string_view unirecTypeOf(FieldType t, bool array) noexcept {
     switch (t) {
+        case FieldType::Unsigned8:
+            return "uint8";
         case FieldType::Unsigned16:
             return "uint16";
         case FieldType::Unsigned32:
@@ -135,7 +190,7 @@ std::string_view unirecTypeOf(FieldType t) noexcept {
         case FieldType::Float32:
             return "float";
         case FieldType::Int8:
-            return "int8*";
+            return array ? "int8*" : "int8";
         default:
             return "int32*";
     }
@@ -148,7 +203,8 @@ std::string upper(std::string s) {
 }
 
 /// The plugin's fields in NFStream's column order, built once (names are composed from the
-/// tables above; the strings live as long as the process). Start-up only.
+/// tables above; the strings live as long as the process): the basic columns, then the
+/// statistics, the flag counts and SPLT. Start-up only.
 class FieldTable {
 public:
     FieldTable() {
@@ -164,10 +220,22 @@ public:
                            .type = type,
                            .origin = FieldOrigin::Plugin,
                            .offset = static_cast<std::uint16_t>(offset),
-                           .unirec = {m_unirec[n], unirecTypeOf(array ? element : type)},
+                           .unirec = {m_unirec[n], unirecTypeOf(array ? element : type, array)},
                            .element = array ? element : FieldType::Unsigned8};
             ++n;
         };
+        constexpr std::size_t kBasic = offsetof(FieldsWithBasic, basic);
+        for (const Column& c : kBasicFlowColumns) {
+            add(std::string(c.name), std::string(c.meaning), c.type, kBasic + c.offset, c.type);
+        }
+        for (std::size_t s = 0; s < std::size(kSeries); ++s) {
+            for (const BasicColumn& c : kBasicSeriesColumns) {
+                add(std::string(kSeries[s].column) + "_" + std::string(c.name),
+                    std::string(c.meaning) + " (" + std::string(kSeries[s].whose) + ")",
+                    FieldType::Unsigned64, kBasic + c.offset + s * sizeof(std::uint64_t),
+                    FieldType::Unsigned64);
+            }
+        }
         for (std::size_t s = 0; s < std::size(kSeries); ++s) {
             for (const Column& c : kSeriesColumns) {
                 add(std::string(kSeries[s].column) + "_" + std::string(c.name),
@@ -217,8 +285,8 @@ Accounting accountingOf(const std::string& mode) noexcept {
 
 class FlowstatsPlugin final : public ProcessPluginBase<FlowstatsPlugin> {
 public:
-    /// Tier 2: the running statistics; `m_splt` SPLT entries of 8 bytes follow in the same
-    /// record.
+    /// Tier 2: the running statistics; with `basic` a Volume, then `m_splt` SPLT entries of 8
+    /// bytes follow in the same record.
     struct Ext {
         FlowStats stats;
     };
@@ -228,11 +296,17 @@ public:
 
     explicit FlowstatsPlugin(const Options& options)
         : m_splt(static_cast<std::size_t>(options.getInt("splt"))),
-          m_mode(accountingOf(options.getString("accounting"))) {
+          m_mode(accountingOf(options.getString("accounting"))),
+          m_basic(options.getFlag("basic")) {
         const auto pen = static_cast<std::uint32_t>(options.getInt("pen"));
-        for (std::size_t i = 0; i < kFieldCount; ++i) {
+        const std::size_t first = m_basic ? 0 : kBasicFieldCount;
+        const std::size_t end = m_splt != 0 ? kFieldCount : kFieldCount - kSpltFields;
+        for (std::size_t i = first; i < end; ++i) {
             FieldSpec f = fieldTable()[i];
-            const auto id = static_cast<std::uint16_t>(i + 1);
+            // The statistics kept the elements 1-51 they had before the basic columns (52-68).
+            const auto id = static_cast<std::uint16_t>(i < kBasicFieldCount
+                                                           ? kFieldCount - kBasicFieldCount + 1 + i
+                                                           : i - kBasicFieldCount + 1);
             if (pen == 0) {
                 f.ipfix = {};
             } else if (f.type == FieldType::Array) {
@@ -241,31 +315,34 @@ public:
             } else {
                 f.ipfix = {pen, id, ipfixLength(f.type)};
             }
-            m_fields[i] = f;
+            m_fields[m_fieldCount++] = f;
         }
     }
 
     std::string_view name() const noexcept override { return "flowstats"; }
     std::span<const FieldSpec> fields() const noexcept override {
-        return {m_fields.data(), m_splt != 0 ? kFieldCount : kFieldCount - kSpltFields};
+        return {m_fields.data(), m_fieldCount};
     }
-    /// The record's size depends on `splt`: the statistics and N SPLT entries.
+    /// The record's size depends on `basic` and `splt`: the statistics, the Volume and N SPLT
+    /// entries.
     ProcessHooks hooks() const noexcept override {
         ProcessHooks h = ProcessPluginBase<FlowstatsPlugin>::hooks();
-        h.extSize = sizeof(Ext) + m_splt * kSpltEntryBytes;
+        h.extSize = spltOffset() + m_splt * kSpltEntryBytes;
         return h;
     }
 
     /// What the next packet touches: the statistics' four lines (the first is read: it holds
-    /// the packet count, so the SPLT entry's place) and, while SPLT records, one entry, fetched
-    /// for writing. Without it the table would load up to 512 bytes of the record.
+    /// the packet count, so the SPLT entry's place), the Volume's line with `basic` and, while
+    /// SPLT records, one entry, fetched for writing. Without it the table would load up to
+    /// 512 bytes of the record.
     std::uint64_t touch(const Ext& e) const noexcept {
         const auto* base = reinterpret_cast<const unsigned char*>(&e);
         for (std::size_t line = 1; line < sizeof(FlowStats) / 64; ++line) {
             __builtin_prefetch(base + line * 64, 1, 3);
         }
+        if (m_basic) __builtin_prefetch(base + sizeof(Ext), 1, 3);
         const std::uint32_t n = e.stats.both.packets;
-        if (n < m_splt) __builtin_prefetch(base + sizeof(Ext) + n * sizeof(SpltEntry), 1, 3);
+        if (n < m_splt) __builtin_prefetch(base + spltOffset() + n * sizeof(SpltEntry), 1, 3);
         return n;
     }
 
@@ -284,8 +361,16 @@ public:
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {
         Ext* e = ctx.ext<Ext>();
         if (e == nullptr || e->stats.both.packets == 0) return;
-        Fields* f = out.begin<Fields>();
-        if (f == nullptr) return;
+        Fields* f = nullptr;
+        if (m_basic) {
+            auto* fb = out.begin<FieldsWithBasic>();
+            if (fb == nullptr) return;
+            fillBasic(fb->basic, *ctx.flow, e->stats, *volume(*e));
+            f = &fb->stats;
+        } else {
+            f = out.begin<Fields>();
+            if (f == nullptr) return;
+        }
         const FlowStats& s = e->stats;
         fill(f->series[0], finish(s.both));
         for (std::size_t d = 0; d < 2; ++d) {
@@ -322,17 +407,43 @@ public:
 private:
     static constexpr std::size_t kSpltEntryBytes = sizeof(SpltEntry);
 
+    /// Where the SPLT entries start in the record: after the statistics and, with `basic`, the
+    /// Volume.
+    std::size_t spltOffset() const noexcept { return sizeof(Ext) + (m_basic ? sizeof(Volume) : 0); }
     SpltView view(Ext& e) const noexcept {
-        return {reinterpret_cast<SpltEntry*>(reinterpret_cast<std::byte*>(&e) + sizeof(Ext)),
+        return {reinterpret_cast<SpltEntry*>(reinterpret_cast<std::byte*>(&e) + spltOffset()),
                 m_splt};
+    }
+    /// The record's Volume with `basic`, else null.
+    Volume* volume(Ext& e) const noexcept {
+        return m_basic ? reinterpret_cast<Volume*>(reinterpret_cast<std::byte*>(&e) + sizeof(Ext))
+                       : nullptr;
     }
 
     HookResult onPacket(const FlowContext& ctx, Ext& e) const noexcept {
         const ParsedPacket& p = *ctx.packet;
         if (skippedByNfstream(p)) return kContinue;
         const std::uint8_t flags = p.key.proto == 6 ? p.tcpFlags : 0;
-        add(e.stats, packetSize(p, m_mode), p.ts, ctx.forward, flags, view(e));
+        add(e.stats, packetSize(p, m_mode), p.ts, ctx.forward, flags, view(e), volume(e));
         return kContinue;
+    }
+
+    static void fillBasic(BasicFields& out, const FlowView& flow, const FlowStats& s,
+                          const Volume& v) noexcept {
+        out.protocol = flow.key->proto;
+        out.vlanId = flow.key->vlan;
+        const std::array<const Series*, 3> series = {&s.both, &s.dir[0].s, &s.dir[1].s};
+        for (std::size_t i = 0; i < series.size(); ++i) {
+            if (series[i]->packets == 0) continue;  // a direction without packets: all 0
+            out.firstSeen[i] = v.firstMs[i];
+            out.lastSeen[i] = series[i]->lastMs;
+            out.duration[i] = series[i]->lastMs - v.firstMs[i];
+            out.packets[i] = series[i]->packets;
+        }
+        for (std::size_t d = 0; d < 2; ++d) {
+            out.bytes[d + 1] = s.dir[d].s.packets != 0 ? v.bytes[d] : 0;
+        }
+        out.bytes[0] = out.bytes[1] + out.bytes[2];
     }
 
     static void fill(SeriesFields& out, const SeriesResult& r) noexcept {
@@ -347,8 +458,10 @@ private:
     }
 
     std::array<FieldSpec, kFieldCount> m_fields{};
+    std::size_t m_fieldCount = 0;
     std::size_t m_splt;
     Accounting m_mode;
+    bool m_basic;
 };
 
 }  // namespace
@@ -356,7 +469,8 @@ private:
 ROWPROBE_REGISTER_PLUGIN(PluginKind::Process, FlowstatsPlugin,
                          {.name = "flowstats",
                           .summary = "NFStream's statistical flow features (sizes, inter-arrival "
-                                     "times, TCP flag counts) and SPLT, under its column names",
+                                     "times, TCP flag counts), SPLT and, with basic, its basic "
+                                     "columns, under its column names",
                           .options = kOptions});
 
 }  // namespace rowprobe::flowstats

@@ -92,14 +92,23 @@ bool skippedByNfstream(const ParsedPacket& p) noexcept {
 void start(FlowStats& s) noexcept { std::memset(&s, 0, sizeof s); }
 
 void add(FlowStats& s, std::uint16_t size, std::uint64_t timeNs, bool forward,
-         std::uint8_t tcpFlags, const SpltView& splt) noexcept {
+         std::uint8_t tcpFlags, const SpltView& splt, Volume* volume) noexcept {
     // A packet earlier than the flow's latest takes the latest time (NFStream forces arrival
     // order with its clock: the latest time of the whole capture, here of the flow).
     const std::uint64_t ms = std::max(timeNs / kNsPerMs, s.both.lastMs);
     const std::uint32_t index = s.both.packets;  // this packet's position in the flow
     const std::uint64_t previous = s.both.lastMs;
-    addToSeries(s.both, size, ms);
     Direction& d = s.dir[forward ? 0 : 1];
+    if (volume != nullptr) {
+        const std::size_t dir = forward ? 0 : 1;
+        if (index == 0) {
+            volume->firstMs[0] = ms;
+            volume->bytes = {0, 0};
+        }
+        if (d.s.packets == 0) volume->firstMs[1 + dir] = ms;
+        volume->bytes[dir] += size;
+    }
+    addToSeries(s.both, size, ms);
     addToSeries(d.s, size, ms);
     if (tcpFlags != 0) {
         for (std::size_t i = 0; i < kFlagBits.size(); ++i) {

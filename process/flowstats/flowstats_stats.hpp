@@ -30,9 +30,14 @@
 //   payload    the transport payload: after the TCP header (data offset), the UDP header or
 //              ICMP's 8 bytes; 0 for other protocols
 //
+//   volume    (only with the plugin's `basic` columns) the time of each series' first packet
+//               (ms, as above) and the bytes (sizes summed) of each direction: NFStream's
+//               *_first_seen_ms and *_bytes; its *_last_seen_ms are the series' lastMs and its
+//               *_packets their packet counts
+//
 // Memory: FlowStats is 256 bytes (four cache lines: both-directions line, then 96 bytes per
-// direction); the SPLT entries follow it in the flow's tier-2 record, 8 bytes per packet of N
-// (piat u32, size u16, direction u8), written only up to the packets seen.
+// direction); with `basic` a 40-byte Volume follows it; then the SPLT entries, 8 bytes per
+// packet of N (piat u32, size u16, direction u8), written only up to the packets seen.
 #pragma once
 
 #include <array>
@@ -107,13 +112,22 @@ struct FlowStats {
 };
 static_assert(sizeof(FlowStats) == 256);
 
+/// First-packet times and byte counts (NFStream's basic columns), kept only when they are
+/// exported. Written by `add` before it is read, so it needs no clearing.
+struct Volume {
+    std::array<std::uint64_t, 3> firstMs;  ///< both directions, src→dst, dst→src
+    std::array<std::uint64_t, 2> bytes;    ///< src→dst, dst→src
+};
+static_assert(sizeof(Volume) == 40);
+
 /// Clears `s` (a flow's first packet then goes through `add`).
 void start(FlowStats& s) noexcept;
 
 /// One packet of `size` at `timeNs`, `forward` = from the flow's source; `tcpFlags` 0 for
-/// non-TCP packets. Records the SPLT entry while fewer than `splt.capacity` packets were seen.
+/// non-TCP packets. Records the SPLT entry while fewer than `splt.capacity` packets were seen,
+/// and, when `volume` is not null, the first-packet times and byte counts.
 void add(FlowStats& s, std::uint16_t size, std::uint64_t timeNs, bool forward,
-         std::uint8_t tcpFlags, const SpltView& splt) noexcept;
+         std::uint8_t tcpFlags, const SpltView& splt, Volume* volume = nullptr) noexcept;
 
 /// The exported values of one series (NFStream's sync).
 struct SeriesResult {

@@ -38,6 +38,8 @@ void check(const Series& s) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::array<FlowStats, 4> stats;
     for (FlowStats& s : stats) start(s);
+    std::array<Volume, 4> volumes{};
+    std::array<std::uint64_t, 4> sizes{};  // the sizes summed here, against the Volume's bytes
     static std::array<SpltEntry, kMaxSplt> entries;
     const SpltView splt{entries.data(), kMaxSplt};
     std::uint64_t t = 1700000000ULL * 1000000000ULL;
@@ -68,14 +70,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (std::size_t m = 0; m < stats.size(); ++m) {
             const std::uint16_t ps = packetSize(p, static_cast<Accounting>(m));
             add(stats[m], ps, p.ts, p.fromA == firstFromA, p.key.proto == 6 ? p.tcpFlags : 0,
-                m == 0 ? splt : SpltView{});
+                m == 0 ? splt : SpltView{}, &volumes[m]);
+            sizes[m] += ps;
         }
     }
-    for (const FlowStats& s : stats) {
+    for (std::size_t m = 0; m < stats.size(); ++m) {
+        const FlowStats& s = stats[m];
         check(s.both);
         check(s.dir[0].s);
         check(s.dir[1].s);
         if (s.dir[0].s.packets + s.dir[1].s.packets != s.both.packets) std::abort();
+        // The basic columns: bytes add up, and no series' last packet precedes its first.
+        const Volume& v = volumes[m];
+        if (s.both.packets != 0 && v.bytes[0] + v.bytes[1] != sizes[m]) std::abort();
+        if (s.both.packets != 0 && s.both.lastMs < v.firstMs[0]) std::abort();
+        for (std::size_t d = 0; d < 2; ++d) {
+            if (s.dir[d].s.packets != 0 && s.dir[d].s.lastMs < v.firstMs[1 + d]) std::abort();
+        }
     }
     return 0;
 }

@@ -460,10 +460,11 @@ TEST_P(IpfixPluginInterop, TsharkDecodesEveryPluginFieldEqualToJson) {
 // ---- signed fields: flowstats' SPLT --------------------------------------------------------------
 
 /// flowstats with `pen=` on captures with short flows: SPLT pads with -1 in signed basicLists
-/// (splt_direction signed8, splt_ps and splt_piat_ms signed32).
+/// (splt_direction signed8, splt_ps and splt_piat_ms signed32); with `basic`, NFStream's basic
+/// columns as elements 52-68 (unsigned8 protocol, unsigned16 vlan_id, unsigned64 the rest).
 const char* const kSignedPcaps[] = {"ndpi-4.2/pcap/quic-29.pcap", "ndpi-4.2/pcap/http_ipv6.pcap",
                                     "ndpi-4.2/pcap/1kxun.pcap"};
-const std::string kFlowstatsSigned = "flowstats;splt=20;pen=32473";
+const std::string kFlowstatsSigned = "flowstats;splt=20;basic;pen=32473";
 
 // ipfixDump learns the operator's elements only from the RFC 5610 type records (--rfc5610, no
 // element file), so each -1 of the SPLT lists is read back as -1 only when the records say
@@ -477,7 +478,7 @@ TEST(IpfixSignedInterop, IpfixDumpReadsFlowstatsSignedSpltFromTheTypeRecords) {
         GTEST_SKIP() << "process plugin 'flowstats' is not built into rowprobe";
     auto maps = mappings({kFlowstatsSigned});
     std::erase_if(maps, [](const Mapping& m) { return m.type == FieldType::Float32; });
-    ASSERT_EQ(maps.size(), 51U - 12U);
+    ASSERT_EQ(maps.size(), 68U - 12U);
     std::size_t padded = 0;
     std::size_t compared = 0;
     for (const char* name : kSignedPcaps) {
@@ -545,6 +546,9 @@ TEST(IpfixSignedInterop, TsharkReadsSignedTypesInTheTypeRecords) {
     EXPECT_EQ(types["50"], "7");  // splt_ps: signed32
     EXPECT_EQ(types["51"], "7");  // splt_piat_ms: signed32
     EXPECT_EQ(types["1"], "2");   // bidirectional_min_ps: unsigned16
+    EXPECT_EQ(types["52"], "1");  // protocol: unsigned8
+    EXPECT_EQ(types["53"], "2");  // vlan_id: unsigned16
+    EXPECT_EQ(types["68"], "4");  // dst2src_bytes: unsigned64
 }
 
 const Case kCases[] = {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # flowstats against NFStream 6.6 (scripts/compare-nfstream.py): NFStream runs on captures of
 # ../shared/testdata, its flows are joined with rowprobe's by 5-tuple and first-packet time, and
-# every feature must agree on every compared flow (floats within 1e-6 relative), in each of the
+# every feature (NFStream's basic columns included: rowprobe runs with `basic`) must agree on
+# every compared flow (floats within 1e-6 relative), in each of the
 # four accounting modes, with SPLT of 255 packets, with a year's timeouts and with 10 s / 60 s.
 # A negative check (rowprobe in another accounting mode than NFStream) must fail. Skips (77)
 # without NFStream or the test data. Time-boxed: about a minute on a loaded 2-core machine (NFStream runs once per

@@ -243,6 +243,31 @@ TEST(FlowstatsStats, NonFirstIpv4FragmentsAreNotMetered) {
     EXPECT_TRUE(skippedByNfstream(p));
 }
 
+// The basic columns' first-packet times and bytes: per direction from that direction's first
+// packet, the bytes summed in 64 bits, and a packet earlier than the flow's latest taking the
+// latest time, as the statistics do.
+TEST(FlowstatsStats, VolumeKeepsFirstTimesAndBytesPerDirection) {
+    FlowStats s;
+    start(s);
+    Volume v;
+    v.firstMs = {7, 7, 7};  // garbage: add() writes before anything reads
+    v.bytes = {7, 7};
+    const SpltView none{};
+    add(s, 100, 1000 * kMs + 5, true, 0, none, &v);
+    add(s, 65535, 1003 * kMs, true, 0, none, &v);
+    EXPECT_EQ(v.firstMs[0], 1000U);
+    EXPECT_EQ(v.firstMs[1], 1000U);
+    EXPECT_EQ(v.bytes[0], 65635U);
+    EXPECT_EQ(v.bytes[1], 0U);
+    EXPECT_EQ(s.dir[1].s.packets, 0U);  // firstMs[2] is not valid until a packet comes back
+    add(s, 40, 1001 * kMs, false, 0, none, &v);  // earlier than the flow's latest (1003)
+    EXPECT_EQ(v.firstMs[2], 1003U);
+    EXPECT_EQ(v.bytes[1], 40U);
+    EXPECT_EQ(s.dir[1].s.lastMs, 1003U);
+    for (int i = 0; i < 70000; ++i) add(s, 65535, 2000 * kMs, false, 0, none, &v);
+    EXPECT_EQ(v.bytes[1], 40U + 70000ULL * 65535U);  // beyond 32 bits
+}
+
 TEST(FlowstatsPlugin, OptionsSizeTheRecordAndSelectTheFields) {
     const test::FlowDriver off("flowstats");
     EXPECT_EQ(off.plugin().fields().size(), 48U);  // no SPLT columns without splt=N
@@ -253,6 +278,20 @@ TEST(FlowstatsPlugin, OptionsSizeTheRecordAndSelectTheFields) {
     EXPECT_EQ(full.plugin().fields()[0].ipfix.pen, 32473U);
     EXPECT_EQ(full.plugin().fields()[50].ipfixItem.id, 51);
     EXPECT_FALSE(off.plugin().fields()[0].ipfix.exported());
+    // basic: 17 more columns first (NFStream's order), elements 52-68; the statistics keep 1-51,
+    // and a Volume sits between the statistics and SPLT.
+    const test::FlowDriver basic("flowstats;basic;splt=10;pen=32473");
+    ASSERT_EQ(basic.plugin().fields().size(), 68U);
+    EXPECT_EQ(basic.plugin().fields()[0].name, "protocol");
+    EXPECT_EQ(basic.plugin().fields()[0].ipfix.id, 52);
+    EXPECT_EQ(basic.plugin().fields()[16].name, "dst2src_bytes");
+    EXPECT_EQ(basic.plugin().fields()[16].ipfix.id, 68);
+    EXPECT_EQ(basic.plugin().fields()[17].name, "bidirectional_min_ps");
+    EXPECT_EQ(basic.plugin().fields()[17].ipfix.id, 1);
+    EXPECT_EQ(basic.plugin().fields()[67].ipfixItem.id, 51);
+    EXPECT_EQ(basic.plugin().hooks().extSize,
+              sizeof(FlowStats) + sizeof(Volume) + 10 * sizeof(SpltEntry));
+    EXPECT_EQ(test::FlowDriver("flowstats;basic").plugin().fields().size(), 65U);
     EXPECT_THROW(test::FlowDriver("flowstats;splt=256"), std::exception);
     EXPECT_THROW(test::FlowDriver("flowstats;accounting=wire"), std::exception);
 }
@@ -270,6 +309,43 @@ TEST(FlowstatsPlugin, SpltPaddedWithMinusOne) {
     EXPECT_EQ(out[0].at("bidirectional_min_ps"), "64");
     EXPECT_EQ(out[0].at("bidirectional_psh_packets"), "2");
     EXPECT_EQ(out[0].at("src2dst_ack_packets"), "1");
+}
+
+// With `basic`: NFStream's basic columns next to SPLT, which moves behind the Volume; a
+// direction without packets reports 0 in all five of its columns.
+TEST(FlowstatsPlugin, BasicColumnsPerSeriesAndSpltBehindThem) {
+    test::FlowDriver d("flowstats;basic;splt=3;accounting=ip");
+    const test::Bytes payload(10, 'x');
+    const TimeNs t0 = 1'700'000'000ULL * kNsPerSec;
+    d.packet(test::frame(17, {10, 0, 0, 1}, 1234, {10, 0, 0, 2}, 53, payload), t0);
+    d.packet(test::frame(17, {10, 0, 0, 1}, 1234, {10, 0, 0, 2}, 53, payload), t0 + 7 * kMs);
+    d.packet(test::frame(17, {10, 0, 0, 2}, 53, {10, 0, 0, 1}, 1234, payload), t0 + 9 * kMs);
+    auto out = d.write();
+    ASSERT_EQ(out.size(), 1U);
+    EXPECT_EQ(out[0].at("protocol"), "17");
+    EXPECT_EQ(out[0].at("vlan_id"), "0");
+    EXPECT_EQ(out[0].at("bidirectional_first_seen_ms"), "1700000000000");
+    EXPECT_EQ(out[0].at("bidirectional_last_seen_ms"), "1700000000009");
+    EXPECT_EQ(out[0].at("bidirectional_duration_ms"), "9");
+    EXPECT_EQ(out[0].at("bidirectional_packets"), "3");
+    EXPECT_EQ(out[0].at("bidirectional_bytes"), "114");  // 3 × 38: IP lengths (ip mode)
+    EXPECT_EQ(out[0].at("src2dst_duration_ms"), "7");
+    EXPECT_EQ(out[0].at("src2dst_bytes"), "76");
+    EXPECT_EQ(out[0].at("dst2src_first_seen_ms"), "1700000000009");
+    EXPECT_EQ(out[0].at("dst2src_duration_ms"), "0");
+    EXPECT_EQ(out[0].at("dst2src_packets"), "1");
+    EXPECT_EQ(out[0].at("splt_ps"), "[38|38|38]");
+    EXPECT_EQ(out[0].at("splt_piat_ms"), "[0|7|2]");
+
+    test::FlowDriver one("flowstats;basic");
+    one.packet(test::frame(17, {10, 0, 0, 1}, 1234, {10, 0, 0, 2}, 53, payload), t0);
+    out = one.write();
+    ASSERT_EQ(out.size(), 1U);
+    for (const char* c : {"dst2src_first_seen_ms", "dst2src_last_seen_ms", "dst2src_duration_ms",
+                          "dst2src_packets", "dst2src_bytes"}) {
+        EXPECT_EQ(out[0].at(c), "0") << c;
+    }
+    EXPECT_EQ(out[0].at("src2dst_packets"), "1");
 }
 
 // A gap beyond int32 (here 3·10⁹ ms, 35 days, kept exactly in the 32-bit entry) is exported
