@@ -330,7 +330,10 @@ Pipeline::Pipeline(const Config& config) : m_config(config), m_board(queueCount(
         const AllocationScope scope("the packet blocks (" + std::to_string(sizeof(QueueBlock)) +
                                     " bytes each)");
         for (std::size_t b = 0; b < (own ? 1 : kBlocksPerQueue); ++b) {
-            q->blocks.push_back(std::make_unique<QueueBlock>());
+            // Default-initialised, not value-initialised: every member but the 256 KiB packet
+            // arena has an initialiser; the arena is written before it is read, and zeroing it
+            // for 40 blocks cost start-up 10 MiB of page faults.
+            q->blocks.push_back(std::make_unique_for_overwrite<QueueBlock>());
             q->freeBlocks.tryPush(&q->blocks.back()->raw);
         }
     }

@@ -5,6 +5,8 @@
 # (-p 'flowstats;splt=10' -o json to /dev/null, same timeouts), interleaved, RUNS times; prints
 # the median wall times, packets per second of each (NFStream's packet count) and the ratio.
 # NFStream comes from ~/.cache/rowprobe-venv (scripts/setup.sh) or ROWPROBE_NFSTREAM_PYTHON.
+# NFSTREAM_CSV=1: NFStream writes every flow with its own to_csv (to /dev/null), as rowprobe
+# writes its JSON, instead of only iterating them.
 #
 # Usage: scripts/bench-nfstream.sh [RUNS] [CAPTURE ...]
 #   CAPTURE: large | small (scripts/bench-common.sh, made when missing) or a pcap path.
@@ -19,6 +21,7 @@ captures=("$@")
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 for c in "${captures[@]}"; do
     f=$(capture "$c")
-    python3 scripts/compare-nfstream.py --bench --runs "$runs" --splt 10 --rowprobe "$rowprobe" "$f"
+    python3 scripts/compare-nfstream.py --bench --runs "$runs" --splt 10 --rowprobe "$rowprobe" \
+        ${NFSTREAM_CSV:+--nfstream-csv} "$f"
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

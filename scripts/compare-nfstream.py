@@ -76,11 +76,16 @@ for job in args["jobs"]:
                           active_timeout=args["active"], accounting_mode=args["mode"],
                           n_dissections=0, decode_tunnels=False, n_meters=1)
     cols = args["cols"]
-    for f in streamer:
-        packets += f.bidirectional_packets
-        if args["write"]:
-            out.write(json.dumps({c: getattr(f, c, None) for c in cols}) + "\n")
-    out.close()
+    if args["csv"]:  # NFStream's own writer; it does not count packets
+        out.close()
+        streamer.to_csv(path=job["out"])
+        packets = None
+    else:
+        for f in streamer:
+            packets += f.bidirectional_packets
+            if args["write"]:
+                out.write(json.dumps({c: getattr(f, c, None) for c in cols}) + "\n")
+        out.close()
     print(json.dumps({"pcap": job["pcap"], "version": nfstream.__version__,
                       "seconds": time.monotonic() - t0, "packets": packets}), flush=True)
 """
@@ -99,12 +104,13 @@ def find_nfstream_python(explicit):
     return None, None
 
 
-def run_nfstream(py, jobs, splt, idle, active, mode, write=True, box=0):
-    """NFStream on each (pcap, output path) of `jobs`; the infos of the jobs it finished."""
+def run_nfstream(py, jobs, splt, idle, active, mode, write=True, box=0, csv=False):
+    """NFStream on each (pcap, output path) of `jobs`; the infos of the jobs it finished.
+    `csv`: every flow written by NFStream's to_csv (all its columns) instead of iterated."""
     cols = list(dict.fromkeys(KEYS + BASIC + FEATURES + (SPLT if splt else [])))
     arg = json.dumps({"jobs": [{"pcap": p, "out": o} for p, o in jobs], "splt": splt,
                       "idle": idle, "active": active, "mode": MODES.index(mode), "cols": cols,
-                      "write": write, "box": box})
+                      "write": write, "box": box, "csv": csv})
     r = subprocess.run([py, "-c", WORKER, arg], capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"NFStream failed: {r.stderr.strip()[-400:]}")
@@ -269,10 +275,10 @@ def bench(args, py):
     for _ in range(args.runs):
         c0, t0 = children_cpu(), time.monotonic()
         info = run_nfstream(py, [(pcap, os.devnull)], args.splt, args.idle, args.active,
-                            args.accounting, write=False)[0]
+                            args.accounting, write=False, csv=args.nfstream_csv)[0]
         nfs.append(time.monotonic() - t0)
         nfs_cpu.append(children_cpu() - c0)
-        version, packets = info["version"], info["packets"]
+        version, packets = info["version"], info["packets"] or 0
         c0, t0 = children_cpu(), time.monotonic()
         subprocess.run(cmd, check=True, capture_output=True)
         rp.append(time.monotonic() - t0)
@@ -280,13 +286,17 @@ def bench(args, py):
 
     def med(v):
         return sorted(v)[len(v) // 2]
-    print(f"capture {pcap}: {packets} packets (as NFStream counts them), {args.runs} "
+    def rate(t):
+        return f", {packets / t:,.0f} packets/s" if packets else ""
+    counted = f"{packets} packets (as NFStream counts them)" if packets else "(packets not counted)"
+    print(f"capture {pcap}: {counted}, {args.runs} "
           f"interleaved runs, medians, whole processes (start-up included)")
+    what = "every flow written by to_csv to /dev/null" if args.nfstream_csv else "flows iterated"
     print(f"  NFStream {version} (n_meters=1, statistical_analysis, splt_analysis={args.splt}, "
-          f"n_dissections=0): {med(nfs):.3f} s wall, {med(nfs_cpu):.3f} s CPU, "
-          f"{packets / med(nfs):,.0f} packets/s")
+          f"n_dissections=0, {what}): {med(nfs):.3f} s wall, {med(nfs_cpu):.3f} s CPU"
+          f"{rate(med(nfs))}")
     print(f"  rowprobe -p 'flowstats;splt={args.splt}' -o json: {med(rp):.3f} s wall, "
-          f"{med(rp_cpu):.3f} s CPU, {packets / med(rp):,.0f} packets/s")
+          f"{med(rp_cpu):.3f} s CPU{rate(med(rp))}")
     print(f"  rowprobe is {med(nfs) / med(rp):.1f}x faster in wall time, "
           f"{med(nfs_cpu) / med(rp_cpu):.1f}x in CPU time")
     print("  rowprobe command: " + " ".join(f"'{c}'" if ";" in c else c for c in cmd))
@@ -313,6 +323,9 @@ def main():
     ap.add_argument("--bench", action="store_true",
                     help="time NFStream and rowprobe on the first capture instead")
     ap.add_argument("--runs", type=int, default=3, help="--bench: interleaved runs")
+    ap.add_argument("--nfstream-csv", action="store_true",
+                    help="--bench: NFStream writes every flow with its to_csv (to /dev/null), "
+                         "as rowprobe writes JSON, instead of only iterating the flows")
     ap.add_argument("captures", nargs="+")
     args = ap.parse_args()
     py, version = find_nfstream_python(args.nfstream_python)

@@ -349,7 +349,7 @@ std::string_view protoName(std::uint8_t proto) noexcept {
 OutputFile::OutputFile(const Options& options, std::string_view option, std::size_t bufferBytes)
     : m_component(options.component()),
       m_path(options.getString(option)),
-      m_buffer(std::make_unique<char[]>(bufferBytes)),
+      m_buffer(std::make_unique_for_overwrite<char[]>(bufferBytes)),  // written before read
       m_pos(m_buffer.get()),
       m_end(m_buffer.get() + bufferBytes),
       // a record is rarely below 32 bytes; smaller ones only make the buffer drain early

@@ -460,7 +460,9 @@ public:
     explicit ExtRing(std::size_t capacity)
         : m_cap(std::bit_ceil(std::max<std::size_t>(capacity, 2 * kMaxPluginData))),
           m_mask(m_cap - 1),
-          m_data(std::make_unique<std::uint8_t[]>(m_cap)) {}
+          // not zeroed: bytes are written before they are read, so pages are touched only as
+          // the ring first fills (start-up does not fault in megabytes it may never use)
+          m_data(std::make_unique_for_overwrite<std::uint8_t[]>(m_cap)) {}
     ExtRing(const ExtRing&) = delete;
     ExtRing& operator=(const ExtRing&) = delete;
 
