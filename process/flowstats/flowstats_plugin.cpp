@@ -331,12 +331,22 @@ public:
         return h;
     }
 
-    /// What the next packet touches: the statistics' four lines (the first is read: it holds
-    /// the packet count, so the SPLT entry's place), the Volume's line with `basic` and, while
-    /// SPLT records, one entry, fetched for writing. Without it the table would load up to
-    /// 512 bytes of the record.
+    /// What the next packet touches, fetched for writing. A record of at most kPrefetchAll
+    /// bytes (up to 16 SPLT entries, 11 with `basic`) is prefetched whole and nothing is
+    /// loaded: no miss of the batch waits behind this record's. A larger one: the statistics'
+    /// four lines (the first is loaded: it holds the packet count, so the SPLT entry's place),
+    /// the Volume's line with `basic` and, while SPLT records, one entry. Loading the first
+    /// line had cost little while the pools were on huge pages; on 4 KiB pages the load also
+    /// waits for a page walk, and prefetching instead took the benchmark command
+    /// (`flowstats;splt=10`) from 0.37 to 0.32 s on the 100k-flow capture and from 1.84 to
+    /// 1.65 s on the 1 M-flow one (docs/performance.md, "Session 19").
     std::uint64_t touch(const Ext& e) const noexcept {
         const auto* base = reinterpret_cast<const unsigned char*>(&e);
+        const std::size_t bytes = spltOffset() + m_splt * sizeof(SpltEntry);
+        if (bytes <= kPrefetchAll) {
+            for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(base + off, 1, 3);
+            return 0;
+        }
         for (std::size_t line = 1; line < sizeof(FlowStats) / 64; ++line) {
             __builtin_prefetch(base + line * 64, 1, 3);
         }
@@ -406,6 +416,9 @@ public:
 
 private:
     static constexpr std::size_t kSpltEntryBytes = sizeof(SpltEntry);
+    /// The largest record the touch hook prefetches whole instead of loading its count: six
+    /// lines, the statistics' four and two of SPLT entries.
+    static constexpr std::size_t kPrefetchAll = 384;
 
     /// Where the SPLT entries start in the record: after the statistics and, with `basic`, the
     /// Volume.
