@@ -121,6 +121,10 @@ ParsedBlock& parsedOf(PacketBlock& block) noexcept {
 
 constexpr std::size_t kParseAheadBlocks = kBlocksPerQueue / 4;
 
+/// What an input thread waiting for free blocks makes present per StoragePlugin::prefault call
+/// (about 70 us of the kernel's work), so that it checks the free blocks again soon.
+constexpr std::size_t kPrefaultStep = std::size_t{64} << 10;
+
 /// The parser options of a run.
 ParserConfig parserConfigOf(const Config& config) noexcept {
     ParserConfig parser;
@@ -443,6 +447,12 @@ void Pipeline::inputLoop(Source& source) {
         while (!inputOverdue()) {
             PacketBlock* block = nullptr;
             if (!q.freeBlocks.tryPop(block)) {
+                // The worker is behind: while it frees blocks, make the memory it is about to
+                // write for the first time present, so that it takes no page fault there.
+                while (q.freeBlocks.size() < kResumeFreeBlocks &&
+                       q.fullBlocks.size() >= kParseAheadBlocks &&
+                       q.storage->prefault(kPrefaultStep) != 0) {
+                }
                 if (!waitFor([&] { return q.freeBlocks.size() >= kResumeFreeBlocks; }, m_abandon))
                     break;
                 q.freeBlocks.tryPop(block);

@@ -36,9 +36,12 @@
 //   it gets, and ends with the same timeouts. A
 //   distributing input thread is the producer of every queue's full ring and the consumer of
 //   every queue's free ring, so each ring still has one producer and one consumer.
-// * The worker is the only thread touching its StoragePlugin. At the end marker it calls
-//   flushAll (every cached flow leaves as ForcedEnd), publishes its statistics and sets
-//   `workerDone` (release).
+// * The worker is the only thread touching its StoragePlugin but for prefault(): the input
+//   thread of a single queue, when it finds no free block while the worker has a quarter of the
+//   pool queued, calls it in 64 KiB steps until half the pool is free again (it maps in pages
+//   the worker is about to write first; it reads one atomic per pool and calls madvise).
+//   At the end marker the worker calls flushAll (every cached flow leaves as ForcedEnd),
+//   publishes its statistics and sets `workerDone` (release).
 // * The export thread drains every ExportRing; after seeing all `workerDone` flags (acquire) it
 //   drains once more and finishes, so no record is lost at EOF or on SIGINT/SIGTERM.
 // * expiry=thread (StoragePlugin::sweepsInExportThread): the export thread also calls

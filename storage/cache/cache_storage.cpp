@@ -102,6 +102,12 @@ constexpr OptionSpec kOptions[] = {
      .help = "pages of the process plugins' per-flow records: 4 KiB (4k; cheaper to fault in, "
              "measured faster on VMs) or transparent huge pages (huge; fewer TLB misses)",
      .choices = kPoolPages},
+    {.name = "prefault",
+     .type = OptionType::Flag,
+     .defaultValue = "true",
+     .help = "the input thread, while it waits for the worker, maps in the next 8 MiB of each "
+             "process plugin's per-flow records, so the worker creating flows takes no page "
+             "fault there (needs Linux 5.14; an input without a thread of its own does not)"},
     {.name = "flood",
      .type = OptionType::Flag,
      .defaultValue = "true",
@@ -233,6 +239,7 @@ TableConfig parseTableConfig(const Options& options) {
     c.fragTimeout = options.getDurationNs("frag-timeout");
     c.expiryThread = options.getString("expiry") == "thread";
     c.hugePools = options.getString("pool-pages") == "huge";
+    c.prefault = options.getFlag("prefault");
     c.flood.enabled = options.getFlag("flood");
     c.flood.interval = options.getDurationNs("flood-interval");
     c.flood.alpha = options.getDouble("flood-alpha");

@@ -1,6 +1,9 @@
 #include "cache/process_dispatch.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -91,6 +94,8 @@ void ProcessDispatch::allocate(std::size_t slots, bool hugePools) {
     m_area = detail::TableArray<std::byte>(slots * m_stride);
     if (!m_area.zeroed()) std::memset(m_area.data(), 0, slots * m_stride);
     m_pools.resize(m_plugins.size());
+    m_poolOf.assign(m_plugins.size(), 0);
+    m_poolMemory.reserve(m_plugins.size());
     std::size_t handles = 0;
     for (std::size_t i = 0; i < m_plugins.size(); ++i) {
         const ProcessHooks& h = m_plugins[i].hooks;
@@ -101,7 +106,9 @@ void ProcessDispatch::allocate(std::size_t slots, bool hugePools) {
         std::size_t count = h.extPoolRecords != 0 ? h.extPoolRecords : slots;
         count = std::min(count, std::max<std::size_t>(1024, kMaxPoolBytes / record));
         count = std::min<std::size_t>(count, 0x7FFFFFFF);
+        m_poolOf[i] = m_poolMemory.size();
         PoolMemory& mem = m_poolMemory.emplace_back();
+        mem.bytes = count * record;
         // Untouched pages cost no memory: only records in use are ever written.
         mem.records =
             detail::TableArray<std::byte>(count * record, hugePools ? ~std::size_t{0} : 0);
@@ -114,6 +121,35 @@ void ProcessDispatch::allocate(std::size_t slots, bool hugePools) {
     m_returned = std::make_unique<SpscRing<std::uint64_t>>(std::max<std::size_t>(handles, 2));
     m_scratch = std::make_unique<std::uint8_t[]>(kMaxPluginData);
     m_sweepScratch = std::make_unique<std::uint8_t[]>(kMaxPluginData);
+}
+
+namespace {
+#ifdef MADV_POPULATE_WRITE
+constexpr int kMadvPopulateWrite = MADV_POPULATE_WRITE;
+#else
+constexpr int kMadvPopulateWrite = 23;  // Linux 5.14; older kernels answer EINVAL
+#endif
+}  // namespace
+
+std::size_t ProcessDispatch::prefault(std::size_t maxBytes) noexcept {
+    if (m_populateRefused.load(std::memory_order_relaxed)) return 0;
+    constexpr std::size_t kPage = 4096;
+    for (PoolMemory& mem : m_poolMemory) {
+        const std::size_t frontier = mem.frontier.load(std::memory_order_relaxed);
+        const std::size_t target = std::min(mem.bytes, frontier + kPrefaultAhead) & ~(kPage - 1);
+        const std::size_t from = std::max(mem.populated, frontier & ~(kPage - 1));
+        if (from >= target) continue;
+        const std::size_t n = std::min(target - from, maxBytes);
+        if (::madvise(mem.records.data() + from, n, kMadvPopulateWrite) != 0) {
+            // EINVAL: a kernel before 5.14; ENOMEM/EFAULT: no memory now. Either way the
+            // worker's own faults remain, as without prefaulting.
+            if (errno == EINVAL) m_populateRefused.store(true, std::memory_order_relaxed);
+            return 0;
+        }
+        mem.populated = from + n;
+        return n;
+    }
+    return 0;
 }
 
 }  // namespace rowprobe::storage

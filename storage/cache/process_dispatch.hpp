@@ -130,6 +130,24 @@ public:
     /// True when some plugin keeps tier-2 records (the table then prefetches them).
     bool hasExt() const noexcept { return !m_extPlugins.empty(); }
 
+    /// Worker, after each batch: publishes how far each pool has handed out records never
+    /// used before (one relaxed store per pool), for prefault().
+    void publishFrontiers() noexcept {
+        for (const std::uint8_t i : m_extPlugins) {
+            m_poolMemory[m_poolOf[i]].frontier.store(
+                static_cast<std::size_t>(m_pools[i].fresh()) * m_pools[i].recordSize(),
+                std::memory_order_relaxed);
+        }
+    }
+
+    /// One thread other than the worker (StoragePlugin::prefault): makes the pools' pages up
+    /// to kPrefaultAhead past their published frontiers present (MADV_POPULATE_WRITE), at most
+    /// `maxBytes` per call, so that the worker creating flows finds them mapped instead of
+    /// taking a page fault per 4 KiB page (on 1 M flows of flowstats, 94 000 faults, a fifth
+    /// of the worker's time). Returns the bytes populated; 0 when every pool is far enough
+    /// ahead, or when the kernel has no MADV_POPULATE_WRITE (Linux < 5.14).
+    std::size_t prefault(std::size_t maxBytes) noexcept;
+
     /// True when stage 2 has per-flow plugin data to load after the candidate record
     /// (touchWanted): some plugin keeps state or a handle in the area, or tier-2 records.
     bool touchesFlowData() const noexcept { return m_needsArea || hasExt(); }
@@ -339,7 +357,20 @@ private:
     struct PoolMemory {
         detail::TableArray<std::byte> records;
         std::unique_ptr<std::uint32_t[]> freeList;
+        std::size_t bytes = 0;                 ///< of `records` in use for the pool
+        std::atomic<std::size_t> frontier{0};  ///< worker → prefaulter: bytes handed out
+        std::size_t populated = 0;             ///< prefaulter only: bytes made present
+        PoolMemory() = default;
+        PoolMemory(PoolMemory&& o) noexcept
+            : records(std::move(o.records)),
+              freeList(std::move(o.freeList)),
+              bytes(o.bytes),
+              frontier(o.frontier.load(std::memory_order_relaxed)),
+              populated(o.populated) {}
     };
+    /// How far past a pool's frontier prefault() keeps its pages present: at 1 M new flows of
+    /// 384-byte records in 1.3 s, about 25 ms of the worker's creations.
+    static constexpr std::size_t kPrefaultAhead = std::size_t{8} << 20;
     /// A plugin's per-worker state, destroyed with the table.
     struct WorkerState {
         const ProcessHooks* hooks = nullptr;
@@ -467,8 +498,10 @@ private:
     detail::TableArray<std::byte> m_area;
     std::vector<ExtPool> m_pools;
     std::vector<PoolMemory> m_poolMemory;
-    std::vector<WorkerState> m_workers;       ///< per plugin (null state: none); worker thread
-    std::vector<WorkerState> m_sweepWorkers;  ///< the same for the export thread (threaded)
+    std::vector<std::size_t> m_poolOf;  ///< per plugin: its PoolMemory (plugins with tier 2)
+    std::atomic<bool> m_populateRefused{false};  ///< the kernel answered EINVAL once
+    std::vector<WorkerState> m_workers;          ///< per plugin (null state: none); worker thread
+    std::vector<WorkerState> m_sweepWorkers;     ///< the same for the export thread (threaded)
     std::unique_ptr<SpscRing<std::uint64_t>> m_returned;
     std::unique_ptr<std::uint8_t[]> m_scratch;
     std::unique_ptr<std::uint8_t[]> m_sweepScratch;

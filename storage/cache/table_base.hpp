@@ -84,6 +84,9 @@ public:
     void attach(const ExportTarget& target) override;
     CacheStats stats() const noexcept override;
     bool sweepsInExportThread() const noexcept override { return m_locks.enabled(); }
+    std::size_t prefault(std::size_t maxBytes) noexcept override {
+        return m_config.prefault ? m_proc.prefault(maxBytes) : 0;
+    }
     const TableConfig& config() const noexcept override { return m_config; }
     std::size_t rowCount() const noexcept override { return m_rowCount; }
     std::size_t rowOf(const FlowKey& key) const noexcept override {

@@ -111,6 +111,11 @@ public:
     virtual bool enableProcessPlugins(std::span<ProcessPlugin* const> plugins) {
         return plugins.empty();
     }
+    /// Called by one thread other than the worker (the queue's input thread while it waits for
+    /// the worker to free a block): makes up to `maxBytes` of memory that the worker is about
+    /// to write for the first time present, so that the worker does not stop for those page
+    /// faults. Returns the bytes it made present, 0 when nothing is due.
+    virtual std::size_t prefault(std::size_t /*maxBytes*/) noexcept { return 0; }
 };
 
 /// Writes records. One instance, called by the export thread only.

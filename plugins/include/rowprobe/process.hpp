@@ -152,6 +152,9 @@ public:
     }
     std::uint32_t capacity() const noexcept { return m_capacity; }
     std::uint32_t available() const noexcept { return m_freeCount + (m_capacity - m_fresh); }
+    /// Records handed out at least once: 1..fresh(), the front of the memory; the next
+    /// never-used record is the next past them.
+    std::uint32_t fresh() const noexcept { return m_fresh; }
     std::uint64_t exhausted() const noexcept { return m_exhausted; }
     std::size_t recordSize() const noexcept { return m_recordSize; }
 

@@ -37,7 +37,7 @@ constexpr Expected kExpected[] = {
     {"SweepCounters", 72, 8},
     {"Admission", 224, 8},
     {"FloodDetector", 160, 8},
-    {"ProcessDispatch", 408, 8},
+    {"ProcessDispatch", 440, 8},
     {"SlotView", 72, 8},
     {"CachedFlow", 128, 64},
     {"CachedFlow::key", 0, 0},
