@@ -108,10 +108,12 @@ void ProcessDispatch::allocate(std::size_t slots, bool hugePools) {
         count = std::min<std::size_t>(count, 0x7FFFFFFF);
         m_poolOf[i] = m_poolMemory.size();
         PoolMemory& mem = m_poolMemory.emplace_back();
-        mem.bytes = count * record;
         // Untouched pages cost no memory: only records in use are ever written.
         mem.records =
             detail::TableArray<std::byte>(count * record, hugePools ? ~std::size_t{0} : 0);
+        // prefault() maps in pages of mapped pools only; a small pool is ordinary heap memory
+        // (not page-aligned, where madvise would refuse it).
+        mem.bytes = mem.records.zeroed() ? count * record : 0;
         mem.freeList =
             std::make_unique_for_overwrite<std::uint32_t[]>(count);  // lazily, see ExtPool
         m_pools[i] = ExtPool(mem.records.data(), mem.freeList.get(),

@@ -37,7 +37,10 @@
 // then cannot touch the pools, which belong to the worker: it pushes the handles into
 // m_returned (SPSC, export thread → worker), and the worker gives them back to their pools at
 // the start of each batch (drainReturned). The ring holds every handle that exists, so it is
-// never full. The export thread uses its own InstanceWriter buffer.
+// never full. The export thread uses its own InstanceWriter buffer. One other thread (the
+// queue's input thread, StoragePlugin::prefault) may call prefault(): it reads the frontiers
+// the worker publishes after each batch (relaxed atomics) and maps in pool pages past them
+// with madvise; `populated` is its own, and nothing else of the pools is touched.
 #pragma once
 
 #include <algorithm>
@@ -357,7 +360,7 @@ private:
     struct PoolMemory {
         detail::TableArray<std::byte> records;
         std::unique_ptr<std::uint32_t[]> freeList;
-        std::size_t bytes = 0;                 ///< of `records` in use for the pool
+        std::size_t bytes = 0;  ///< of `records` prefault() may map in: 0 for a heap pool
         std::atomic<std::size_t> frontier{0};  ///< worker → prefaulter: bytes handed out
         std::size_t populated = 0;             ///< prefaulter only: bytes made present
         PoolMemory() = default;
