@@ -13,6 +13,7 @@
 
 #include "process/conn/conn_tracker.hpp"
 #include "rowprobe/options.hpp"
+#include "rowprobe/prefetch.hpp"
 #include "rowprobe/process.hpp"
 #include "rowprobe/registry.hpp"
 
@@ -120,8 +121,8 @@ public:
     // and from 1.93-2.00 to 1.81-1.89 s on the 1 M-flow one (docs/performance.md, "Session 19").
     std::uint64_t touch(const State& st, const ConnState& s) const noexcept {
         const auto* b = reinterpret_cast<const unsigned char*>(&s);
-        __builtin_prefetch(b + 64, 1, 3);
-        if (st.tcp != 0) __builtin_prefetch(b, 1, 3);
+        prefetchWrite(b + 64);
+        if (st.tcp != 0) prefetchWrite(b);
         return st.tcp;
     }
 

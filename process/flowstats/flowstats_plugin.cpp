@@ -20,6 +20,7 @@
 
 #include "process/flowstats/flowstats_stats.hpp"
 #include "rowprobe/options.hpp"
+#include "rowprobe/prefetch.hpp"
 #include "rowprobe/process.hpp"
 #include "rowprobe/registry.hpp"
 
@@ -327,7 +328,7 @@ public:
     /// entries.
     ProcessHooks hooks() const noexcept override {
         ProcessHooks h = ProcessPluginBase<FlowstatsPlugin>::hooks();
-        h.extSize = spltOffset() + m_splt * kSpltEntryBytes;
+        h.extSize = recordBytes();
         return h;
     }
 
@@ -342,17 +343,16 @@ public:
     /// 1.65 s on the 1 M-flow one (docs/performance.md, "Session 19").
     std::uint64_t touch(const Ext& e) const noexcept {
         const auto* base = reinterpret_cast<const unsigned char*>(&e);
-        const std::size_t bytes = spltOffset() + m_splt * sizeof(SpltEntry);
-        if (bytes <= kPrefetchAll) {
-            for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(base + off, 1, 3);
+        if (recordBytes() <= kPrefetchAll) {
+            for (std::size_t off = 0; off < recordBytes(); off += 64) prefetchWrite(base + off);
             return 0;
         }
         for (std::size_t line = 1; line < sizeof(FlowStats) / 64; ++line) {
-            __builtin_prefetch(base + line * 64, 1, 3);
+            prefetchWrite(base + line * 64);
         }
-        if (m_basic) __builtin_prefetch(base + sizeof(Ext), 1, 3);
+        if (m_basic) prefetchWrite(base + sizeof(Ext));
         const std::uint32_t n = e.stats.both.packets;
-        if (n < m_splt) __builtin_prefetch(base + spltOffset() + n * sizeof(SpltEntry), 1, 3);
+        if (n < m_splt) prefetchWrite(base + spltOffset() + n * kSpltEntryBytes);
         return n;
     }
 
@@ -423,6 +423,8 @@ private:
     /// Where the SPLT entries start in the record: after the statistics and, with `basic`, the
     /// Volume.
     std::size_t spltOffset() const noexcept { return sizeof(Ext) + (m_basic ? sizeof(Volume) : 0); }
+    /// The whole record: the statistics, the Volume with `basic`, N SPLT entries.
+    std::size_t recordBytes() const noexcept { return spltOffset() + m_splt * kSpltEntryBytes; }
     SpltView view(Ext& e) const noexcept {
         return {reinterpret_cast<SpltEntry*>(reinterpret_cast<std::byte*>(&e) + spltOffset()),
                 m_splt};
@@ -453,10 +455,8 @@ private:
             out.duration[i] = series[i]->lastMs - v.firstMs[i];
             out.packets[i] = series[i]->packets;
         }
-        for (std::size_t d = 0; d < 2; ++d) {
-            out.bytes[d + 1] = s.dir[d].s.packets != 0 ? v.bytes[d] : 0;
-        }
-        out.bytes[0] = out.bytes[1] + out.bytes[2];
+        // add() starts both counts at the flow's first packet: a direction without packets has 0.
+        out.bytes = {v.bytes[0] + v.bytes[1], v.bytes[0], v.bytes[1]};
     }
 
     static void fill(SeriesFields& out, const SeriesResult& r) noexcept {

@@ -98,9 +98,9 @@ void add(FlowStats& s, std::uint16_t size, std::uint64_t timeNs, bool forward,
     const std::uint64_t ms = std::max(timeNs / kNsPerMs, s.both.lastMs);
     const std::uint32_t index = s.both.packets;  // this packet's position in the flow
     const std::uint64_t previous = s.both.lastMs;
-    Direction& d = s.dir[forward ? 0 : 1];
+    const std::size_t dir = forward ? 0 : 1;
+    Direction& d = s.dir[dir];
     if (volume != nullptr) {
-        const std::size_t dir = forward ? 0 : 1;
         if (index == 0) {
             volume->firstMs[0] = ms;
             volume->bytes = {0, 0};

@@ -116,7 +116,7 @@ public:
             processPart(batch.subspan(off, std::min(kMaxBatch, batch.size() - off)));
         }
         m_now = m_batchLast;  // the clock follows the capture, even backwards
-        if (m_proc.hasExt()) m_proc.publishFrontiers();
+        if (m_config.prefault && m_proc.hasExt()) m_proc.publishFrontiers();
         if (m_stats.flowsInCache >= m_promoteAt) [[unlikely]]
             promoteHugePages();
         if (threaded()) {

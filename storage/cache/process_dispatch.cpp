@@ -134,7 +134,7 @@ constexpr int kMadvPopulateWrite = 23;  // Linux 5.14; older kernels answer EINV
 }  // namespace
 
 std::size_t ProcessDispatch::prefault(std::size_t maxBytes) noexcept {
-    if (m_populateRefused.load(std::memory_order_relaxed)) return 0;
+    if (m_populateRefused) return 0;
     constexpr std::size_t kPage = 4096;
     for (PoolMemory& mem : m_poolMemory) {
         const std::size_t frontier = mem.frontier.load(std::memory_order_relaxed);
@@ -145,7 +145,7 @@ std::size_t ProcessDispatch::prefault(std::size_t maxBytes) noexcept {
         if (::madvise(mem.records.data() + from, n, kMadvPopulateWrite) != 0) {
             // EINVAL: a kernel before 5.14; ENOMEM/EFAULT: no memory now. Either way the
             // worker's own faults remain, as without prefaulting.
-            if (errno == EINVAL) m_populateRefused.store(true, std::memory_order_relaxed);
+            if (errno == EINVAL) m_populateRefused = true;
             return 0;
         }
         mem.populated = from + n;

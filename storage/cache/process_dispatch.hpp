@@ -501,10 +501,10 @@ private:
     detail::TableArray<std::byte> m_area;
     std::vector<ExtPool> m_pools;
     std::vector<PoolMemory> m_poolMemory;
-    std::vector<std::size_t> m_poolOf;  ///< per plugin: its PoolMemory (plugins with tier 2)
-    std::atomic<bool> m_populateRefused{false};  ///< the kernel answered EINVAL once
-    std::vector<WorkerState> m_workers;          ///< per plugin (null state: none); worker thread
-    std::vector<WorkerState> m_sweepWorkers;     ///< the same for the export thread (threaded)
+    std::vector<std::size_t> m_poolOf;        ///< per plugin: its PoolMemory (plugins with tier 2)
+    bool m_populateRefused = false;           ///< prefaulter only: the kernel answered EINVAL once
+    std::vector<WorkerState> m_workers;       ///< per plugin (null state: none); worker thread
+    std::vector<WorkerState> m_sweepWorkers;  ///< the same for the export thread (threaded)
     std::unique_ptr<SpscRing<std::uint64_t>> m_returned;
     std::unique_ptr<std::uint8_t[]> m_scratch;
     std::unique_ptr<std::uint8_t[]> m_sweepScratch;
