@@ -42,6 +42,10 @@ if [[ "${1:-}" != "--quick" ]]; then
     ninja -C build/tsan -j"$jobs" || tsan_status=$?
     [[ $tsan_status -ne 0 ]] || (cd build/tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
         ctest --output-on-failure -j"$jobs" --timeout 900 -L 'e2e|core|faults') || tsan_status=$?
+    # The outputs' formatting helpers hand batches between threads: their unit tests too.
+    [[ $tsan_status -ne 0 ]] || (cd build/tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+        ctest --output-on-failure -j"$jobs" --timeout 900 -R '^(ParallelFormat|OutputFile)\.') ||
+        tsan_status=$?
     [[ $tsan_status -eq 0 ]] || { echo "scripts/test.sh: TSan stage FAILED (exit $tsan_status)" >&2; status=$tsan_status; }
 
     # Fuzz stage: every libFuzzer target of tests/fuzz (rowprobe_add_fuzzer) for FUZZ_SECONDS

@@ -17,16 +17,36 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "output/common/json_layout.hpp"
+#include "output/common/parallel_format.hpp"
 #include "rowprobe/format.hpp"
 #include "rowprobe/options.hpp"
 #include "rowprobe/plugin.hpp"
 
 namespace rowprobe::output {
+
+/// Writes records as JSON lines; one per formatting thread (ParallelFormat), each with its own
+/// instance grouping and the output's shared, read-only layouts.
+class JsonFormatter {
+public:
+    JsonFormatter(const JsonLayout& layout, const JsonPluginColumns& plugins)
+        : m_layout(&layout), m_plugins(&plugins), m_groups(plugins.plugins()) {}
+    /// Writes `r` to `file` (the export thread's path).
+    void write(OutputFile& file, const FlowRecord& r);
+    /// ParallelFormat's Formatter: records from the first into [out, end), each whole.
+    std::size_t format(std::span<const FlowRecord> records, char* out, char* end,
+                       std::uint32_t* ends);
+
+private:
+    const JsonLayout* m_layout;
+    const JsonPluginColumns* m_plugins;
+    InstanceGroups m_groups;
+};
 
 class JsonOutput final : public OutputPlugin {
 public:
@@ -49,15 +69,13 @@ public:
     static char* formatRecord(char* out, const FlowRecord& record) noexcept;
 
 private:
-    /// Writes a record that carries plugin data: one object per instance
-    /// (docs/design/process-runtime.md), each with the record's fields and that instance's fields
-    /// plus, for every other plugin with exactly one instance, its fields.
-    void writeWithPlugins(const FlowRecord& r);
-
     OutputFile m_file;
     JsonLayout m_layout;
     JsonPluginColumns m_plugins;
-    InstanceGroups m_groups;
+    unsigned m_threads = 1;
+    /// Made by setProcessPlugins, once the layouts are final.
+    std::unique_ptr<JsonFormatter> m_formatter;
+    std::unique_ptr<ParallelFormat<JsonFormatter>> m_parallel;
     std::atomic<std::uint64_t> m_bytes{0};
 };
 

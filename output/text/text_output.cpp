@@ -44,6 +44,14 @@ constexpr OptionSpec kOptions[] = {
      .type = OptionType::Flag,
      .help = "size the address columns for IPv4 (15 wide, 21 with the port); longer IPv6 "
              "values then push the rest of their line right"},
+    {.name = "threads",
+     .type = OptionType::Int,
+     .defaultValue = "2",
+     .help = "threads that format a large batch of records (a mass expiry, the final flush), the "
+             "export thread included; 1 = the export thread alone. The default is 1 on a single "
+             "CPU",
+     .min = 1,
+     .max = 16},
 };
 
 /// The default columns: times, protocol, the two endpoints, counters and flags per direction,
@@ -293,7 +301,10 @@ constexpr std::size_t kLineLimit = std::size_t{64} << 10;
 }  // namespace
 
 TextOutput::TextOutput(const Options& options)
-    : m_layout(styleOf(options), fieldList(options)), m_file(options, "file") {
+    : m_layout(styleOf(options), fieldList(options)),
+      m_file(options, "file"),
+      m_threads(formatThreads(options, "threads")) {
+    setProcessPlugins({});
     if (m_layout.maxLine() > kLineLimit) {
         options.fail("fields", "too many columns: a line could exceed " +
                                    std::to_string(kLineLimit) + " bytes");
@@ -315,52 +326,85 @@ void TextOutput::reopen() {
 }
 
 void TextOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugins) {
+    m_parallel.reset();  // its helpers hold the old plugin fields
     m_pluginFields.clear();
-    m_pluginKeyBytes = 0;
-    m_pluginFieldCount = 0;
-    for (const ProcessPlugin* plugin : plugins) {
-        m_pluginFields.push_back(plugin->fields());
-        for (const FieldSpec& f : plugin->fields()) m_pluginKeyBytes += f.name.size() + 3;
-        m_pluginFieldCount += plugin->fields().size();
-    }
-    m_groups = InstanceGroups(plugins.size());
+    for (const ProcessPlugin* plugin : plugins) m_pluginFields.push_back(plugin->fields());
+    m_formatter = std::make_unique<TextFormatter>(m_layout, m_pluginFields);
+    m_parallel =
+        std::make_unique<ParallelFormat<TextFormatter>>(*m_formatter, m_threads, "rp-text");
 }
 
-void TextOutput::writeWithPlugins(const FlowRecord& r) {
-    InstanceGroups& groups = m_groups;
-    groups.load(r);
-    const std::size_t bound = m_layout.maxLine() + m_pluginKeyBytes + 6 * groups.bytes() +
-                              pluginValueMaxChars(0) * m_pluginFieldCount;
-    for (std::size_t k = 0; k < std::max<std::size_t>(groups.lines(), 1); ++k) {
-        char* p = m_layout.formatRecord(m_file.reserve(bound), r) - 1;  // without its '\n'
-        for (std::size_t pl = 0; pl < m_pluginFields.size(); ++pl) {
-            const PluginInstance* i = groups.at(pl, k);
-            if (i == nullptr) continue;
-            for (const FieldSpec& f : m_pluginFields[pl]) {
-                *p++ = ' ';
-                *p++ = ' ';
-                p = putShort(p, f.name);
-                *p++ = '=';
-                p = formatPluginValueJson(p, f, i->data);
-            }
-        }
-        *p++ = '\n';
-        m_file.commit(p);
+TextFormatter::TextFormatter(const TextLayout& layout,
+                             std::span<const std::span<const FieldSpec>> pluginFields)
+    : m_layout(&layout), m_pluginFields(pluginFields), m_groups(pluginFields.size()) {
+    for (const std::span<const FieldSpec> fields : pluginFields) {
+        for (const FieldSpec& f : fields) m_pluginKeyBytes += f.name.size() + 3;
+        m_pluginFieldCount += fields.size();
     }
-    m_file.endRecord();
+}
+
+std::size_t TextFormatter::prepare(const FlowRecord& r, std::size_t& bound) {
+    if (r.extLen == 0 || m_pluginFields.empty()) {
+        bound = m_layout->maxLine();
+        return 0;
+    }
+    m_groups.load(r);
+    bound = m_layout->maxLine() + m_pluginKeyBytes + 6 * m_groups.bytes() +
+            pluginValueMaxChars(0) * m_pluginFieldCount;
+    return std::max<std::size_t>(m_groups.lines(), 1);
+}
+
+char* TextFormatter::formatLine(char* out, const FlowRecord& r, std::size_t k) const noexcept {
+    char* p = m_layout->formatRecord(out, r) - 1;  // without its '\n'
+    for (std::size_t pl = 0; pl < m_pluginFields.size(); ++pl) {
+        const PluginInstance* i = m_groups.at(pl, k);
+        if (i == nullptr) continue;
+        for (const FieldSpec& f : m_pluginFields[pl]) {
+            *p++ = ' ';
+            *p++ = ' ';
+            p = putShort(p, f.name);
+            *p++ = '=';
+            p = formatPluginValueJson(p, f, i->data);
+        }
+    }
+    *p++ = '\n';
+    return p;
+}
+
+void TextFormatter::write(OutputFile& file, const FlowRecord& r) {
+    std::size_t bound = 0;
+    const std::size_t lines = prepare(r, bound);
+    if (lines == 0) {
+        file.commit(m_layout->formatRecord(file.reserve(bound), r));
+    } else {
+        for (std::size_t k = 0; k < lines; ++k) file.commit(formatLine(file.reserve(bound), r, k));
+    }
+    file.endRecord();
+}
+
+std::size_t TextFormatter::format(std::span<const FlowRecord> records, char* out, char* end,
+                                  std::uint32_t* ends) {
+    char* p = out;
+    std::size_t i = 0;
+    for (; i < records.size(); ++i) {
+        const FlowRecord& r = records[i];
+        std::size_t bound = 0;
+        const std::size_t lines = prepare(r, bound);
+        if (static_cast<std::size_t>(end - p) / bound < std::max<std::size_t>(lines, 1)) break;
+        if (lines == 0) {
+            p = m_layout->formatRecord(p, r);
+        } else {
+            for (std::size_t k = 0; k < lines; ++k) p = formatLine(p, r, k);
+        }
+        ends[i] = static_cast<std::uint32_t>(p - out);
+    }
+    return i;
 }
 
 void TextOutput::write(std::span<const FlowRecord> records) {
     const std::uint64_t before = m_file.bytes();
-    const std::size_t maxLine = m_layout.maxLine();
-    for (const FlowRecord& r : records) {
-        if (r.extLen != 0 && !m_pluginFields.empty()) {
-            writeWithPlugins(r);
-            continue;
-        }
-        m_file.commit(m_layout.formatRecord(m_file.reserve(maxLine), r));
-        m_file.endRecord();
-    }
+    m_parallel->write(m_file, records,
+                      [this](const FlowRecord& r) { m_formatter->write(m_file, r); });
     m_bytes.fetch_add(m_file.bytes() - before, std::memory_order_relaxed);
 }
 

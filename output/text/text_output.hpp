@@ -33,10 +33,12 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "output/common/parallel_format.hpp"
 #include "rowprobe/fields.hpp"
 #include "rowprobe/format.hpp"
 #include "rowprobe/options.hpp"
@@ -99,6 +101,32 @@ private:
     std::size_t m_maxLine = 1;
 };
 
+/// Writes records as text lines; one per formatting thread (ParallelFormat), each with its own
+/// instance grouping and the output's shared, read-only layout and plugin fields.
+class TextFormatter {
+public:
+    TextFormatter(const TextLayout& layout,
+                  std::span<const std::span<const FieldSpec>> pluginFields);
+    /// Writes `r` to `file` (the export thread's path).
+    void write(OutputFile& file, const FlowRecord& r);
+    /// ParallelFormat's Formatter: records from the first into [out, end), each whole.
+    std::size_t format(std::span<const FlowRecord> records, char* out, char* end,
+                       std::uint32_t* ends);
+
+private:
+    /// Lines of `r` and the bound of each: one line per instance (docs/design/process-runtime.md),
+    /// the aligned columns followed by `  key=value` for each plugin field (values in their
+    /// JSON form); loads r's groups.
+    std::size_t prepare(const FlowRecord& r, std::size_t& bound);
+    char* formatLine(char* out, const FlowRecord& r, std::size_t k) const noexcept;
+
+    const TextLayout* m_layout;
+    std::span<const std::span<const FieldSpec>> m_pluginFields;
+    InstanceGroups m_groups;
+    std::size_t m_pluginKeyBytes = 0;
+    std::size_t m_pluginFieldCount = 0;
+};
+
 class TextOutput final : public OutputPlugin {
 public:
     /// Opens `file` ("-" = stdout), builds the columns from `fields` (default: README.md)
@@ -116,16 +144,13 @@ public:
     const TextLayout& layout() const noexcept { return m_layout; }
 
 private:
-    /// A record with plugin data: one line per instance (docs/design/process-runtime.md), the
-    /// aligned columns followed by `  key=value` for each plugin field (values in their JSON form).
-    void writeWithPlugins(const FlowRecord& r);
-
     std::vector<std::span<const FieldSpec>> m_pluginFields;
-    InstanceGroups m_groups;  ///< the instance-to-line rule, reused for every record
-    std::size_t m_pluginKeyBytes = 0;
-    std::size_t m_pluginFieldCount = 0;
     TextLayout m_layout;  ///< built first: a bad `fields` must not truncate the file
     OutputFile m_file;
+    unsigned m_threads = 1;
+    /// Made by setProcessPlugins, once the plugin fields are known.
+    std::unique_ptr<TextFormatter> m_formatter;
+    std::unique_ptr<ParallelFormat<TextFormatter>> m_parallel;
     std::atomic<std::uint64_t> m_bytes{0};
     bool m_header = false;  ///< header=true: a reopened, empty file gets the header line too
 };

@@ -394,25 +394,50 @@ void OutputFile::drain() {
     // Straight to the descriptor (the stream's own buffer stays empty): a short write says
     // exactly how many bytes reached the file.
     if (std::fflush(m_file) != 0) failed();
-    const int fd = ::fileno(m_file);
-    std::size_t done = 0;
-    while (done < n) {
-        const ::ssize_t w = ::write(fd, m_buffer.get() + done, n - done);
-        if (w > 0) {
-            done += static_cast<std::size_t>(w);
-        } else if (w < 0 && errno == EINTR) {
-            continue;
-        } else {
-            const int err = w == 0 ? ENOSPC : errno;
-            partial(done);
-            errno = err;
-            failed();
-        }
+    if (const std::size_t done = writeOut(m_buffer.get(), n); done < n) {
+        const int err = errno;
+        partial(done);
+        errno = err;
+        failed();
     }
     std::uint64_t records = 0;
     for (std::size_t i = 0; i < m_boundaryCount; ++i) records += m_boundaries[i] >> 31;
     m_records.fetch_add(records, std::memory_order_relaxed);
     m_boundaryCount = 0;
+}
+
+void OutputFile::appendRecords(const char* text, std::span<const std::uint32_t> ends) {
+    if (ends.empty()) return;
+    drain();
+    const std::size_t n = ends.back();
+    m_drained += n;
+    if (const std::size_t done = writeOut(text, n); done < n) {
+        const int err = errno;
+        std::size_t complete = 0;
+        while (complete < ends.size() && ends[complete] <= done) ++complete;
+        m_records.fetch_add(complete, std::memory_order_relaxed);
+        cutBack(done, complete == 0 ? 0 : ends[complete - 1]);
+        errno = err;
+        failed();
+    }
+    m_records.fetch_add(ends.size(), std::memory_order_relaxed);
+}
+
+std::size_t OutputFile::writeOut(const char* data, std::size_t n) noexcept {
+    const int fd = ::fileno(m_file);
+    std::size_t done = 0;
+    while (done < n) {
+        const ::ssize_t w = ::write(fd, data + done, n - done);
+        if (w > 0) {
+            done += static_cast<std::size_t>(w);
+        } else if (w < 0 && errno == EINTR) {
+            continue;
+        } else {
+            if (w == 0) errno = ENOSPC;
+            break;
+        }
+    }
+    return done;
 }
 
 void OutputFile::partial(std::size_t done) noexcept {
@@ -424,6 +449,10 @@ void OutputFile::partial(std::size_t done) noexcept {
         m_records.fetch_add(m_boundaries[i] >> 31, std::memory_order_relaxed);
     }
     m_boundaryCount = 0;
+    cutBack(done, keep);
+}
+
+void OutputFile::cutBack(std::size_t done, std::size_t keep) noexcept {
     if (done == keep) return;
     const int fd = ::fileno(m_file);
     struct stat st {};

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -165,6 +166,12 @@ public:
     std::uint64_t records() const noexcept { return m_records.load(std::memory_order_relaxed); }
     /// Appends `text` (any length). Throws RuntimeError on an I/O failure.
     void append(std::string_view text);
+    /// Hands over whole records formatted elsewhere (another thread's buffer): record i of
+    /// `text` ends `ends[i]` bytes from its start, ascending. What is buffered is written
+    /// first, then the text straight from the caller's memory (no copy). Throws RuntimeError
+    /// on an I/O failure, after counting the records that were written and cutting a regular
+    /// file back to the last of them, as a failed buffer write does.
+    void appendRecords(const char* text, std::span<const std::uint32_t> ends);
     /// Writes the buffer out and fflushes the file. Throws RuntimeError (naming the plugin, the
     /// path and errno's text) on an I/O failure.
     void flush();
@@ -187,9 +194,15 @@ private:
         m_boundaries[m_boundaryCount++] = static_cast<std::uint32_t>(m_pos - m_buffer.get()) | flag;
     }
     void drain();  ///< writes the buffer out (no fflush)
+    /// Writes `n` bytes to the descriptor, retrying short writes; returns the bytes written,
+    /// fewer than n after a failure (errno then says why).
+    std::size_t writeOut(const char* data, std::size_t n) noexcept;
     /// After a write that stopped after `done` of the buffer's bytes: counts the records it
     /// completed and cuts a regular file back to the last boundary it completed.
     void partial(std::size_t done) noexcept;
+    /// Cuts a regular file back by `done - keep` bytes: a write stopped after `done` bytes of
+    /// which the last complete record or header ended at `keep`.
+    void cutBack(std::size_t done, std::size_t keep) noexcept;
     [[noreturn]] void failed() const;  ///< reports the failed write (errno) and throws
 
     std::string m_component;

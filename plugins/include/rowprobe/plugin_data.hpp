@@ -41,6 +41,7 @@
 
 #include "rowprobe/fields.hpp"
 #include "rowprobe/flow_record.hpp"
+#include "rowprobe/spsc_ring.hpp"
 
 namespace rowprobe {
 
@@ -497,7 +498,7 @@ public:
         for (unsigned spin = 0;; ++spin) {
             if (const std::uint8_t* p = tryPush(src, n)) return p;
             if (abandon.load(std::memory_order_relaxed)) return nullptr;
-            if (spin > 64) std::this_thread::yield();
+            spinBackoff(spin);
         }
     }
     /// Consumer: everything up to the end of the blob at `p` (n bytes, pushed here) is free.

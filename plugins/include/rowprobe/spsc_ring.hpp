@@ -9,17 +9,31 @@
 //   only its own line.
 // * Capacity is fixed at construction; nothing allocates afterwards.
 // * tryPush / tryPop never block. Callers that must not lose data wait with a bounded spin,
-//   then std::this_thread::yield (see waitPush).
+//   then std::this_thread::yield, then short sleeps (spinBackoff, waitPush).
 #pragma once
 
 #include <atomic>
 #include <bit>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <new>
 #include <thread>
 
 namespace rowprobe {
+
+/// One step of a producer's wait for room, the `spin`-th: spin, then yield (hands the core to
+/// the consumer when the two share one), then sleep 50 us. A consumer that is the bottleneck
+/// for long (the export thread formatting a mass expiry or the final flush) then has the
+/// producer's core for its own helpers instead of sharing it with a thread that only yields.
+inline void spinBackoff(unsigned spin) noexcept {
+    if (spin < 64) return;
+    if (spin < 256) {
+        std::this_thread::yield();
+    } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+}
 
 template <class T>
 class SpscRing {
@@ -47,12 +61,12 @@ public:
         return true;
     }
 
-    /// Producer only. Waits (spin, then yield) until there is room; returns false only if
+    /// Producer only. Waits (spinBackoff) until there is room; returns false only if
     /// `abandon` becomes true while waiting (the consumer has gone away).
     bool waitPush(const T& value, const std::atomic<bool>& abandon) noexcept {
         for (unsigned spin = 0; !tryPush(value); ++spin) {
             if (abandon.load(std::memory_order_relaxed)) return false;
-            if (spin > 64) std::this_thread::yield();
+            spinBackoff(spin);
         }
         return true;
     }

@@ -172,10 +172,12 @@ void expectFieldTypes(const JsonObject& o) {
     EXPECT_EQ(keys, kDocumentedFields);
 }
 
-TEST(JsonOutput, IsRegisteredWithFileAndFieldsOptions) {
+TEST(JsonOutput, IsRegisteredWithFileFieldsAndThreadsOptions) {
     const auto* entry = Registry::instance().find(PluginKind::Output, "json");
     ASSERT_NE(entry, nullptr);
-    ASSERT_EQ(entry->info.options.size(), 2U);
+    ASSERT_EQ(entry->info.options.size(), 3U);
+    EXPECT_EQ(entry->info.options[2].name, "threads");
+    EXPECT_EQ(entry->info.options[2].defaultValue, "2");
     EXPECT_EQ(entry->info.options[1].name, "fields");
     EXPECT_EQ(entry->info.options[0].name, "file");
     EXPECT_EQ(entry->info.options[0].shortName, "f");
