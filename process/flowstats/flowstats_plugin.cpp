@@ -3,7 +3,7 @@
 // packets' direction, size and inter-arrival time), under NFStream's column names so that
 // pipelines written for NFStream read rowprobe's JSON unchanged. Definitions and arithmetic:
 // flowstats_stats.hpp. Per flow: one tier-2 record of 256 bytes of running statistics plus
-// 8 bytes per SPLT packet (the record's size comes from the `splt` option at start-up); every
+// 6 bytes per SPLT packet (the record's size comes from the `splt` option at start-up); every
 // packet of the flow updates it. With `basic`, also NFStream's basic columns (protocol, VLAN,
 // and first/last seen, duration, packets and bytes per direction and for both) under its
 // names, from 40 more bytes per flow. IPFIX elements exist only under the operator's PEN
@@ -333,7 +333,7 @@ public:
     }
 
     /// What the next packet touches, fetched for writing. A record of at most kPrefetchAll
-    /// bytes (up to 16 SPLT entries, 11 with `basic`) is prefetched whole and nothing is
+    /// bytes (up to 21 SPLT entries, 14 with `basic`) is prefetched whole and nothing is
     /// loaded: no miss of the batch waits behind this record's. A larger one: the statistics'
     /// four lines (the first is loaded: it holds the packet count, so the SPLT entry's place),
     /// the Volume's line with `basic` and, while SPLT records, one entry. Loading the first
@@ -397,12 +397,11 @@ public:
             std::array<std::int8_t, kMaxSplt> direction;
             std::array<std::int32_t, kMaxSplt> ps;
             std::array<std::int32_t, kMaxSplt> piat;
-            constexpr std::uint32_t kMaxPiat = std::numeric_limits<std::int32_t>::max();
             for (std::size_t i = 0; i < n; ++i) {
                 const SpltEntry& x = v.entries[i];
-                direction[i] = static_cast<std::int8_t>(x.direction);
+                direction[i] = static_cast<std::int8_t>(x.direction());
                 ps[i] = x.ps;
-                piat[i] = static_cast<std::int32_t>(std::min(x.piat, kMaxPiat));
+                piat[i] = static_cast<std::int32_t>(x.piat());  // at most 2^31 - 1
             }
             std::fill(direction.begin() + n, direction.begin() + m_splt, std::int8_t{-1});
             std::fill(ps.begin() + n, ps.begin() + m_splt, -1);
@@ -417,7 +416,7 @@ public:
 private:
     static constexpr std::size_t kSpltEntryBytes = sizeof(SpltEntry);
     /// The largest record the touch hook prefetches whole instead of loading its count: six
-    /// lines, the statistics' four and two of SPLT entries.
+    /// lines, the statistics' four and two of SPLT entries (five lines with `splt=10`).
     static constexpr std::size_t kPrefetchAll = 384;
 
     /// Where the SPLT entries start in the record: after the statistics and, with `basic`, the

@@ -117,10 +117,7 @@ void add(FlowStats& s, std::uint16_t size, std::uint64_t timeNs, bool forward,
     }
     if (index < splt.capacity) {
         const std::uint64_t piat = index == 0 || ms <= previous ? 0 : ms - previous;
-        SpltEntry& x = splt.entries[index];
-        x.piat = static_cast<std::uint32_t>(std::min<std::uint64_t>(piat, UINT32_MAX));
-        x.ps = size;
-        x.direction = forward ? 0 : 1;
+        splt.entries[index].set(piat, size, !forward);
     }
 }
 

@@ -98,9 +98,9 @@ TEST(FlowstatsStats, OnePacketFlowIsAllZeroNotNaN) {
     EXPECT_EQ(back.maxPs, 0);
     EXPECT_EQ(back.meanPs, 0.0);
     EXPECT_EQ(s.dir[0].flags[0], 1U);  // SYN
-    EXPECT_EQ(sp.e[0].piat, 0U);       // the first packet's gap is 0
+    EXPECT_EQ(sp.e[0].piat(), 0U);     // the first packet's gap is 0
     EXPECT_EQ(sp.e[0].ps, 1500);
-    EXPECT_EQ(sp.e[0].direction, 0);
+    EXPECT_EQ(sp.e[0].direction(), 0);
 }
 
 TEST(FlowstatsStats, TwoPacketsHaveOneGapAndNoGapDeviation) {
@@ -141,8 +141,8 @@ TEST(FlowstatsStats, SpltStopsAtCapacityAndRecordsGapsBothWays) {
     EXPECT_EQ(s.both.packets, 300U);
     for (std::size_t i = 0; i < kMaxSplt; ++i) {
         EXPECT_EQ(sp.e[i].ps, i);
-        EXPECT_EQ(sp.e[i].piat, i == 0 ? 0U : 3U);
-        EXPECT_EQ(sp.e[i].direction, i % 2 == 0 ? 0 : 1);
+        EXPECT_EQ(sp.e[i].piat(), i == 0 ? 0U : 3U);
+        EXPECT_EQ(sp.e[i].direction(), i % 2 == 0 ? 0 : 1);
     }
 }
 
@@ -186,9 +186,32 @@ TEST(FlowstatsStats, EarlierPacketTakesTheFlowsLatestTime) {
     add(s, 60, 100 * kMs, true, 0, sp.view(4));
     add(s, 60, 90 * kMs, false, 0, sp.view(4));  // 10 ms before: counts at 100 ms
     add(s, 60, 130 * kMs, false, 0, sp.view(4));
-    EXPECT_EQ(sp.e[1].piat, 0U);
-    EXPECT_EQ(sp.e[2].piat, 30U);
+    EXPECT_EQ(sp.e[1].piat(), 0U);
+    EXPECT_EQ(sp.e[2].piat(), 30U);
     EXPECT_EQ(finish(s.dir[1].s).maxPiat, 30U);
+}
+
+// The 6-byte entry: the gap's 31 bits and the direction bit do not disturb each other, at the
+// cap (2³¹ − 1 ms) and past it, in either direction, and the size keeps its 16 bits.
+TEST(FlowstatsStats, SpltEntryKeepsGapDirectionAndSizeApart) {
+    FlowStats s;
+    start(s);
+    Splt sp;
+    const std::uint64_t cap = 0x7FFFFFFFULL;
+    add(s, 65535, 0, true, 0, sp.view(5));
+    add(s, 1, cap * kMs, false, 0, sp.view(5));           // exactly the cap
+    add(s, 2, (2 * cap + 5) * kMs, true, 0, sp.view(5));  // past it: capped
+    add(s, 65535, (2 * cap + 5) * kMs, false, 0, sp.view(5));
+    add(s, 0, (6 * cap) * kMs, false, 0, sp.view(5));  // past 2^32 ms too
+    const std::uint32_t gaps[] = {0, 0x7FFFFFFFU, 0x7FFFFFFFU, 0, 0x7FFFFFFFU};
+    const std::uint8_t dirs[] = {0, 1, 0, 1, 1};
+    const std::uint16_t sizes[] = {65535, 1, 2, 65535, 0};
+    for (std::size_t i = 0; i < 5; ++i) {
+        EXPECT_EQ(sp.e[i].piat(), gaps[i]) << i;
+        EXPECT_EQ(sp.e[i].direction(), dirs[i]) << i;
+        EXPECT_EQ(sp.e[i].ps, sizes[i]) << i;
+    }
+    static_assert(sizeof(SpltEntry) == 6);
 }
 
 TEST(FlowstatsStats, AccountingModesOnParsedFrames) {
@@ -348,8 +371,8 @@ TEST(FlowstatsPlugin, BasicColumnsPerSeriesAndSpltBehindThem) {
     EXPECT_EQ(out[0].at("src2dst_packets"), "1");
 }
 
-// A gap beyond int32 (here 3·10⁹ ms, 35 days, kept exactly in the 32-bit entry) is exported
-// saturated at 2³¹ − 1 ms, never as a negative number; the largest size, 65535, fits int32.
+// A gap beyond int32 (here 3·10⁹ ms, 35 days; the entry keeps 31 bits) is exported saturated
+// at 2³¹ − 1 ms, never as a negative number; the largest size, 65535, fits int32.
 TEST(FlowstatsPlugin, SpltGapSaturatesAtInt32Max) {
     test::FlowDriver d("flowstats;splt=3");
     const test::Bytes payload(10, 'x');
