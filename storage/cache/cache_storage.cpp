@@ -106,8 +106,9 @@ constexpr OptionSpec kOptions[] = {
      .type = OptionType::Flag,
      .defaultValue = "true",
      .help = "the input thread, while it waits for the worker, maps in the next 8 MiB of each "
-             "process plugin's per-flow records, so the worker creating flows takes no page "
-             "fault there (needs Linux 5.14; an input without a thread of its own does not)"},
+             "process plugin's per-flow records and the table's record planes the flows are "
+             "about to reach, so the worker creating flows takes no page fault there (needs "
+             "Linux 5.14; an input without a thread of its own does not)"},
     {.name = "flood",
      .type = OptionType::Flag,
      .defaultValue = "true",

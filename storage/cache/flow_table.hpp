@@ -95,11 +95,12 @@ public:
             m_rows = detail::TableArray<RowType>(m_rowCount);
             std::uninitialized_value_construct_n(m_rows.data(), m_rowCount);
             m_records = detail::TableArray<CachedFlow>(records, m_rowCount * kHugePlanes);
-            // Large tables are mapped zero pages, faulted in as rows are first used; small ones
-            // are zeroed here. The first kHugePlanes planes, which every row with a few flows
-            // reaches, take huge pages; the sparse planes beyond them 4 KiB pages until the
-            // table holds enough flows to fill them too (promoteHugePages).
-            if (!m_records.zeroed())
+            // Large tables are mapped zero pages, faulted in as rows first use them or ahead of
+            // the worker (prefault); small ones are zeroed here. The first kHugePlanes planes
+            // take huge pages, the sparser ones 4 KiB until flows fill them (promoteHugePages).
+            if (m_records.zeroed())
+                setPlanes({reinterpret_cast<std::byte*>(m_records.data()), rowBytes(), L});
+            else
                 std::memset(static_cast<void*>(m_records.data()), 0, records * sizeof(CachedFlow));
         } catch (const std::bad_alloc&) {
             throwNoMemory(config, sizeof(RowType));
@@ -116,7 +117,7 @@ public:
             processPart(batch.subspan(off, std::min(kMaxBatch, batch.size() - off)));
         }
         m_now = m_batchLast;  // the clock follows the capture, even backwards
-        if (m_config.prefault && m_proc.hasExt()) m_proc.publishFrontiers();
+        if (m_config.prefault) publishForPrefault();
         if (m_stats.flowsInCache >= m_promoteAt) [[unlikely]]
             promoteHugePages();
         if (threaded()) {

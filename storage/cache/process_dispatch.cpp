@@ -125,14 +125,6 @@ void ProcessDispatch::allocate(std::size_t slots, bool hugePools) {
     m_sweepScratch = std::make_unique<std::uint8_t[]>(kMaxPluginData);
 }
 
-namespace {
-#ifdef MADV_POPULATE_WRITE
-constexpr int kMadvPopulateWrite = MADV_POPULATE_WRITE;
-#else
-constexpr int kMadvPopulateWrite = 23;  // Linux 5.14; older kernels answer EINVAL
-#endif
-}  // namespace
-
 std::size_t ProcessDispatch::prefault(std::size_t maxBytes) noexcept {
     if (m_populateRefused) return 0;
     constexpr std::size_t kPage = 4096;
@@ -142,7 +134,7 @@ std::size_t ProcessDispatch::prefault(std::size_t maxBytes) noexcept {
         const std::size_t from = std::max(mem.populated, frontier & ~(kPage - 1));
         if (from >= target) continue;
         const std::size_t n = std::min(target - from, maxBytes);
-        if (::madvise(mem.records.data() + from, n, kMadvPopulateWrite) != 0) {
+        if (!detail::populateWrite(mem.records.data() + from, n)) {
             // EINVAL: a kernel before 5.14; ENOMEM/EFAULT: no memory now. Either way the
             // worker's own faults remain, as without prefaulting.
             if (errno == EINVAL) m_populateRefused = true;

@@ -24,6 +24,18 @@
 
 namespace rowprobe::storage::detail {
 
+/// MADV_POPULATE_WRITE (Linux 5.14): makes [p, p + bytes) present and writable, faulting it in
+/// as the calling thread. True on success; false with errno set otherwise (EINVAL on an older
+/// kernel or a range that is not a private anonymous mapping).
+inline bool populateWrite(void* p, std::size_t bytes) noexcept {
+#ifdef MADV_POPULATE_WRITE
+    constexpr int kAdvice = MADV_POPULATE_WRITE;
+#else
+    constexpr int kAdvice = 23;
+#endif
+    return ::madvise(p, bytes, kAdvice) == 0;
+}
+
 /// An array for large tables: aligned, backed by transparent huge pages when the kernel allows
 /// (fewer TLB misses on random row access). Arrays of 4 MiB and more are anonymous mappings:
 /// zero-filled by the kernel page by page on first touch, so start-up neither zeroes nor faults

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
+#include <cmath>
 #include <new>
 
 #include "rowprobe/errors.hpp"
@@ -91,6 +93,42 @@ bool TableBase::sweepHasRoom(const ExportRing& ring, unsigned line) const noexce
     // Room for a whole row's plugin data, wrap included.
     return !m_proc.enabled() || m_target.sweepExt == nullptr ||
            m_target.sweepExt->freeBytes() >= 2 * line * kMaxPluginData;
+}
+
+std::size_t TableBase::prefault(std::size_t maxBytes) noexcept {
+    if (!m_config.prefault) return 0;
+    if (const std::size_t n = m_proc.prefault(maxBytes); n != 0) return n;
+    return prefaultPlanes(maxBytes);
+}
+
+unsigned TableBase::planesAhead(std::uint64_t flows, std::size_t rows, unsigned planes) noexcept {
+    constexpr double kRowsPerPage = 4096.0 / sizeof(CachedFlow);
+    const double m = static_cast<double>(flows) / static_cast<double>(rows);
+    double pmf = std::exp(-m);  // P(X = p)
+    double cdf = pmf;           // P(X <= p)
+    unsigned p = 0;
+    for (; p < planes; ++p) {
+        if (kRowsPerPage * (1.0 - cdf) < 0.5) break;
+        pmf *= m / static_cast<double>(p + 1);
+        cdf += pmf;
+    }
+    return std::min(planes, p + 1);
+}
+
+std::size_t TableBase::prefaultPlanes(std::size_t maxBytes) noexcept {
+    if (m_planes.base == nullptr || m_planesRefused) return 0;
+    const unsigned want =
+        planesAhead(m_occupancy.load(std::memory_order_relaxed), m_rowCount, m_planes.count);
+    const std::size_t target = (want * m_planes.planeBytes) & ~std::size_t{4095};
+    if (m_planesPopulated >= target) return 0;
+    const std::size_t n = std::min(target - m_planesPopulated, maxBytes);
+    if (!detail::populateWrite(m_planes.base + m_planesPopulated, n)) {
+        // EINVAL: a kernel before 5.14; ENOMEM: no memory now. The worker's own faults remain.
+        if (errno == EINVAL) m_planesRefused = true;
+        return 0;
+    }
+    m_planesPopulated += n;
+    return n;
 }
 
 }  // namespace rowprobe::storage

@@ -23,7 +23,9 @@
 //
 // Thread ownership: the worker's, except m_sweeper (export thread; its counters are atomics
 // the worker reads), m_clock (worker writes, export thread reads), m_locks and the block
-// deadlines (both). Nothing here is called per packet except inline accessors.
+// deadlines (both), and the prefaulter's state (prefault: the queue's input thread reads
+// m_occupancy, which the worker publishes, and maps in record pages with madvise; it reads and
+// writes nothing else of the table). Nothing here is called per packet except inline accessors.
 #pragma once
 
 #include <atomic>
@@ -84,9 +86,15 @@ public:
     void attach(const ExportTarget& target) override;
     CacheStats stats() const noexcept override;
     bool sweepsInExportThread() const noexcept override { return m_locks.enabled(); }
-    std::size_t prefault(std::size_t maxBytes) noexcept override {
-        return m_config.prefault ? m_proc.prefault(maxBytes) : 0;
-    }
+    /// The input thread, while it waits for the worker: the plugins' pools first
+    /// (ProcessDispatch::prefault), then the record planes the table is about to reach
+    /// (prefaultPlanes).
+    std::size_t prefault(std::size_t maxBytes) noexcept override;
+    /// The planes prefaultPlanes wants present for `flows` flows in `rows` rows, of `planes`.
+    static unsigned planesAhead(std::uint64_t flows, std::size_t rows, unsigned planes) noexcept;
+    /// Tests: where plane 0 starts (null for a table on heap memory) and a plane's bytes.
+    const std::byte* recordPlanes() const noexcept { return m_planes.base; }
+    std::size_t planeBytes() const noexcept { return m_planes.planeBytes; }
     const TableConfig& config() const noexcept override { return m_config; }
     std::size_t rowCount() const noexcept override { return m_rowCount; }
     std::size_t rowOf(const FlowKey& key) const noexcept override {
@@ -110,6 +118,30 @@ protected:
         return static_cast<std::size_t>(s) * m_rowCount + r;
     }
     bool threaded() const noexcept { return m_locks.enabled(); }
+
+    /// The records' planes (row.hpp), set by the derived table once it has mapped them: plane
+    /// p holds every row's slot p, `planeBytes` long.
+    struct Planes {
+        std::byte* base = nullptr;  ///< null: heap memory (a small table), never prefaulted
+        std::size_t planeBytes = 0;
+        unsigned count = 0;
+    };
+    void setPlanes(const Planes& planes) noexcept { m_planes = planes; }
+    /// One plane's bytes: a record per row.
+    std::size_t rowBytes() const noexcept { return m_rowCount * sizeof(CachedFlow); }
+    /// Worker, after each batch with prefault on: how many flows the table holds, for
+    /// prefaultPlanes, and the pools' frontiers (relaxed stores).
+    void publishForPrefault() noexcept {
+        m_occupancy.store(m_stats.flowsInCache, std::memory_order_relaxed);
+        if (m_proc.hasExt()) m_proc.publishFrontiers();
+    }
+    /// The prefaulter (one thread other than the worker): maps in, in order from plane 0 and at
+    /// most `maxBytes` per call, the planes that the published occupancy says rows are about to
+    /// write: plane p is first written by a row's (p+1)-th flow, and with flows spread over the
+    /// rows as Poisson(m), m flows per row, a 4 KiB page of it (32 rows) is written once
+    /// 32 · P(X > p) nears one; the planes up to the last with 32 · P(X > p) >= 1/2 and one
+    /// more. Returns the bytes mapped in, 0 when there is nothing to do.
+    std::size_t prefaultPlanes(std::size_t maxBytes) noexcept;
 
     /// A new flow in row r may expire at `due`: lowers its block's deadline (fetch-min when the
     /// export thread may rewrite it).
@@ -176,6 +208,11 @@ protected:
         SweepCounters counters;
     } m_sweeper;
     ProcessDispatch m_proc;
+    // prefault: the worker publishes, the prefaulter (the input thread) maps in.
+    Planes m_planes;
+    std::atomic<std::uint64_t> m_occupancy{0};  ///< worker → prefaulter: flowsInCache
+    std::size_t m_planesPopulated = 0;          ///< prefaulter only: bytes from plane 0
+    bool m_planesRefused = false;               ///< prefaulter only: the kernel said EINVAL
 };
 
 }  // namespace rowprobe::storage

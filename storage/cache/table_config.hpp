@@ -40,8 +40,9 @@ struct TableConfig {
     /// 1.78-1.95 s instead of 2.02-2.59 s; where huge pages are zeroed at memory speed, their fewer
     /// TLB misses can win.
     bool hugePools = false;
-    /// `prefault`: StoragePlugin::prefault makes the pools' next pages present (the input
-    /// thread calls it while it waits for the worker); `prefault=false` leaves every page to
+    /// `prefault`: StoragePlugin::prefault makes the pools' next pages and the record planes
+    /// the flows are about to reach present (the input thread calls it while it waits for the
+    /// worker); `prefault=false` leaves every page to
     /// the worker's own page faults (docs/performance.md, session 19, "Page faults moved to the
     /// input thread").
     bool prefault = true;

@@ -355,17 +355,21 @@ std::size_t residentPages(const void* from, std::size_t bytes) {
 
 // StoragePlugin::prefault (the input thread, while it waits for the worker) maps in the pool's
 // pages from the worker's frontier to 8 MiB past it, in calls of at most the bytes asked for,
-// then says there is nothing to do; as flows take records the frontier moves and so does the
-// work. `prefault=false` turns it off. (Skipped on kernels without MADV_POPULATE_WRITE.)
+// then the record planes the table's flows are about to reach (the next test), then says there
+// is nothing to do; as flows take records the frontier moves and so does the work.
+// `prefault=false` turns it off. (Skipped on kernels without MADV_POPULATE_WRITE.)
 TEST(ProcessRuntime, PrefaultMapsThePoolAheadOfTheWorkersFrontier) {
     constexpr std::size_t kMiB = std::size_t{1} << 20;
-    // A 2^16-slot table: the probe's pool (200-byte records in 256) is a 16 MiB mapping.
+    // A 2^16-slot table: the probe's pool (200-byte records in 256) is a 16 MiB mapping; a
+    // plane of records (4096 rows of 16) is 512 KiB.
     PluginTable t({.useExt = true}, 0, "cache;size=16;seed=1");
     t.feed(fwd(1));
     const auto* pool = static_cast<const std::byte*>(t.probe().lastExt.load());
     ASSERT_NE(pool, nullptr);  // the pool's first record: its mapping starts here
     ASSERT_EQ(reinterpret_cast<std::uintptr_t>(pool) % 4096, 0U);
     EXPECT_EQ(residentPages(pool + kMiB, 8 * kMiB), 0U);
+    const auto& base = dynamic_cast<const TableBase&>(t.table());
+    ASSERT_EQ(base.planeBytes(), 512 * 1024U);
     std::size_t total = 0;
     std::size_t calls = 0;
     for (std::size_t n = t.table().prefault(kMiB); n != 0; n = t.table().prefault(kMiB)) {
@@ -375,23 +379,65 @@ TEST(ProcessRuntime, PrefaultMapsThePoolAheadOfTheWorkersFrontier) {
         ASSERT_LT(calls, 100U);
     }
     if (total == 0 && !kernelPopulates()) GTEST_SKIP() << "no MADV_POPULATE_WRITE (Linux < 5.14)";
-    EXPECT_EQ(total, 8 * kMiB);
+    // The pool's 8 MiB, then plane 0 (one flow in 4096 rows: only the plane a new flow takes).
+    EXPECT_EQ(total, 8 * kMiB + base.planeBytes());
     EXPECT_EQ(residentPages(pool, 8 * kMiB), 8 * kMiB / 4096);
     EXPECT_EQ(residentPages(pool + 8 * kMiB, kMiB), 0U);  // no further than 8 MiB ahead
-    // 2 048 more flows take 512 KiB more of records: as much more is due, no more. (Fewer
-    // flows than the harness's export ring holds, for the flush at the end.)
+    // 2 048 more flows take 512 KiB more of records: as much more is due, and, at half a flow
+    // per row, planes 1 and 2 (TableBase::planesAhead). (Fewer flows than the harness's export
+    // ring holds, for the flush at the end.)
     for (int i = 0; i < 2048; ++i)
         t.feed(
             packet("10.0.0.1", static_cast<std::uint16_t>(2000 + i), "10.0.0.2", 80, at(1), kAck));
     total = 0;
     for (std::size_t n = t.table().prefault(kMiB); n != 0; n = t.table().prefault(kMiB)) total += n;
-    EXPECT_EQ(total, kMiB / 2);
+    EXPECT_EQ(total, kMiB / 2 + 2 * base.planeBytes());
     t.flushAll();
 
     PluginTable off({.useExt = true}, 0, "cache;size=16;seed=1;prefault=false");
     off.feed(fwd(1));
     EXPECT_EQ(off.table().prefault(kMiB), 0U);
     off.flushAll();
+}
+
+// The planes of records prefault maps in follow the flows per row (Poisson): plane p is first
+// written by a row's (p+1)-th flow, so a table a sixteenth full wants plane 0 and the next
+// ones only as their pages' rows are about to reach them; a full one wants every plane.
+TEST(ProcessRuntime, PrefaultPlanesFollowTheFlowsPerRow) {
+    EXPECT_EQ(TableBase::planesAhead(0, 4096, 16), 1U);
+    EXPECT_EQ(TableBase::planesAhead(1, 4096, 16), 1U);
+    EXPECT_EQ(TableBase::planesAhead(2049, 4096, 16), 3U);  // m = 0.5: P(X > 2) · 32 < 1/2
+    EXPECT_EQ(TableBase::planesAhead(4096, 4096, 16), 5U);  // m = 1: P(X > 4) · 32 < 1/2
+    EXPECT_EQ(TableBase::planesAhead(4 * 4096, 4096, 16), 10U);
+    EXPECT_EQ(TableBase::planesAhead(16 * 4096, 4096, 16), 16U);
+    EXPECT_EQ(TableBase::planesAhead(100 * 4096, 4096, 16), 16U);
+    for (std::uint64_t f = 0; f < 20 * 4096; f += 997)  // never fewer as the table fills
+        EXPECT_LE(TableBase::planesAhead(f, 4096, 16), TableBase::planesAhead(f + 997, 4096, 16));
+}
+
+// Without plugins the planes alone: plane 0 for the first flow, present afterwards (mincore);
+// the planes past the huge-page ones (the first four of 16, here one 2 MiB page) not; a table
+// on heap memory (under 4 MiB of records) is left alone.
+TEST(ProcessRuntime, PrefaultMapsTheRecordPlanesWithoutPlugins) {
+    TableHarness t("cache;size=16;seed=1");
+    t.feed({packet("10.0.0.1", 1000, "10.0.0.2", 80, at(1), kAck)});
+    const auto& base = dynamic_cast<const TableBase&>(t.table());
+    ASSERT_NE(base.recordPlanes(), nullptr);
+    std::size_t total = 0;
+    for (std::size_t n = t.table().prefault(1 << 16); n != 0; n = t.table().prefault(1 << 16))
+        total += n;
+    if (total == 0 && !kernelPopulates()) GTEST_SKIP() << "no MADV_POPULATE_WRITE (Linux < 5.14)";
+    EXPECT_EQ(total, base.planeBytes());
+    EXPECT_EQ(residentPages(base.recordPlanes(), base.planeBytes()), base.planeBytes() / 4096);
+    EXPECT_EQ(residentPages(base.recordPlanes() + 4 * base.planeBytes(), 12 * base.planeBytes()),
+              0U);
+    t.flushAll();
+
+    TableHarness small("cache;size=12;seed=1");  // 512 KiB of records: heap memory
+    small.feed({packet("10.0.0.1", 1000, "10.0.0.2", 80, at(1), kAck)});
+    EXPECT_EQ(dynamic_cast<const TableBase&>(small.table()).recordPlanes(), nullptr);
+    EXPECT_EQ(small.table().prefault(1 << 16), 0U);
+    small.flushAll();
 }
 
 TEST(ProcessRuntime, SeveralInstancesPerFlow) {
