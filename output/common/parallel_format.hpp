@@ -25,13 +25,15 @@
 // * Memory: each helper owns a buffer of kBufferBytes and room for a batch's record ends,
 //   allocated at construction (not zeroed: written before read).
 // * Formatter: a copyable type with
-//     std::size_t format(std::span<const FlowRecord> records, char* out, char* end,
-//                        std::uint32_t* ends);
-//   which formats records from the first into [out, end), stops before the first one that
-//   might not fit, stores each formatted record's end (bytes from out) in ends and returns how
-//   many it formatted. Should it throw, the export thread formats the helper's whole slice. Each thread has its own copy, so scratch state (InstanceGroups) in it is
-//   private to that thread; shared layouts are read only. It reads the records and their plugin
-//   data, which the export thread keeps alive until the batch's write() returns.
+//     std::size_t prepare(const FlowRecord& r, std::size_t& bound);
+//     char* line(char* out, const FlowRecord& r, std::size_t k) noexcept;
+//   prepare says how many lines (at least one) record r takes and sets an upper bound of each
+//   line's bytes; line writes line k (0 <= k < lines) at out and returns its end. Both run
+//   for one record after the other, on the thread that owns that copy: each thread has its
+//   own, so scratch state (InstanceGroups) in it is private to that thread; shared layouts are
+//   read only. They read the records and their plugin data, which the export thread keeps
+//   alive until the batch's write() returns. Should prepare throw on a helper, the export
+//   thread formats the helper's whole slice.
 #pragma once
 
 #include <pthread.h>
@@ -58,6 +60,18 @@ namespace rowprobe::output {
 /// capped at the CPUs the process may run on (a helper on a single CPU only waits its turn).
 unsigned formatThreads(const Options& options, std::string_view option);
 
+/// The `threads` option of the outputs that format with ParallelFormat.
+inline constexpr OptionSpec kFormatThreadsOption = {
+    .name = "threads",
+    .type = OptionType::Int,
+    .defaultValue = "2",
+    .help =
+        "threads that format a large batch of records (a mass expiry, the final flush), the "
+        "export thread included; 1 = the export thread alone. The default is 1 on a single "
+        "CPU",
+    .min = 1,
+    .max = 16};
+
 template <class Formatter>
 class ParallelFormat {
 public:
@@ -72,7 +86,8 @@ public:
 
     /// `threads`: formatting threads including the caller (1 = no helper). The helpers are
     /// named `name`/1, /2, ... (top -H, perf).
-    ParallelFormat(const Formatter& formatter, unsigned threads, const std::string& name) {
+    ParallelFormat(const Formatter& formatter, unsigned threads, const std::string& name)
+        : m_own(formatter) {
         for (unsigned k = 1; k < threads; ++k) {
             auto h = std::make_unique<Helper>(formatter);
             h->thread = std::thread([p = h.get()] { p->run(); });
@@ -94,11 +109,16 @@ public:
     /// Formatting threads, the caller included.
     unsigned threads() const noexcept { return static_cast<unsigned>(m_helpers.size()) + 1; }
 
-    /// Writes `records` to `file` in order, splitting a large batch over the helpers.
-    /// `single(record)` formats one record on the calling thread straight into the file (the
-    /// output's usual path). Throws what the file throws; the helpers are idle again by then.
-    template <class Single>
-    void write(OutputFile& file, std::span<const FlowRecord> records, Single&& single) {
+    /// Writes `records` to `file` in order, splitting a large batch over the helpers. Throws
+    /// what the file throws; the helpers are idle again by then.
+    void write(OutputFile& file, std::span<const FlowRecord> records) {
+        auto single = [&](const FlowRecord& r) {
+            std::size_t bound = 0;
+            const std::size_t lines = m_own.prepare(r, bound);
+            for (std::size_t k = 0; k < lines; ++k)
+                file.commit(m_own.line(file.reserve(bound), r, k));
+            file.endRecord();
+        };
         const std::size_t n = records.size();
         if (m_helpers.empty() || n < kMinSplit) {
             for (const FlowRecord& r : records) single(r);
@@ -163,14 +183,30 @@ private:
                 }
                 if (s == kStop) return;
                 try {
-                    done = formatter.format(job.first(std::min(job.size(), kHelperRecords)),
-                                            buffer.get(), buffer.get() + kBufferBytes, ends.get());
+                    done = formatSlice();
                 } catch (...) {  // (no memory for scratch) the caller formats the slice itself
                     done = 0;
                 }
                 state.store(kDone, std::memory_order_release);
                 state.notify_one();
             }
+        }
+
+        /// The job's records from the first into the buffer, each whole, their ends noted;
+        /// stops before the first that might not fit. Returns how many it formatted.
+        std::size_t formatSlice() {
+            char* p = buffer.get();
+            char* const end = p + kBufferBytes;
+            const std::size_t n = std::min(job.size(), kHelperRecords);
+            std::size_t i = 0;
+            for (; i < n; ++i) {
+                std::size_t bound = 0;
+                const std::size_t lines = formatter.prepare(job[i], bound);
+                if (static_cast<std::size_t>(end - p) / bound < lines) break;
+                for (std::size_t k = 0; k < lines; ++k) p = formatter.line(p, job[i], k);
+                ends[i] = static_cast<std::uint32_t>(p - buffer.get());
+            }
+            return i;
         }
 
         Formatter formatter;
@@ -182,6 +218,7 @@ private:
         std::thread thread;
     };
 
+    Formatter m_own;  ///< the calling (export) thread's
     std::vector<std::unique_ptr<Helper>> m_helpers;
 };
 

@@ -25,14 +25,7 @@ constexpr OptionSpec kOptions[] = {
      .shortName = "F",
      .type = OptionType::String,
      .help = "comma-separated field names to write, in this order (default: all core fields)"},
-    {.name = "threads",
-     .type = OptionType::Int,
-     .defaultValue = "2",
-     .help = "threads that format a large batch of records (a mass expiry, the final flush), the "
-             "export thread included; 1 = the export thread alone. The default is 1 on a single "
-             "CPU",
-     .min = 1,
-     .max = 16},
+    kFormatThreadsOption,
 };
 
 /// Appends a literal (the field separators and names); the length is a compile-time constant.
@@ -74,71 +67,34 @@ char* JsonOutput::formatRecord(char* out, const FlowRecord& record) noexcept {
 void JsonOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugins) {
     m_parallel.reset();  // its helpers hold the old layouts
     m_plugins = JsonPluginColumns(plugins);
-    m_formatter = std::make_unique<JsonFormatter>(m_layout, m_plugins);
-    m_parallel =
-        std::make_unique<ParallelFormat<JsonFormatter>>(*m_formatter, m_threads, "rp-json");
+    m_parallel = std::make_unique<ParallelFormat<JsonFormatter>>(JsonFormatter(m_layout, m_plugins),
+                                                                 m_threads, "rp-json");
 }
 
-namespace {
-
-/// One object of a record (its instance line k when it has plugin data) and its newline.
-char* formatObject(char* out, const JsonLayout& layout, const JsonPluginColumns& plugins,
-                   const InstanceGroups& groups, const FlowRecord& r, std::size_t k) noexcept {
-    char* p = layout.formatOpen(out, r);
-    p = plugins.writeFields(p, groups, k);
-    return put(p, "}\n");
-}
-
-}  // namespace
-
-void JsonFormatter::write(OutputFile& file, const FlowRecord& r) {
+std::size_t JsonFormatter::prepare(const FlowRecord& r, std::size_t& bound) {
+    m_withPlugins = false;
     if (r.extLen != 0 && !m_plugins->empty()) {
-        // One object per instance (docs/design/process-runtime.md), each with the record's
-        // fields and that instance's fields plus, for every other plugin with exactly one
-        // instance, its fields.
         m_groups.load(r);
         if (m_groups.lines() != 0) {
-            const std::size_t bound = m_plugins->maxObject(*m_layout, m_groups);
-            for (std::size_t k = 0; k < m_groups.lines(); ++k)
-                file.commit(
-                    formatObject(file.reserve(bound), *m_layout, *m_plugins, m_groups, r, k));
-            file.endRecord();
-            return;
+            m_withPlugins = true;
+            bound = m_plugins->maxObject(*m_layout, m_groups);
+            return m_groups.lines();
         }
     }
-    file.commit(m_layout->format(file.reserve(m_layout->maxLine()), r));
-    file.endRecord();
+    bound = m_layout->maxLine();
+    return 1;
 }
 
-std::size_t JsonFormatter::format(std::span<const FlowRecord> records, char* out, char* end,
-                                  std::uint32_t* ends) {
-    char* p = out;
-    std::size_t i = 0;
-    for (; i < records.size(); ++i) {
-        const FlowRecord& r = records[i];
-        const auto room = static_cast<std::size_t>(end - p);
-        if (r.extLen != 0 && !m_plugins->empty()) {
-            m_groups.load(r);
-            if (m_groups.lines() != 0) {
-                const std::size_t bound = m_plugins->maxObject(*m_layout, m_groups);
-                if (room / bound < m_groups.lines()) break;
-                for (std::size_t k = 0; k < m_groups.lines(); ++k)
-                    p = formatObject(p, *m_layout, *m_plugins, m_groups, r, k);
-                ends[i] = static_cast<std::uint32_t>(p - out);
-                continue;
-            }
-        }
-        if (room < m_layout->maxLine()) break;
-        p = m_layout->format(p, r);
-        ends[i] = static_cast<std::uint32_t>(p - out);
-    }
-    return i;
+char* JsonFormatter::line(char* out, const FlowRecord& r, std::size_t k) noexcept {
+    if (!m_withPlugins) return m_layout->format(out, r);
+    char* p = m_layout->formatOpen(out, r);
+    p = m_plugins->writeFields(p, m_groups, k);
+    return put(p, "}\n");
 }
 
 void JsonOutput::write(std::span<const FlowRecord> records) {
     const std::uint64_t before = m_file.bytes();
-    m_parallel->write(m_file, records,
-                      [this](const FlowRecord& r) { m_formatter->write(m_file, r); });
+    m_parallel->write(m_file, records);
     m_bytes.fetch_add(m_file.bytes() - before, std::memory_order_relaxed);
 }
 

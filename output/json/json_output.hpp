@@ -30,22 +30,23 @@
 
 namespace rowprobe::output {
 
-/// Writes records as JSON lines; one per formatting thread (ParallelFormat), each with its own
-/// instance grouping and the output's shared, read-only layouts.
+/// Formats records as JSON lines for ParallelFormat (one copy per formatting thread, each
+/// with its own instance grouping and the output's shared, read-only layouts): a record with
+/// plugin data is one object per instance line (docs/design/process-runtime.md), each with the
+/// record's fields and that instance's fields plus, for every other plugin with exactly one
+/// instance, its fields; one without is one object of the record's fields.
 class JsonFormatter {
 public:
     JsonFormatter(const JsonLayout& layout, const JsonPluginColumns& plugins)
         : m_layout(&layout), m_plugins(&plugins), m_groups(plugins.plugins()) {}
-    /// Writes `r` to `file` (the export thread's path).
-    void write(OutputFile& file, const FlowRecord& r);
-    /// ParallelFormat's Formatter: records from the first into [out, end), each whole.
-    std::size_t format(std::span<const FlowRecord> records, char* out, char* end,
-                       std::uint32_t* ends);
+    std::size_t prepare(const FlowRecord& r, std::size_t& bound);
+    char* line(char* out, const FlowRecord& r, std::size_t k) noexcept;
 
 private:
     const JsonLayout* m_layout;
     const JsonPluginColumns* m_plugins;
     InstanceGroups m_groups;
+    bool m_withPlugins = false;  ///< the record prepared last has instance lines
 };
 
 class JsonOutput final : public OutputPlugin {
@@ -74,7 +75,6 @@ private:
     JsonPluginColumns m_plugins;
     unsigned m_threads = 1;
     /// Made by setProcessPlugins, once the layouts are final.
-    std::unique_ptr<JsonFormatter> m_formatter;
     std::unique_ptr<ParallelFormat<JsonFormatter>> m_parallel;
     std::atomic<std::uint64_t> m_bytes{0};
 };

@@ -44,14 +44,7 @@ constexpr OptionSpec kOptions[] = {
      .type = OptionType::Flag,
      .help = "size the address columns for IPv4 (15 wide, 21 with the port); longer IPv6 "
              "values then push the rest of their line right"},
-    {.name = "threads",
-     .type = OptionType::Int,
-     .defaultValue = "2",
-     .help = "threads that format a large batch of records (a mass expiry, the final flush), the "
-             "export thread included; 1 = the export thread alone. The default is 1 on a single "
-             "CPU",
-     .min = 1,
-     .max = 16},
+    kFormatThreadsOption,
 };
 
 /// The default columns: times, protocol, the two endpoints, counters and flags per direction,
@@ -329,9 +322,8 @@ void TextOutput::setProcessPlugins(std::span<const ProcessPlugin* const> plugins
     m_parallel.reset();  // its helpers hold the old plugin fields
     m_pluginFields.clear();
     for (const ProcessPlugin* plugin : plugins) m_pluginFields.push_back(plugin->fields());
-    m_formatter = std::make_unique<TextFormatter>(m_layout, m_pluginFields);
-    m_parallel =
-        std::make_unique<ParallelFormat<TextFormatter>>(*m_formatter, m_threads, "rp-text");
+    m_parallel = std::make_unique<ParallelFormat<TextFormatter>>(
+        TextFormatter(m_layout, m_pluginFields), m_threads, "rp-text");
 }
 
 TextFormatter::TextFormatter(const TextLayout& layout,
@@ -344,9 +336,10 @@ TextFormatter::TextFormatter(const TextLayout& layout,
 }
 
 std::size_t TextFormatter::prepare(const FlowRecord& r, std::size_t& bound) {
-    if (r.extLen == 0 || m_pluginFields.empty()) {
+    m_withPlugins = r.extLen != 0 && !m_pluginFields.empty();
+    if (!m_withPlugins) {
         bound = m_layout->maxLine();
-        return 0;
+        return 1;
     }
     m_groups.load(r);
     bound = m_layout->maxLine() + m_pluginKeyBytes + 6 * m_groups.bytes() +
@@ -354,7 +347,8 @@ std::size_t TextFormatter::prepare(const FlowRecord& r, std::size_t& bound) {
     return std::max<std::size_t>(m_groups.lines(), 1);
 }
 
-char* TextFormatter::formatLine(char* out, const FlowRecord& r, std::size_t k) const noexcept {
+char* TextFormatter::line(char* out, const FlowRecord& r, std::size_t k) noexcept {
+    if (!m_withPlugins) return m_layout->formatRecord(out, r);
     char* p = m_layout->formatRecord(out, r) - 1;  // without its '\n'
     for (std::size_t pl = 0; pl < m_pluginFields.size(); ++pl) {
         const PluginInstance* i = m_groups.at(pl, k);
@@ -371,40 +365,9 @@ char* TextFormatter::formatLine(char* out, const FlowRecord& r, std::size_t k) c
     return p;
 }
 
-void TextFormatter::write(OutputFile& file, const FlowRecord& r) {
-    std::size_t bound = 0;
-    const std::size_t lines = prepare(r, bound);
-    if (lines == 0) {
-        file.commit(m_layout->formatRecord(file.reserve(bound), r));
-    } else {
-        for (std::size_t k = 0; k < lines; ++k) file.commit(formatLine(file.reserve(bound), r, k));
-    }
-    file.endRecord();
-}
-
-std::size_t TextFormatter::format(std::span<const FlowRecord> records, char* out, char* end,
-                                  std::uint32_t* ends) {
-    char* p = out;
-    std::size_t i = 0;
-    for (; i < records.size(); ++i) {
-        const FlowRecord& r = records[i];
-        std::size_t bound = 0;
-        const std::size_t lines = prepare(r, bound);
-        if (static_cast<std::size_t>(end - p) / bound < std::max<std::size_t>(lines, 1)) break;
-        if (lines == 0) {
-            p = m_layout->formatRecord(p, r);
-        } else {
-            for (std::size_t k = 0; k < lines; ++k) p = formatLine(p, r, k);
-        }
-        ends[i] = static_cast<std::uint32_t>(p - out);
-    }
-    return i;
-}
-
 void TextOutput::write(std::span<const FlowRecord> records) {
     const std::uint64_t before = m_file.bytes();
-    m_parallel->write(m_file, records,
-                      [this](const FlowRecord& r) { m_formatter->write(m_file, r); });
+    m_parallel->write(m_file, records);
     m_bytes.fetch_add(m_file.bytes() - before, std::memory_order_relaxed);
 }
 

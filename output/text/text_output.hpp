@@ -101,30 +101,24 @@ private:
     std::size_t m_maxLine = 1;
 };
 
-/// Writes records as text lines; one per formatting thread (ParallelFormat), each with its own
-/// instance grouping and the output's shared, read-only layout and plugin fields.
+/// Formats records as text lines for ParallelFormat (one copy per formatting thread, each with
+/// its own instance grouping and the output's shared, read-only layout and plugin fields): a
+/// record with plugin data is one line per instance (docs/design/process-runtime.md), the
+/// aligned columns followed by `  key=value` for each plugin field (values in their JSON form).
 class TextFormatter {
 public:
     TextFormatter(const TextLayout& layout,
                   std::span<const std::span<const FieldSpec>> pluginFields);
-    /// Writes `r` to `file` (the export thread's path).
-    void write(OutputFile& file, const FlowRecord& r);
-    /// ParallelFormat's Formatter: records from the first into [out, end), each whole.
-    std::size_t format(std::span<const FlowRecord> records, char* out, char* end,
-                       std::uint32_t* ends);
+    std::size_t prepare(const FlowRecord& r, std::size_t& bound);
+    char* line(char* out, const FlowRecord& r, std::size_t k) noexcept;
 
 private:
-    /// Lines of `r` and the bound of each: one line per instance (docs/design/process-runtime.md),
-    /// the aligned columns followed by `  key=value` for each plugin field (values in their
-    /// JSON form); loads r's groups.
-    std::size_t prepare(const FlowRecord& r, std::size_t& bound);
-    char* formatLine(char* out, const FlowRecord& r, std::size_t k) const noexcept;
-
     const TextLayout* m_layout;
     std::span<const std::span<const FieldSpec>> m_pluginFields;
     InstanceGroups m_groups;
     std::size_t m_pluginKeyBytes = 0;
     std::size_t m_pluginFieldCount = 0;
+    bool m_withPlugins = false;  ///< the record prepared last carries plugin data
 };
 
 class TextOutput final : public OutputPlugin {
@@ -149,7 +143,6 @@ private:
     OutputFile m_file;
     unsigned m_threads = 1;
     /// Made by setProcessPlugins, once the plugin fields are known.
-    std::unique_ptr<TextFormatter> m_formatter;
     std::unique_ptr<ParallelFormat<TextFormatter>> m_parallel;
     std::atomic<std::uint64_t> m_bytes{0};
     bool m_header = false;  ///< header=true: a reopened, empty file gets the header line too

@@ -12,9 +12,7 @@
 
 #include <csignal>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -33,17 +31,13 @@ namespace fs = std::filesystem;
 using test::plugins::FakePlugin;
 using test::plugins::Instances;
 
+/// A file in a directory of this test process's own, removed when it exits.
 fs::path scratchFile(const std::string& name) {
-    static const fs::path dir = test::tempDir();  // removed when the test process exits
+    static const fs::path dir = test::tempDir();
     return dir / name;
 }
 
-std::string slurp(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+std::string slurp(const fs::path& path) { return test::readFile(path); }
 
 std::size_t countLines(const std::string& text) {
     return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
