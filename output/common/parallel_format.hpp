@@ -106,9 +106,6 @@ public:
     ParallelFormat(const ParallelFormat&) = delete;
     ParallelFormat& operator=(const ParallelFormat&) = delete;
 
-    /// Formatting threads, the caller included.
-    unsigned threads() const noexcept { return static_cast<unsigned>(m_helpers.size()) + 1; }
-
     /// Writes `records` to `file` in order, splitting a large batch over the helpers. Throws
     /// what the file throws; the helpers are idle again by then.
     void write(OutputFile& file, std::span<const FlowRecord> records) {
