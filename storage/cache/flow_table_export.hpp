@@ -35,17 +35,24 @@ inline void FlowTable<P, L>::exportRecord(std::size_t r, Slot s, EndReason why,
         if (m_proc.enabled()) m_proc.releaseAll(slot, f, false);
         return;
     }
-    FlowRecord rec = makeRecord(f, slot, why);
+    const std::uint8_t* ext = nullptr;
+    std::uint32_t extLen = 0;
     if (m_proc.enabled()) {
         InstanceWriter out = m_proc.workerWriter();
         m_proc.serialize(slot, f, why, flushed, out, false);
         m_stats.pluginDataDropped += out.dropped();
         if (out.size() != 0 && m_target.ext != nullptr) {
-            rec.ext = m_target.ext->waitPush(out.data(), out.size(), *m_target.abandon);
-            rec.extLen = rec.ext != nullptr ? static_cast<std::uint32_t>(out.size()) : 0;
+            ext = m_target.ext->waitPush(out.data(), out.size(), *m_target.abandon);
+            extLen = ext != nullptr ? static_cast<std::uint32_t>(out.size()) : 0;
         }
     }
-    m_target.ring->waitPush(rec, *m_target.abandon);
+    m_target.ring->waitEmplace(
+        [&](FlowRecord& rec) {
+            ::new (&rec) FlowRecord(makeRecord(f, slot, why));
+            rec.ext = ext;
+            rec.extLen = extLen;
+        },
+        *m_target.abandon);
 }
 
 /// Before the flows of `slots` (a mask of row r) are exported: their plugin areas, then

@@ -71,6 +71,26 @@ public:
         return true;
     }
 
+    /// Producer only. As waitPush, but `fill(slot)` writes the value straight into its slot. A
+    /// value built elsewhere and copied in is read back with wide loads right after its
+    /// fields were stored one by one: those loads wait for the stores, and the stores wait
+    /// behind the previous records' stores into ring lines the consumer holds. The final
+    /// flush of 1 M flows spent most of its worker time there (docs/performance.md, "Session
+    /// 21").
+    template <class Fill>
+    bool waitEmplace(Fill&& fill, const std::atomic<bool>& abandon) noexcept {
+        const std::size_t head = m_head.load(std::memory_order_relaxed);
+        for (unsigned spin = 0; head - m_cachedTail == m_capacity; ++spin) {
+            m_cachedTail = m_tail.load(std::memory_order_acquire);
+            if (head - m_cachedTail != m_capacity) break;
+            if (abandon.load(std::memory_order_relaxed)) return false;
+            spinBackoff(spin);
+        }
+        fill(m_slots[head & m_mask]);
+        m_head.store(head + 1, std::memory_order_release);
+        return true;
+    }
+
     /// Consumer only. Returns false when empty.
     bool tryPop(T& out) noexcept {
         const std::size_t tail = m_tail.load(std::memory_order_relaxed);

@@ -10,10 +10,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <memory>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fake_plugins.hpp"
@@ -149,6 +154,109 @@ TEST(ParallelFormat, RecordsPastAHelpersBufferAreFormattedByTheExportThreadInOrd
     // export thread formats the rest of that slice.
     expectSameAsOneThread("json", 4, 60'000);
     expectSameAsOneThread("text", 4, 60'000);
+}
+
+/// A Formatter for the claiming tests: one line per record, "<srcPort> <thread>\n", where
+/// thread is E for the export thread (the one that made the ParallelFormat) and H for a
+/// helper. `slowExport` makes the export thread sleep 200 us per record, so that the helpers
+/// take chunks; `holdHelper` makes a helper's first record wait until the export thread has
+/// formatted `held` records, as a helper kept off its CPU would (and the export thread's first
+/// record wait until a helper holds its chunk).
+struct ProbeFormatter {
+    struct Shared {
+        std::thread::id exportThread = std::this_thread::get_id();
+        bool slowExport = false;
+        bool holdHelper = false;
+        std::size_t held = 0;
+        std::atomic<bool> helperStarted{false};
+        std::atomic<std::size_t> exportRecords{0};
+        std::atomic<std::size_t> helperRecords{0};
+    };
+    Shared* shared;
+
+    bool onExport() const { return std::this_thread::get_id() == shared->exportThread; }
+    std::size_t prepare(const FlowRecord&, std::size_t& bound) {
+        bound = 32;
+        if (onExport()) {
+            if (shared->slowExport) std::this_thread::sleep_for(std::chrono::microseconds(200));
+            while (shared->holdHelper && !shared->helperStarted.load()) std::this_thread::yield();
+        } else if (shared->holdHelper) {
+            // Its first record only, and for 5 s at most, so that a ParallelFormat that waits
+            // for the helper fails rather than hangs.
+            if (!shared->helperStarted.exchange(true)) {
+                const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+                while (shared->exportRecords.load() < shared->held &&
+                       std::chrono::steady_clock::now() < until)
+                    std::this_thread::yield();
+            }
+        }
+        return 1;
+    }
+    char* line(char* out, const FlowRecord& r, std::size_t) noexcept {
+        const bool e = onExport();
+        (e ? shared->exportRecords : shared->helperRecords).fetch_add(1);
+        const std::string text = std::to_string(r.srcPort) + (e ? " E\n" : " H\n");
+        std::memcpy(out, text.data(), text.size());
+        return out + text.size();
+    }
+};
+
+/// Writes records 0..n-1 as one batch through a ParallelFormat of `threads` into a file;
+/// returns the file's lines.
+std::vector<std::string> writeProbe(ProbeFormatter::Shared& shared, unsigned threads,
+                                    std::uint16_t n) {
+    const fs::path path = scratchFile("probe-" + std::to_string(threads));
+    const Options options("test", std::span<const OptionSpec>{}, {{"file", path.string()}}, "test");
+    {
+        OutputFile file(options, "file");
+        ParallelFormat<ProbeFormatter> format(ProbeFormatter{&shared}, threads, "probe");
+        std::vector<FlowRecord> records(n);
+        for (std::uint16_t i = 0; i < n; ++i) records[i].srcPort = i;
+        format.write(file, records);
+        file.flush();
+        EXPECT_EQ(file.records(), n);
+    }
+    std::vector<std::string> lines;
+    std::istringstream in(slurp(path));
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+TEST(ParallelFormat, HelpersTakeChunksFromTheBackAndTheFileKeepsTheBatchsOrder) {
+    // A slow export thread: the helpers format most of the batch, from its end, and the
+    // export thread its first chunks; the file is in record order all the same.
+    ProbeFormatter::Shared shared;
+    shared.slowExport = true;
+    const std::uint16_t n = 1000;
+    const auto lines = writeProbe(shared, 3, n);
+    ASSERT_EQ(lines.size(), n);
+    for (std::uint16_t i = 0; i < n; ++i)
+        ASSERT_EQ(lines[i].substr(0, lines[i].find(' ')), std::to_string(i)) << "line " << i;
+    EXPECT_GT(shared.helperRecords.load(), n / 2) << "the helpers did not take the bulk";
+    EXPECT_GT(shared.exportRecords.load(), 0U);
+    // The export thread's records are the batch's head, the helpers' its tail.
+    const auto firstHelper = std::find_if(lines.begin(), lines.end(),
+                                          [](const std::string& l) { return l.back() == 'H'; });
+    EXPECT_TRUE(std::all_of(firstHelper, lines.end(),
+                            [](const std::string& l) { return l.back() == 'H'; }));
+    EXPECT_EQ(static_cast<std::size_t>(firstHelper - lines.begin()), shared.exportRecords.load());
+}
+
+TEST(ParallelFormat, AHelperThatGetsNoCpuLeavesItsShareToTheExportThread) {
+    // The helper's first record waits until the export thread has formatted all but one
+    // chunk: the export thread must go on claiming chunks instead of waiting for the helper
+    // (with a fixed half each it waits, until the helper gives up holding after 5 s), and the
+    // helper formats only the last chunk, the one it was in.
+    ProbeFormatter::Shared shared;
+    shared.holdHelper = true;
+    const std::uint16_t n = 1024;
+    const std::size_t chunk = ParallelFormat<ProbeFormatter>::kChunk;
+    shared.held = n - chunk;
+    const auto lines = writeProbe(shared, 2, n);
+    ASSERT_EQ(lines.size(), n);
+    for (std::uint16_t i = 0; i < n; ++i) {
+        ASSERT_EQ(lines[i], std::to_string(i) + (i < n - chunk ? " E" : " H")) << "line " << i;
+    }
 }
 
 TEST(ParallelFormat, TheDefaultIsTwoThreadsCappedAtTheCpusAndAnExplicitValueIsKept) {
