@@ -1,7 +1,9 @@
 #include "output/common/json_layout.hpp"
 
 #include <array>
+#include <cmath>
 #include <cstring>
+#include <span>
 #include <string_view>
 
 #include "rowprobe/flow_record.hpp"
@@ -48,6 +50,71 @@ template <std::size_t N>
 char* put(char* out, const char (&text)[N]) noexcept {
     std::memcpy(out, text, N - 1);
     return out + (N - 1);
+}
+
+/// The value writeFields writes inline for a field of this type, if any.
+JsonPluginColumns::Inline inlineKind(const FieldSpec& f) noexcept {
+    using K = JsonPluginColumns::Inline;
+    switch (f.type) {
+        case FieldType::Unsigned8:
+            return K::U8;
+        case FieldType::Unsigned16:
+            return K::U16;
+        case FieldType::Unsigned32:
+            return K::U32;
+        case FieldType::Unsigned64:
+            return K::U64;
+        case FieldType::Float32:
+            return K::F32;
+        case FieldType::Array:
+            if (f.element == FieldType::Int8) return K::I8Array;
+            if (f.element == FieldType::Int32) return K::I32Array;
+            return K::None;
+        default:
+            return K::None;
+    }
+}
+
+/// A plugin value of type T at `offset`, 0 when the instance is too short (as the writers).
+template <typename T>
+T loadValue(std::span<const std::uint8_t> data, std::size_t offset) noexcept {
+    T v{};
+    if (offset + sizeof(T) <= data.size()) std::memcpy(&v, data.data() + offset, sizeof(T));
+    return v;
+}
+
+/// formatUint with its one-digit case inline.
+char* putUnsigned(char* p, std::uint64_t v) noexcept {
+    if (v < 10) {
+        *p = static_cast<char>('0' + v);
+        return p + 1;
+    }
+    return formatUint(p, v);
+}
+
+/// [v,...] of the signed elements in `b` (a partial last element left out), as the array
+/// writer: -1 and one-digit values inline.
+template <typename T>
+char* putSignedArray(char* p, std::span<const std::uint8_t> b) noexcept {
+    const std::size_t n = b.size() / sizeof(T);
+    *p++ = '[';
+    for (std::size_t k = 0; k < n; ++k) {
+        T v;
+        std::memcpy(&v, b.data() + k * sizeof(T), sizeof v);
+        if (v >= 0) {
+            p = putUnsigned(p, static_cast<std::uint64_t>(v));
+        } else if (v == -1) {
+            std::memcpy(p, "-1", 2);
+            p += 2;
+        } else {
+            *p++ = '-';
+            p = formatUint(p, static_cast<std::uint64_t>(-(static_cast<std::int64_t>(v) + 1)) + 1);
+        }
+        *p++ = ',';
+    }
+    if (n != 0) --p;
+    *p++ = ']';
+    return p;
 }
 
 }  // namespace
@@ -164,6 +231,7 @@ JsonPluginColumns::JsonPluginColumns(std::span<const ProcessPlugin* const> plugi
             col.keyLength = key.size();
             col.write = jsonValueWriter(f);
             col.spec = &f;
+            col.kind = inlineKind(f);
             m_keyBytes += key.size();
             c.columns.push_back(std::move(col));
         }
@@ -190,7 +258,44 @@ char* JsonPluginColumns::writeFields(char* p, const InstanceGroups& groups,
             } else {
                 std::memcpy(p, c.longKey.data(), c.keyLength);
             }
-            p = c.write(p + c.keyLength, *c.spec, i->data);
+            p += c.keyLength;
+            const std::span<const std::uint8_t> data = i->data;
+            switch (c.kind) {
+                case Inline::U8:
+                    p = putUnsigned(p, loadValue<std::uint8_t>(data, c.spec->offset));
+                    break;
+                case Inline::U16:
+                    p = putUnsigned(p, loadValue<std::uint16_t>(data, c.spec->offset));
+                    break;
+                case Inline::U32:
+                    p = putUnsigned(p, loadValue<std::uint32_t>(data, c.spec->offset));
+                    break;
+                case Inline::U64:
+                    p = putUnsigned(p, loadValue<std::uint64_t>(data, c.spec->offset));
+                    break;
+                case Inline::F32: {
+                    // Whole numbers from 0 to 99999 as integers, as the float writer does (what
+                    // std::to_chars writes for them); the rest, -0 included, through it.
+                    const float v = loadValue<float>(data, c.spec->offset);
+                    const auto whole = static_cast<std::uint32_t>(v);
+                    if (v >= 0.0F && v < 100000.0F && !std::signbit(v) &&
+                        static_cast<float>(whole) == v) {
+                        p = putUnsigned(p, whole);
+                    } else {
+                        p = c.write(p, *c.spec, data);
+                    }
+                    break;
+                }
+                case Inline::I8Array:
+                    p = putSignedArray<std::int8_t>(p, readPluginArray(*c.spec, data).bytes());
+                    break;
+                case Inline::I32Array:
+                    p = putSignedArray<std::int32_t>(p, readPluginArray(*c.spec, data).bytes());
+                    break;
+                case Inline::None:
+                    p = c.write(p, *c.spec, data);
+                    break;
+            }
         }
     }
     return p;
