@@ -80,8 +80,7 @@ private:
 /// with no dispatch on the type. Unsigned scalars, floats and arrays of signed integers
 /// (counters, flowstats' statistics and SPLT, pstats' sequences) are written inline instead,
 /// the one-digit values (most of them: zero counters, directions, SPLT's -1 padding) without
-/// any call: the same bytes as their writers', at a third of the cost for flowstats' records
-/// (docs/performance.md, "Session 21"). A record with plugin data is written as one
+/// any call, in the same bytes as their writers (docs/performance.md, "Session 21"). A record with plugin data is written as one
 /// object per instance line of its InstanceGroups (docs/design/process-runtime.md): object k holds the
 /// record's fields (JsonLayout::formatOpen), then writeFields(k), then "}". Shared by the json
 /// and kafka outputs so both write the same bytes.

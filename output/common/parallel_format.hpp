@@ -19,7 +19,9 @@
 //   is in. A fixed split (the helper took the batch's second half) left the export thread
 //   waiting for a helper that the worker kept off its CPU, with a CPU idle: the final flush
 //   of 1 M flows with flowstats took 0.41 s with it, 0.33 s with chunks (docs/performance.md,
-//   "Session 21").
+//   "Session 21"). On 2 CPUs, with the worker and the export thread both busy at that flush,
+//   the helper now formats little and `threads=1` takes as long; the helpers pay where a CPU
+//   is free (bench_format: 1.5x with one helper).
 // * Threads: a helper sleeps on an atomic (a futex) between batches. A split batch costs one
 //   wake and one wait per helper, nothing per record; batches below kMinSplit (the steady
 //   state: the export thread gathers a few records at a time) never wake a helper.
