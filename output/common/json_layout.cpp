@@ -277,13 +277,14 @@ char* JsonPluginColumns::writeFields(char* p, const InstanceGroups& groups,
                     // Whole numbers from 0 to 99999 as integers, as the float writer does (what
                     // std::to_chars writes for them); the rest, -0 included, through it.
                     const float v = loadValue<float>(data, c.spec->offset);
-                    const auto whole = static_cast<std::uint32_t>(v);
-                    if (v >= 0.0F && v < 100000.0F && !std::signbit(v) &&
-                        static_cast<float>(whole) == v) {
-                        p = putUnsigned(p, whole);
-                    } else {
-                        p = c.write(p, *c.spec, data);
+                    if (v >= 0.0F && v < 100000.0F && !std::signbit(v)) {
+                        const auto whole = static_cast<std::uint32_t>(v);  // in range: defined
+                        if (static_cast<float>(whole) == v) {
+                            p = putUnsigned(p, whole);
+                            break;
+                        }
                     }
+                    p = c.write(p, *c.spec, data);
                     break;
                 }
                 case Inline::I8Array:
