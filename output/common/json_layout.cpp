@@ -66,10 +66,6 @@ JsonPluginColumns::Inline inlineKind(const FieldSpec& f) noexcept {
             return K::U64;
         case FieldType::Float32:
             return K::F32;
-        case FieldType::Array:
-            if (f.element == FieldType::Int8) return K::I8Array;
-            if (f.element == FieldType::Int32) return K::I32Array;
-            return K::None;
         default:
             return K::None;
     }
@@ -90,31 +86,6 @@ char* putUnsigned(char* p, std::uint64_t v) noexcept {
         return p + 1;
     }
     return formatUint(p, v);
-}
-
-/// [v,...] of the signed elements in `b` (a partial last element left out), as the array
-/// writer: -1 and one-digit values inline.
-template <typename T>
-char* putSignedArray(char* p, std::span<const std::uint8_t> b) noexcept {
-    const std::size_t n = b.size() / sizeof(T);
-    *p++ = '[';
-    for (std::size_t k = 0; k < n; ++k) {
-        T v;
-        std::memcpy(&v, b.data() + k * sizeof(T), sizeof v);
-        if (v >= 0) {
-            p = putUnsigned(p, static_cast<std::uint64_t>(v));
-        } else if (v == -1) {
-            std::memcpy(p, "-1", 2);
-            p += 2;
-        } else {
-            *p++ = '-';
-            p = formatUint(p, static_cast<std::uint64_t>(-(static_cast<std::int64_t>(v) + 1)) + 1);
-        }
-        *p++ = ',';
-    }
-    if (n != 0) --p;
-    *p++ = ']';
-    return p;
 }
 
 }  // namespace
@@ -287,12 +258,6 @@ char* JsonPluginColumns::writeFields(char* p, const InstanceGroups& groups,
                     p = c.write(p, *c.spec, data);
                     break;
                 }
-                case Inline::I8Array:
-                    p = putSignedArray<std::int8_t>(p, readPluginArray(*c.spec, data).bytes());
-                    break;
-                case Inline::I32Array:
-                    p = putSignedArray<std::int32_t>(p, readPluginArray(*c.spec, data).bytes());
-                    break;
                 case Inline::None:
                     p = c.write(p, *c.spec, data);
                     break;

@@ -77,17 +77,17 @@ private:
 /// The process-plugin fields of a JSON object, built once from the -p list: per plugin its
 /// fields as columns, each with its precomputed `,"name":` key and its value's writer resolved
 /// from its type (jsonValueWriter), so a value costs a fixed-size copy of the key and one call
-/// with no dispatch on the type. Unsigned scalars, floats and arrays of signed integers
-/// (counters, flowstats' statistics and SPLT, pstats' sequences) are written inline instead,
-/// the one-digit values (most of them: zero counters, directions, SPLT's -1 padding) without
-/// any call, in the same bytes as their writers (docs/performance.md, "Session 21"). A record with plugin data is written as one
-/// object per instance line of its InstanceGroups (docs/design/process-runtime.md): object k holds the
-/// record's fields (JsonLayout::formatOpen), then writeFields(k), then "}". Shared by the json
-/// and kafka outputs so both write the same bytes.
+/// with no dispatch on the type. Unsigned scalars and floats (counters, flowstats' statistics)
+/// are written inline instead, the one-digit and whole values without any call, in the same
+/// bytes as their writers (docs/performance.md, "Session 21"). A record with plugin data is
+/// written as one object per instance line of its InstanceGroups
+/// (docs/design/process-runtime.md): object k holds the record's fields
+/// (JsonLayout::formatOpen), then writeFields(k), then "}". Shared by the json and kafka
+/// outputs so both write the same bytes.
 class JsonPluginColumns {
 public:
     /// How writeFields writes a column's value: inline for these types, else its writer.
-    enum class Inline : std::uint8_t { None, U8, U16, U32, U64, F32, I8Array, I32Array };
+    enum class Inline : std::uint8_t { None, U8, U16, U32, U64, F32 };
 
     JsonPluginColumns() = default;
     explicit JsonPluginColumns(std::span<const ProcessPlugin* const> plugins);

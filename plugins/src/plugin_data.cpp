@@ -77,7 +77,17 @@ char* putHex(char* p, std::span<const std::uint8_t> s) noexcept {
     return p;
 }
 
+/// Signed values; the one-digit ones and -1 (pstats' directions, flowstats' SPLT padding: most
+/// of an array's elements) without a call.
 char* putSigned(char* p, std::int64_t v) noexcept {
+    if (v >= 0 && v < 10) {
+        *p = static_cast<char>('0' + v);
+        return p + 1;
+    }
+    if (v == -1) {
+        std::memcpy(p, "-1", 2);
+        return p + 2;
+    }
     if (v < 0) {
         *p++ = '-';
         return formatUint(p, static_cast<std::uint64_t>(-(v + 1)) + 1);

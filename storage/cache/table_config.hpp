@@ -42,9 +42,8 @@ struct TableConfig {
     bool hugePools = false;
     /// `prefault`: StoragePlugin::prefault makes the pools' next pages and the record planes
     /// the flows are about to reach present (the input thread calls it while it waits for the
-    /// worker); `prefault=false` leaves every page to
-    /// the worker's own page faults (docs/performance.md, session 19, "Page faults moved to the
-    /// input thread").
+    /// worker); `prefault=false` leaves every page to the worker's own page faults
+    /// (docs/performance.md, session 19, "Page faults moved to the input thread").
     bool prefault = true;
     /// Flood detector and the admission mode it switches on (`flood-*` options).
     FloodConfig flood;

@@ -1,7 +1,7 @@
-// JsonPluginColumns::writeFields writes some value types inline (unsigned scalars, floats,
-// arrays of Int8 and Int32): the same bytes as each field's own JSON writer
-// (formatPluginValueJson), checked value by value at the edges of every type and on an instance
-// too short to hold the fields.
+// JsonPluginColumns::writeFields writes unsigned scalars and floats inline: the same bytes as
+// each field's own JSON writer (formatPluginValueJson), checked value by value at the edges of
+// every type, beside arrays (which go through their writers), and on an instance too short to
+// hold the fields.
 #include <gtest/gtest.h>
 
 #include <cmath>

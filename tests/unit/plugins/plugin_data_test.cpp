@@ -352,6 +352,11 @@ TEST(PluginData, JsonArraysOfEveryElementTypeEdges) {
     EXPECT_EQ(jsonArray<std::uint64_t>(FieldType::Unsigned64, {~std::uint64_t{0}, 0}),
               "[18446744073709551615,0]");
     EXPECT_EQ(jsonArray<std::int8_t>(FieldType::Int8, {-128, 0, 127, -1}), "[-128,0,127,-1]");
+    // Around the one-digit and -1 shortcut.
+    EXPECT_EQ(jsonArray<std::int8_t>(FieldType::Int8, {-11, -10, -9, -2, -1, 0, 1, 9, 10, 11}),
+              "[-11,-10,-9,-2,-1,0,1,9,10,11]");
+    EXPECT_EQ(jsonArray<std::int32_t>(FieldType::Int32, {-1, -1, 10, 9, -10, 100000}),
+              "[-1,-1,10,9,-10,100000]");
     EXPECT_EQ(jsonArray<std::int16_t>(FieldType::Int16, {-32768, -1, 0, 32767}),
               "[-32768,-1,0,32767]");
     EXPECT_EQ(
