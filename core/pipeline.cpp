@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -285,6 +286,9 @@ struct Pipeline::Queue {
     std::unique_ptr<ExtRing> exportExt;      ///< -p: plugin data of exportRing's records
     std::unique_ptr<ExtRing> expiryExt;      ///< -p and expiry=thread: of expiryRing's records
     std::atomic<bool> workerDone{false};
+    /// When the worker's final flush ended: written before workerDone (release), read by the
+    /// export thread after it (acquire), for export.finish_ns.
+    std::chrono::steady_clock::time_point flushEnd{};
     std::thread workerThread;
 };
 
@@ -655,7 +659,11 @@ void Pipeline::workerLoop(Queue& q, std::size_t index) {
         if (own == nullptr) q.freeBlocks.tryPush(block);
     }
     if (own != nullptr) own->finished.store(true, std::memory_order_release);
+    const auto flushStart = std::chrono::steady_clock::now();
     q.storage->flushAll();
+    q.flushEnd = std::chrono::steady_clock::now();
+    ws.flushNs = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(q.flushEnd - flushStart).count());
     publish();
     q.workerDone.store(true, std::memory_order_release);
 }
@@ -714,6 +722,7 @@ void Pipeline::exportLoop() {
     // The last reopen failure logged: a path that stays unopenable is logged once, not on every
     // SIGHUP (a reload storm would flood the journal); a success or a new reason logs again.
     std::string reopenFailure;
+    std::uint64_t finishNs = 0;  // from the last worker's flush end to the output's finish
     try {
         unsigned idle = 0;
         for (;;) {
@@ -761,6 +770,13 @@ void Pipeline::exportLoop() {
             }
         }
         m_output->finish();
+        std::chrono::steady_clock::time_point lastFlush{};
+        for (auto& q : m_queues) lastFlush = std::max(lastFlush, q->flushEnd);
+        if (lastFlush != std::chrono::steady_clock::time_point{})
+            finishNs = static_cast<std::uint64_t>(
+                std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                              std::chrono::steady_clock::now() - lastFlush)
+                                              .count()));
     } catch (const std::exception& e) {
         outputFailed = true;
         fail(describeFailure(e));
@@ -774,7 +790,7 @@ void Pipeline::exportLoop() {
             if (!any) std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
     }
-    m_board.publishExport({.records = exported}, outputStats());
+    m_board.publishExport({.records = exported, .finishNs = finishNs}, outputStats());
     {
         const std::lock_guard lock(m_doneMutex);
         m_exportDone.store(true, std::memory_order_release);

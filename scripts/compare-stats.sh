@@ -24,11 +24,12 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# Masks the values that measure time: JSON wall_seconds / busy_ns / ns_per_packet, the text
-# table's Mpps and ns/pkt columns, the metrics' busy seconds and uptime.
+# Masks the values that measure time: JSON wall_seconds / busy_ns / ns_per_packet / flush_ns /
+# finish_ns, the text table's Mpps and ns/pkt columns, the metrics' busy, flush and finish
+# seconds and uptime.
 mask() {
-    sed -E -e 's/"(wall_seconds|busy_ns|ns_per_packet)":[0-9.e+-]+/"\1":T/g' \
-        -e 's/^(rowprobe_(busy_seconds_total|uptime_seconds)[^ ]*) .*/\1 T/' \
+    sed -E -e 's/"(wall_seconds|busy_ns|ns_per_packet|flush_ns|finish_ns)":[0-9.e+-]+/"\1":T/g' \
+        -e 's/^(rowprobe_(busy_seconds_total|flush_seconds_total|export_finish_seconds_total|uptime_seconds)[^ ]*) .*/\1 T/' \
         -e 's/^([0-9a-z]+ +[0-9]+ +[0-9]+) +[0-9.]+ (.*[^ ]) +[0-9.]+$/\1 T \2 T/'
 }
 

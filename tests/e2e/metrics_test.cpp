@@ -186,6 +186,7 @@ TEST(Metrics, ScrapedWhileRunningParsesAndEqualsStatsJsonAtExit) {
     // JSON statistics with a metric of another shape (fractional, or labelled by name), and
     // the ones derived from others.
     const std::set<std::string> otherShape = {"busy_ns",
+                                              "flush_ns",
                                               "ns_per_packet",
                                               "cache.exported_total",
                                               "cache.load_factor",
@@ -238,7 +239,17 @@ TEST(Metrics, ScrapedWhileRunningParsesAndEqualsStatsJsonAtExit) {
         }
         EXPECT_DOUBLE_EQ(std::stod(last[withQueue("rowprobe_busy_seconds_total", q)]),
                          std::stod(stats.at(prefix + "busy_ns")) / 1e9);
+        // The final flush was timed, within the run.
+        const double flushNs = std::stod(stats.at(prefix + "flush_ns"));
+        EXPECT_DOUBLE_EQ(std::stod(last[withQueue("rowprobe_flush_seconds_total", q)]),
+                         flushNs / 1e9);
+        EXPECT_GT(flushNs, 0.0);
+        EXPECT_LT(flushNs / 1e9, std::stod(stats.at("wall_seconds")));
     }
+    const double finishNs = std::stod(stats.at("export.finish_ns"));
+    EXPECT_DOUBLE_EQ(std::stod(last["rowprobe_export_finish_seconds_total"]), finishNs / 1e9);
+    EXPECT_GT(finishNs, 0.0);  // the output's finish() at least
+    EXPECT_LT(finishNs / 1e9, std::stod(stats.at("wall_seconds")));
     EXPECT_EQ(last["rowprobe_export_records_total"], stats.at("export.records"));
     EXPECT_EQ(last["rowprobe_output_records_total"], stats.at("output.records"));
     EXPECT_EQ(last["rowprobe_output_dropped_total"], stats.at("output.dropped"));

@@ -41,11 +41,17 @@
     X(COUNT, busyNs, "busy_ns", Sum, Nanoseconds, "rowprobe_busy_seconds_total", "",               \
       "Time spent parsing and in the flow table (busy_ns / 1e9).", "", None)                       \
     X(DERIVED, nsPerPacket(), "ns_per_packet", None, Gauge, "", "",                                \
-      "busy_ns per packet (ns_per_packet).", "ns/pkt", Decimal)
+      "busy_ns per packet (ns_per_packet).", "ns/pkt", Decimal)                                    \
+    X(COUNT, flushNs, "flush_ns", Sum, Nanoseconds, "rowprobe_flush_seconds_total", "",            \
+      "Time of the final flush: every cached flow handed to the export thread (flush_ns / 1e9).", \
+      "", None)
 
 #define ROWPROBE_EXPORT_COUNTERS(X)                                                                \
     X(COUNT, records, "records", Sum, Counter, "rowprobe_export_records_total", "",                \
-      "Records the export thread took off the workers' rings (export.records).", "", None)
+      "Records the export thread took off the workers' rings (export.records).", "", None)        \
+    X(COUNT, finishNs, "finish_ns", Sum, Nanoseconds, "rowprobe_export_finish_seconds_total", "",  \
+      "Time from the end of the workers' final flushes to the output's finish (export.finish_ns " \
+      "/ 1e9).", "", None)
 
 #define ROWPROBE_OUTPUT_COUNTERS(X)                                                                \
     X(COUNT, records, "records", Sum, Counter, "rowprobe_output_records_total", "",                \
