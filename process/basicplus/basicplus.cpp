@@ -86,6 +86,8 @@ constexpr FieldSpec kFields[] = {
 
 class Basicplus final : public ProcessPluginBase<Basicplus> {
 public:
+    /// The hooks use the parsed sizes, times and flags only (ProcessHooks::readsPayload).
+    static constexpr bool kReadsPayload = false;
     struct State {
         std::array<std::uint64_t, 2> opt;
         std::array<std::uint32_t, 2> mss;

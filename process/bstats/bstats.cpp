@@ -59,6 +59,8 @@ constexpr FieldSpec kFields[] = {
 
 class Bstats final : public ProcessPluginBase<Bstats> {
 public:
+    /// The hooks use the parsed sizes, times and flags only (ProcessHooks::readsPayload).
+    static constexpr bool kReadsPayload = false;
     struct Ext {
         std::array<std::array<TimeNs, kMaxBursts>, 2> start;
         std::array<std::array<TimeNs, kMaxBursts>, 2> stop;

@@ -80,6 +80,8 @@ constexpr std::array<FieldSpec, 3> fieldSpecs(std::uint32_t pen) {
 
 class Classify final : public ProcessPluginBase<Classify> {
 public:
+    /// The hooks use the parsed sizes, times and flags only (ProcessHooks::readsPayload).
+    static constexpr bool kReadsPayload = false;
     /// Tier 1, one 16-bit word, so that the table keeps it inside the flow's own record
     /// (CachedFlow's inline state, when classify is the first plugin with a state that small):
     ///   bit 15 = 0, collecting: bits 0-3 packets with payload so far, bits 4-11 their

@@ -58,6 +58,8 @@ constexpr std::uint8_t kIcmpv6 = 58;
 
 class CommunityIdPlugin final : public ProcessPluginBase<CommunityIdPlugin> {
 public:
+    /// The hooks use the parsed sizes, times and flags only (ProcessHooks::readsPayload).
+    static constexpr bool kReadsPayload = false;
     struct State {
         std::uint16_t icmpTypeCode;
     };

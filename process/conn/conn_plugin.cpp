@@ -74,6 +74,8 @@ constexpr std::uint8_t kProtoTcp = 6;
 
 class ConnPlugin final : public ProcessPluginBase<ConnPlugin> {
 public:
+    /// The hooks use the parsed sizes, times and flags only (ProcessHooks::readsPayload).
+    static constexpr bool kReadsPayload = false;
     // Tier 2 rather than tier 1: the table loads a batch's tier-2 lines together before the
     // hooks run (touch: the hot ones), and the records stay packed at the pool's front, where
     // a tier-1 state of 192 bytes per slot would be spread over the whole plugin area (when

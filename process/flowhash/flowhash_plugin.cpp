@@ -35,6 +35,8 @@ constexpr FieldSpec kFields[] = {
 
 class FlowHashPlugin final : public ProcessPluginBase<FlowHashPlugin> {
 public:
+    /// The hooks use the parsed sizes, times and flags only (ProcessHooks::readsPayload).
+    static constexpr bool kReadsPayload = false;
     explicit FlowHashPlugin(const Options&) {}
     std::string_view name() const noexcept override { return "flowhash"; }
     std::span<const FieldSpec> fields() const noexcept override { return kFields; }

@@ -286,6 +286,8 @@ Accounting accountingOf(const std::string& mode) noexcept {
 
 class FlowstatsPlugin final : public ProcessPluginBase<FlowstatsPlugin> {
 public:
+    /// The hooks use the parsed sizes, times and flags only (ProcessHooks::readsPayload).
+    static constexpr bool kReadsPayload = false;
     /// Tier 2: the running statistics; with `basic` a Volume, then `m_splt` SPLT entries of 8
     /// bytes follow in the same record.
     struct Ext {

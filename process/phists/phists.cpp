@@ -65,6 +65,8 @@ void bump(std::array<std::uint32_t, kBins>& h, std::uint32_t value) noexcept {
 
 class Phists final : public ProcessPluginBase<Phists> {
 public:
+    /// The hooks use the parsed sizes, times and flags only (ProcessHooks::readsPayload).
+    static constexpr bool kReadsPayload = false;
     struct State {
         std::array<std::array<std::uint32_t, kBins>, 2> sizes;
         std::array<std::array<std::uint32_t, kBins>, 2> ipt;

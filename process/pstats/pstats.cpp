@@ -66,6 +66,8 @@ bool notAfter(std::uint32_t a, std::uint32_t b) noexcept {
 
 class Pstats final : public ProcessPluginBase<Pstats> {
 public:
+    /// The hooks use the parsed sizes, times and flags only (ProcessHooks::readsPayload).
+    static constexpr bool kReadsPayload = false;
     /// One recorded packet: 12 bytes, so a packet's update writes one or two lines of entries
     /// (the time is kept as two words to stay 4-byte aligned).
     struct Entry {

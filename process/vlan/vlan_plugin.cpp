@@ -28,6 +28,8 @@ constexpr FieldSpec kFields[] = {
 
 class VlanPlugin final : public ProcessPluginBase<VlanPlugin> {
 public:
+    /// The hooks use the parsed sizes, times and flags only (ProcessHooks::readsPayload).
+    static constexpr bool kReadsPayload = false;
     struct State {
         std::uint16_t vlanId;
     };

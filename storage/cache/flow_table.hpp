@@ -221,7 +221,7 @@ private:
         // flow) needs no second load.
         for (std::size_t i = 0; i < n; ++i) prefetchRow(hashes[i]);
         std::uint64_t touched = 0;
-        if (m_proc.enabled()) {
+        if (m_proc.readsPayload()) {
             // The hooks read the payload's first bytes (http's method, tls' record header).
             for (const ParsedPacket& pkt : part) m_proc.prefetchPayload(pkt);
         }

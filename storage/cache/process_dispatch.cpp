@@ -65,6 +65,7 @@ void ProcessDispatch::layOut(std::span<ProcessPlugin* const> plugins) {
             inlineUsed = true;
         }
         if (e.recordHandle < 0 || (e.hooks.stateSize != 0 && !e.stateInline)) m_needsArea = true;
+        if (e.hooks.readsPayload) m_readsPayload = true;
         e.stateOffset = static_cast<std::uint32_t>(offset);
         if (!e.stateInline) offset += (e.hooks.stateSize + 7) & ~std::size_t{7};
         const std::size_t areaBegin = e.recordHandle < 0 ? e.handleOffset : e.stateOffset;

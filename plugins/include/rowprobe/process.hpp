@@ -285,6 +285,13 @@ struct ProcessHooks {
     /// kZeroExt = false`) when the plugin writes every byte before it reads it, which saves
     /// writing the whole record for every new flow (pstats: six lines).
     bool zeroExt = true;
+    /// The hooks read the packet's payload bytes (ParsedPacket::payload() or `frame` past the
+    /// headers). false (a plugin's `static constexpr bool kReadsPayload = false`) when they use
+    /// only the parsed fields (sizes, times, flags, ports): the table then does not fetch the
+    /// payload's first lines ahead of the hooks, a miss per packet that nothing would read (the
+    /// parse ran on the input thread's core). Only a prefetch: a wrong `false` costs time, never
+    /// correctness.
+    bool readsPayload = true;
     PacketHookFn postCreate = nullptr;
     PacketHookFn preUpdate = nullptr;
     PacketHookFn postUpdate = nullptr;
@@ -521,6 +528,7 @@ public:
         h.extSize = std::is_empty_v<Ext> ? 0 : sizeof(Ext);
         h.extPoolRecords = m_extPoolRecords;
         if constexpr (requires { Derived::kZeroExt; }) h.zeroExt = Derived::kZeroExt;
+        if constexpr (requires { Derived::kReadsPayload; }) h.readsPayload = Derived::kReadsPayload;
         if constexpr (requires(const Derived& d, FlowContext& c) { d.postCreate(c); })
             h.postCreate = [](const void* s, FlowContext& c) noexcept -> HookResult {
                 return static_cast<const Derived*>(s)->postCreate(c);

@@ -91,6 +91,11 @@ public:
         const RawPacket raw{stored.data(), static_cast<std::uint32_t>(stored.size()),
                             static_cast<std::uint32_t>(stored.size()), ts};
         EXPECT_TRUE(parsePacket(raw, LinkType::Ethernet, ParserConfig{}, pp, anomalies));
+        return parsed(pp);
+    }
+
+    /// Feeds a packet parsed by the caller (its `frame` wherever the caller keeps it).
+    HookResult parsed(const ParsedPacket& pp) {
         const bool first = !m_started;
         if (first) {
             m_key = pp.key;
