@@ -111,10 +111,22 @@ public:
     // --- StoragePlugin ----------------------------------------------------------------------
 
     void processBatch(std::span<ParsedPacket> batch) noexcept override {
+        processHashedBatch(batch, nullptr);
+    }
+    bool hashBatch(std::span<const ParsedPacket> batch,
+                   std::uint64_t* out) const noexcept override {
+        for (std::size_t off = 0; off < batch.size(); off += kMaxBatch)
+            m_hashBatch(batch.subspan(off, std::min(kMaxBatch, batch.size() - off)), m_seed,
+                        out + off);
+        return true;
+    }
+    void processHashedBatch(std::span<ParsedPacket> batch,
+                            const std::uint64_t* hashes) noexcept override {
         m_batchLast = m_now;
         if (threaded() && m_proc.enabled()) m_proc.drainReturned();
         for (std::size_t off = 0; off < batch.size(); off += kMaxBatch) {
-            processPart(batch.subspan(off, std::min(kMaxBatch, batch.size() - off)));
+            processPart(batch.subspan(off, std::min(kMaxBatch, batch.size() - off)),
+                        hashes != nullptr ? hashes + off : nullptr);
         }
         m_now = m_batchLast;  // the clock follows the capture, even backwards
         if (m_config.prefault) publishForPrefault();
@@ -194,14 +206,21 @@ private:
 
     // --- packet path ------------------------------------------------------------------------
 
-    void processPart(std::span<ParsedPacket> part) noexcept {
+    /// `given`: the part's hashes from hashBatch (the input thread's), else null.
+    void processPart(std::span<ParsedPacket> part, const std::uint64_t* given) noexcept {
         if (m_frag) {
             for (ParsedPacket& pkt : part) {
-                if (pkt.frag.isFragment) m_frag->process(pkt, m_stats);
+                if (!pkt.frag.isFragment) continue;
+                m_frag->process(pkt, m_stats);
+                given = nullptr;  // the fragment cache may have given it ports: hash again
             }
         }
-        std::array<std::uint64_t, kMaxBatch> hashes;  // stage 1: hash every key
-        m_hashBatch(part, m_seed, hashes.data());
+        std::array<std::uint64_t, kMaxBatch> own;  // stage 1: hash every key
+        const std::uint64_t* hashes = given;
+        if (hashes == nullptr) {
+            m_hashBatch(part, m_seed, own.data());
+            hashes = own.data();
+        }
         const std::size_t n = part.size();
         if (threaded()) {  // rows may change under us between lookups: prefetch addresses only
             for (std::size_t i = 0; i < std::min(n, 2 * kLookAhead); ++i) prefetchLocked(hashes[i]);

@@ -88,6 +88,20 @@ public:
     /// expires inactive flows. No allocation, lock (except the optional row lock), exception
     /// or log line.
     virtual void processBatch(std::span<ParsedPacket> batch) noexcept = 0;
+    /// The flow hashes processBatch computes for `batch`, into `out` (one per packet), so that
+    /// another thread can compute them ahead of the worker (the input thread of a queue whose
+    /// worker is behind). Pure: reads only what start-up fixed, callable from any thread.
+    /// False when the storage offers none (the default); processBatch then hashes itself.
+    virtual bool hashBatch(std::span<const ParsedPacket> /*batch*/,
+                           std::uint64_t* /*out*/) const noexcept {
+        return false;
+    }
+    /// processBatch for a batch whose hashes hashBatch computed (the same packets, unchanged
+    /// since). The default ignores them.
+    virtual void processHashedBatch(std::span<ParsedPacket> batch,
+                                    const std::uint64_t* /*hashes*/) noexcept {
+        processBatch(batch);
+    }
     /// Expires flows up to time `now` without packets (idle live input).
     virtual void advanceTime(TimeNs now) noexcept = 0;
     /// Exports every cached flow with EndReason::ForcedEnd (end of input, shutdown).

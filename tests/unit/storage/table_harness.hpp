@@ -100,6 +100,19 @@ public:
         }
     }
     void feed(const ParsedPacket& p) { feed(std::vector<ParsedPacket>{p}); }
+    /// As feed, with each batch's hashes computed first by hashBatch (what the pipeline's
+    /// input thread does while the worker is behind) and handed to processHashedBatch.
+    void feedHashed(std::vector<ParsedPacket> packets, std::size_t batch = kMaxBatch) {
+        std::vector<std::uint64_t> hashes(batch);
+        for (std::size_t i = 0; i < packets.size(); i += batch) {
+            const std::size_t n = std::min(batch, packets.size() - i);
+            const std::span<ParsedPacket> part(packets.data() + i, n);
+            if (!m_table->hashBatch(part, hashes.data()))
+                throw std::logic_error("'cache' offers no hashes");
+            m_table->processHashedBatch(part, hashes.data());
+            drain();
+        }
+    }
     void advanceTime(TimeNs now) {
         m_table->advanceTime(now);
         drain();
