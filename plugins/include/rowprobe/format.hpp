@@ -38,6 +38,9 @@ inline constexpr std::size_t kTimeIsoMax = 30;
 inline constexpr std::size_t kTcpFlagsTextLen = 8;
 /// Longest text of formatUint (UINT64_MAX).
 inline constexpr std::size_t kUintTextMax = 20;
+/// Longest text of formatFloatShortest: a sign, nine digits, a point and a four-character
+/// exponent ("-1.00933085e-36"); the fixed form is chosen only when it is not longer.
+inline constexpr std::size_t kFloatTextMax = 15;
 
 /// Writes an address of a FlowRecord / FlowKey. `ipv4` true: the dotted quad of the last four
 /// bytes of the IPv4-mapped address ("192.0.2.1", never "::ffff:192.0.2.1"). `ipv4` false: the
@@ -75,6 +78,18 @@ std::string formatTcpFlags(std::uint8_t flags);
 char* formatUint(char* out, std::uint64_t v) noexcept;
 /// The number of characters formatUint writes for `v` (1..20).
 unsigned decimalDigits(std::uint64_t v) noexcept;
+
+/// Writes `v` as the shortest decimal text that reads back as the same float: exactly the
+/// bytes std::to_chars(out, out + kFloatTextMax, v) writes (no format, no precision), for every
+/// bit pattern (tools/check_float_text compares all 2^32). The digits are the fewest that read
+/// back as `v`, the nearest to `v` among as short ones (a tie to the even one); the form is the
+/// shorter of fixed and scientific, fixed when not longer: "0", "-0", "123.45679",
+/// "0.00012345", "123456792" (a whole number is the float's exact value), "1e-05", "1.5e-07",
+/// "4.5e+09", "3.4028235e+38", "1e-45"; "nan", "-nan", "inf", "-inf" (the JSON writers write
+/// null for those instead). Writes at most kFloatTextMax bytes at `out`, those after the
+/// returned end being scratch. Any thread; no allocation, exception, locale or libc call.
+/// Cost: ~11 ns for a mean or a deviation, against ~25 ns for std::to_chars.
+char* formatFloatShortest(char* out, float v) noexcept;
 
 /// Appends `text` (a JSON key, a separator: mostly under 33 bytes) and returns the end. Writes
 /// exactly text.size() bytes, with two overlapping fixed-size moves instead of a memcpy call
