@@ -102,6 +102,13 @@ constexpr OptionSpec kOptions[] = {
      .help = "pages of the process plugins' per-flow records: 4 KiB (4k; cheaper to fault in, "
              "measured faster on VMs) or transparent huge pages (huge; fewer TLB misses)",
      .choices = kPoolPages},
+    {.name = "table-pages",
+     .type = OptionType::Choice,
+     .defaultValue = "4k",
+     .help = "pages of the flow records: 4 KiB (4k; cheaper to fault in, faster for runs of "
+             "minutes on VMs; huge pages from a minute of packet time after the table is a "
+             "quarter full) or transparent huge pages from the start (huge)",
+     .choices = kPoolPages},
     {.name = "prefault",
      .type = OptionType::Flag,
      .defaultValue = "true",
@@ -240,6 +247,7 @@ TableConfig parseTableConfig(const Options& options) {
     c.fragTimeout = options.getDurationNs("frag-timeout");
     c.expiryThread = options.getString("expiry") == "thread";
     c.hugePools = options.getString("pool-pages") == "huge";
+    c.hugePlanes = options.getString("table-pages") == "huge";
     c.prefault = options.getFlag("prefault");
     c.flood.enabled = options.getFlag("flood");
     c.flood.interval = options.getDurationNs("flood-interval");

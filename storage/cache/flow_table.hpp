@@ -94,10 +94,12 @@ public:
         try {
             m_rows = detail::TableArray<RowType>(m_rowCount);
             std::uninitialized_value_construct_n(m_rows.data(), m_rowCount);
-            m_records = detail::TableArray<CachedFlow>(records, m_rowCount * kHugePlanes);
+            m_records = detail::TableArray<CachedFlow>(
+                records, config.hugePlanes ? m_rowCount * kHugePlanes : 0);
             // Large tables are mapped zero pages, faulted in as rows first use them or ahead of
-            // the worker (prefault); small ones are zeroed here. The first kHugePlanes planes
-            // take huge pages, the sparser ones 4 KiB until flows fill them (promoteHugePages).
+            // the worker (prefault); small ones are zeroed here. With `table-pages=huge` the
+            // first kHugePlanes planes take huge pages, the sparser ones 4 KiB until flows fill
+            // them; else all take 4 KiB pages until promoteHugePages (TableConfig::hugePlanes).
             if (m_records.zeroed())
                 setPlanes({reinterpret_cast<std::byte*>(m_records.data()), rowBytes(), L});
             else
@@ -113,32 +115,9 @@ public:
     void processBatch(std::span<ParsedPacket> batch) noexcept override {
         processHashedBatch(batch, nullptr);
     }
-    bool hashBatch(std::span<const ParsedPacket> batch,
-                   std::uint64_t* out) const noexcept override {
-        for (std::size_t off = 0; off < batch.size(); off += kMaxBatch)
-            m_hashBatch(batch.subspan(off, std::min(kMaxBatch, batch.size() - off)), m_seed,
-                        out + off);
-        return true;
-    }
+    bool hashBatch(std::span<const ParsedPacket> batch, std::uint64_t* out) const noexcept override;
     void processHashedBatch(std::span<ParsedPacket> batch,
-                            const std::uint64_t* hashes) noexcept override {
-        m_batchLast = m_now;
-        if (threaded() && m_proc.enabled()) m_proc.drainReturned();
-        for (std::size_t off = 0; off < batch.size(); off += kMaxBatch) {
-            processPart(batch.subspan(off, std::min(kMaxBatch, batch.size() - off)),
-                        hashes != nullptr ? hashes + off : nullptr);
-        }
-        m_now = m_batchLast;  // the clock follows the capture, even backwards
-        if (m_config.prefault) publishForPrefault();
-        if (m_stats.flowsInCache >= m_promoteAt) [[unlikely]]
-            promoteHugePages();
-        if (threaded()) {
-            m_clock.store(m_now, std::memory_order_release);
-        } else {
-            sweepBlocks(inlineSweepBlocks());
-        }
-        m_admission.observe(m_now, m_stats);
-    }
+                            const std::uint64_t* hashes) noexcept override;
 
     void advanceTime(TimeNs now) noexcept override {
         m_now = now;
@@ -178,6 +157,9 @@ private:
     /// Planes of m_records on huge pages from the start (row.hpp): L/4 holds every row's first
     /// four flows, which a table at a quarter of its capacity has in most rows.
     static constexpr std::size_t kHugePlanes = std::max(1U, L / 4);
+    /// `table-pages=4k`: packet time from a quarter-full table to huge pages (a live probe's
+    /// first minute of a busy table; the runs of a capture replayed in seconds never get there).
+    static constexpr TimeNs kPromoteAfter = 60'000'000'000;
     /// Per-slot metadata of more than a line (fdrc, lru-2: 16 × 8 bytes) is prefetched one
     /// slot's line at a time, once loadCandidate knows the slot: a hit reads that slot's only.
     /// Smaller arrays (heap-lru, lirs: 16 × 4 bytes) come whole with the row; heap-lru's hit
@@ -298,34 +280,7 @@ private:
     /// Always inlined into processPart, as before the split (GCC stopped inlining it once the
     /// table's members were spread over several headers: a call per packet in stage 2).
     [[gnu::always_inline]] std::uint64_t loadCandidate(std::uint64_t h,
-                                                       std::uint32_t* slot = nullptr) noexcept {
-        const std::size_t r = h & m_rowMask;
-        const RowType& row = m_rows[r];
-        Slot s = kNoSlot;
-        bool fresh = false;
-        const std::uint32_t m = TagMatch::template match<L>(row.tags.data(), tagOf(h));
-        if (m != 0) {
-            s = static_cast<Slot>(std::countr_zero(m));
-            if constexpr (kMetaBySlot) prefetchWrite(&row.meta[s]);
-        } else {
-            const PacketContext ctx{.hash = h};
-            s = m_policy.pickFree(constRef(r), ctx);
-            fresh = s != kNoSlot;
-            if (!fresh) s = m_policy.victim(constRef(r), ctx);
-        }
-        const std::size_t index = slotIndex(r, s);
-        if (slot != nullptr) *slot = static_cast<std::uint32_t>(index);
-        CachedFlow& f = m_records[index];
-        if (fresh) {
-            f.timeLast = 0;
-            f.pluginWants = 0;  // line 1; and stage 2 loads no tier-2 record for it
-            if (m_proc.needsArea()) m_proc.prepareArea(index);
-            return 0;
-        }
-        // The plugins' data (area, tier 2) is loaded by the next pass, for the plugins that
-        // still want the flow (ProcessDispatch::touchWanted).
-        return f.timeLast ^ f.bytes[0];  // line 0 and line 1
-    }
+                                                       std::uint32_t* slot = nullptr) noexcept;
 
     void update(const ParsedPacket& pkt, std::uint64_t h) noexcept {
         const std::size_t r = h & m_rowMask;
@@ -496,6 +451,7 @@ private:
 
     void sweepBlocks(std::size_t count) noexcept;
 
+    void promoteWhenDue() noexcept;
     void promoteHugePages() noexcept;
 
     void prefetchPluginData(std::size_t r) const noexcept;
@@ -507,12 +463,15 @@ private:
     detail::TableArray<CachedFlow> m_records;
     /// flowsInCache at which the sparse planes take huge pages too (promoteHugePages).
     std::uint64_t m_promoteAt = 0;
+    /// `table-pages=4k`: the packet time from which promoteWhenDue promotes (0: not yet set).
+    TimeNs m_promoteFrom = 0;
     /// expiry=thread, export thread: the records sweepRowLocked detaches from one row.
     std::array<FlowRecord, L> m_detached{};
 };
 
 }  // namespace rowprobe::storage
 
+#include "cache/flow_table_batch.hpp"
 #include "cache/flow_table_expiry.hpp"
 #include "cache/flow_table_export.hpp"
 #include "cache/flow_table_inspect.hpp"

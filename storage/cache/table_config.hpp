@@ -40,6 +40,17 @@ struct TableConfig {
     /// 1.78-1.95 s instead of 2.02-2.59 s; where huge pages are zeroed at memory speed, their fewer
     /// TLB misses can win.
     bool hugePools = false;
+    /// `table-pages=huge`: the flow records' first L/4 planes on transparent huge pages from
+    /// the start, the rest once the table holds that many flows (FlowTable::promoteHugePages).
+    /// Else (`4k`, the default) every plane starts on 4 KiB pages, and the whole array is
+    /// advised huge pages a minute of packet time after the table first holds a quarter of its
+    /// capacity: a long-running probe then gets them (new pages at once, the faulted ones as
+    /// khugepaged collapses them) and a run of minutes never pays for them. On VMs whose host
+    /// takes back freed memory, a huge page touched for the first time took 2 ms to zero (0.5
+    /// GB/s, against 22 GB/s for one just freed and 2.5 GB/s for 4 KiB pages either way), and
+    /// the NFStream benchmark's rowprobe runs follow a minute of NFStream (docs/performance.md,
+    /// session 22: 1.37 against 1.31 s on the 1 M-flow capture with flowstats).
+    bool hugePlanes = false;
     /// `prefault`: StoragePlugin::prefault makes the pools' next pages and the record planes
     /// the flows are about to reach present (the input thread calls it while it waits for the
     /// worker); `prefault=false` leaves every page to the worker's own page faults

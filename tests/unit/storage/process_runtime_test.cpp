@@ -335,6 +335,42 @@ TEST(ProcessRuntime, PoolPagesOptionChoosesTheKernelsPageAdvice) {
     }
 }
 
+// `table-pages`: the flow records on 4 KiB pages (default) until a minute of packet time after
+// the table first holds a quarter of its capacity, or on huge pages from the start (`huge`).
+TEST(ProcessRuntime, TablePagesOptionChoosesTheRecordsPagesAndPromotesAfterAMinute) {
+    // 2^16 records (8 MiB mapped) in 4096 rows of 16: a quarter is 16 384 flows.
+    const std::string table = "cache;size=16;seed=1;active=3600;inactive=3600";
+    {
+        TableHarness t(table + ";table-pages=huge");
+        t.feed(packet("10.0.0.1", 1000, "10.0.0.2", 80, at(1), kAck));
+        const std::string flags =
+            vmFlagsOf(dynamic_cast<const TableBase&>(t.table()).recordPlanes());
+        EXPECT_TRUE(flags.find(" hg") != std::string::npos) << "table-pages=huge: " << flags;
+        t.flushAll();
+    }
+    TableHarness t(table);
+    const std::byte* records = dynamic_cast<const TableBase&>(t.table()).recordPlanes();
+    auto flowsFrom = [](double second, std::uint32_t count) {
+        std::vector<ParsedPacket> v;
+        for (std::uint32_t i = 0; i < count; ++i)
+            v.push_back(packet("10.1." + std::to_string(i >> 8) + "." + std::to_string(i & 255),
+                               static_cast<std::uint16_t>(1024 + i % 50000), "10.0.0.2", 80,
+                               at(second), kAck));
+        return v;
+    };
+    auto huge = [&] { return vmFlagsOf(records).find(" hg") != std::string::npos; };
+    t.feed(flowsFrom(1, 100));
+    EXPECT_TRUE(vmFlagsOf(records).find(" nh") != std::string::npos) << vmFlagsOf(records);
+    t.feed(flowsFrom(2, 17000));  // a quarter full at 2 s
+    ASSERT_GE(t.stats().flowsInCache, 16384U);
+    EXPECT_FALSE(huge());
+    t.feed(packet("10.0.0.1", 1000, "10.0.0.2", 80, at(61), kAck));
+    EXPECT_FALSE(huge()) << "promoted before a minute had passed";
+    t.feed(packet("10.0.0.1", 1000, "10.0.0.2", 80, at(63), kAck));
+    EXPECT_TRUE(huge()) << "not promoted a minute after the table was a quarter full";
+    t.flushAll();
+}
+
 /// True when the kernel knows MADV_POPULATE_WRITE (Linux 5.14+), tried on a page of its own.
 bool kernelPopulates() {
     void* p = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
