@@ -154,8 +154,9 @@ private:
     /// Rows between the one flushAll exports and the one whose plugin data it prefetches.
     static constexpr std::size_t kFlushAhead = 4;
     static constexpr std::size_t kLookAhead = 8;
-    /// Planes of m_records on huge pages from the start (row.hpp): L/4 holds every row's first
-    /// four flows, which a table at a quarter of its capacity has in most rows.
+    /// Planes of m_records on huge pages from the start with `table-pages=huge` (row.hpp): L/4
+    /// holds every row's first four flows, which a table at a quarter of its capacity has in
+    /// most rows. With as many flows the table starts promoteWhenDue.
     static constexpr std::size_t kHugePlanes = std::max(1U, L / 4);
     /// `table-pages=4k`: packet time from a quarter-full table to huge pages (a live probe's
     /// first minute of a busy table; the runs of a capture replayed in seconds never get there).
