@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstring>
 
+#include "digit_pairs.hpp"
 #include "rowprobe/errors.hpp"
 #include "rowprobe/options.hpp"
 
@@ -18,15 +19,7 @@ namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 
-/// "00" "01" ... "99": two digits per table lookup.
-constexpr std::array<char, 200> kDigitPairs = [] {
-    std::array<char, 200> t{};
-    for (std::size_t i = 0; i < 100; ++i) {
-        t[2 * i] = static_cast<char>('0' + i / 10);
-        t[2 * i + 1] = static_cast<char>('0' + i % 10);
-    }
-    return t;
-}();
+using detail::kDigitPairs;
 
 /// "00" "01" ... "ff": one byte in lower-case hex per lookup.
 constexpr std::array<char, 512> kHexPairs = [] {

@@ -67,6 +67,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "digit_pairs.hpp"
 #include "rowprobe/format.hpp"
 
 namespace rowprobe {
@@ -238,15 +239,8 @@ constexpr std::array<Decimal, 256> kPowerOfTwoDecimals = [] {
     return t;
 }();
 
-/// "00" "01" ... "99".
-constexpr std::array<char, 200> kPairs = [] {
-    std::array<char, 200> t{};
-    for (std::size_t i = 0; i < 100; ++i) {
-        t[2 * i] = static_cast<char>('0' + i / 10);
-        t[2 * i + 1] = static_cast<char>('0' + i % 10);
-    }
-    return t;
-}();
+/// "00" "01" ... "99" (the SDK's table).
+constexpr const std::array<char, 200>& kPairs = detail::kDigitPairs;
 
 inline std::uint64_t pairText(std::uint32_t v) noexcept {
     std::uint16_t t;
