@@ -1,7 +1,6 @@
 #include "output/common/json_layout.hpp"
 
 #include <array>
-#include <cmath>
 #include <cstring>
 #include <span>
 #include <string_view>
@@ -244,20 +243,9 @@ char* JsonPluginColumns::writeFields(char* p, const InstanceGroups& groups,
                 case Inline::U64:
                     p = putUnsigned(p, loadValue<std::uint64_t>(data, c.spec->offset));
                     break;
-                case Inline::F32: {
-                    // Whole numbers from 0 to 99999 as integers, as the float writer does (what
-                    // std::to_chars writes for them); the rest, -0 included, through it.
-                    const float v = loadValue<float>(data, c.spec->offset);
-                    if (v >= 0.0F && v < 100000.0F && !std::signbit(v)) {
-                        const auto whole = static_cast<std::uint32_t>(v);  // in range: defined
-                        if (static_cast<float>(whole) == v) {
-                            p = putUnsigned(p, whole);
-                            break;
-                        }
-                    }
-                    p = c.write(p, *c.spec, data);
+                case Inline::F32:  // the float writer's own code, inline
+                    p = formatFloatJson(p, loadValue<float>(data, c.spec->offset));
                     break;
-                }
                 case Inline::None:
                     p = c.write(p, *c.spec, data);
                     break;

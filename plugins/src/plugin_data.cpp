@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstring>
 
 #include "rowprobe/format.hpp"
@@ -94,19 +93,8 @@ char* putSigned(char* p, std::int64_t v) noexcept {
     return formatUint(p, static_cast<std::uint64_t>(v));
 }
 
-/// Floats in their shortest exact form, as std::to_chars writes them (formatFloatShortest).
-/// Whole numbers from 0 to 99999 (sizes, a mean or a deviation of equal values, 0) are written
-/// as integers, which is exactly what std::to_chars writes for them (it picks the fixed form
-/// when it is not longer than the scientific one, and below 10^5 it never is; every such
-/// integer is exact in a float) and cheaper still; -0 keeps its sign through the float writer.
-char* putFloat(char* p, float v) noexcept {
-    if (v >= 0.0F && v < 100000.0F && !std::signbit(v)) {
-        const auto whole = static_cast<std::uint32_t>(v);
-        if (static_cast<float>(whole) == v) return formatUint(p, whole);
-    }
-    if (v != v || v - v != 0) return put(p, "null");  // NaN, infinities: not JSON numbers
-    return formatFloatShortest(p, v);
-}
+/// Floats as JSON numbers (formatFloatJson).
+char* putFloat(char* p, float v) noexcept { return formatFloatJson(p, v); }
 
 char* putTime(char* p, TimeNs t) noexcept {
     *p++ = '"';
