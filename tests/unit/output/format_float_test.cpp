@@ -179,3 +179,35 @@ TEST(FormatFloatShortest, WritesWithinFloatTextMax) {
 
 }  // namespace
 }  // namespace rowprobe
+
+namespace rowprobe {
+namespace {
+
+std::string json(float v) {
+    char b[kFloatTextMax];
+    return std::string(b, formatFloatJson(b, v));
+}
+
+// formatFloatJson: std::to_chars' text for every whole float from 0 to 100001 (its integer
+// shortcut's domain and past it), for floats spread over [0, 100001], and null where JSON has
+// no number.
+TEST(FormatFloatJson, IsToCharsTextOrNull) {
+    std::uint64_t differ = 0;
+    auto check = [&](float v) {
+        if (json(v) != reference(v) && ++differ <= 5) ADD_FAILURE() << reference(v);
+    };
+    for (std::uint32_t w = 0; w <= 100001; ++w) check(static_cast<float>(w));
+    for (std::uint32_t bits = 0; bits <= std::bit_cast<std::uint32_t>(100001.0F); bits += 4099)
+        check(std::bit_cast<float>(bits));
+    EXPECT_EQ(differ, 0U);
+    for (const float v : {0.0F, 9.0F, 10.0F, 99999.0F, 100000.0F, 99999.5F, 1e-45F}) {
+        EXPECT_EQ(json(v), reference(v));
+        EXPECT_EQ(json(-v), reference(-v));  // -0 keeps its sign
+    }
+    EXPECT_EQ(json(std::numeric_limits<float>::quiet_NaN()), "null");
+    EXPECT_EQ(json(std::numeric_limits<float>::infinity()), "null");
+    EXPECT_EQ(json(-std::numeric_limits<float>::infinity()), "null");
+}
+
+}  // namespace
+}  // namespace rowprobe
