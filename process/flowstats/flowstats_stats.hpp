@@ -11,7 +11,8 @@
 //     sizes     min, max, and Welford's running mean and M2 per direction and for both
 //                 n += 1; d = x - mean; mean += d / n; M2 += d · (x - mean)
 //               (no sum of squares: NFStream's own recurrence, operation for operation, in
-//               double, so the results are bit-identical to its engine's)
+//               double, so the results are bit-identical to its engine's; compiled with
+//               -ffp-contract=off, as -march=native would otherwise fuse M2's multiply-add)
 //     piats     the same over the n - 1 gaps of each direction and of both
 //     flags     TCP packets with SYN, CWR, ECE, URG, ACK, PSH, RST, FIN, per direction
 //     SPLT      direction (0 src→dst, 1 dst→src), size and bidirectional piat of the first N
