@@ -74,7 +74,7 @@ std::unique_ptr<PcapInput> open(const std::string& text) {
 /// The tests below run once per way of reading a regular file.
 class PcapStreamBothPaths : public ::testing::TestWithParam<MapMode> {
 protected:
-    static std::string mapOption() { return GetParam() == MapMode::Off ? ";map=off" : ""; }
+    static std::string mapOption() { return GetParam() == MapMode::Off ? ";map=off" : ";map=auto"; }
     std::unique_ptr<PcapInput> openFile(const fs::path& path, const std::string& more = {}) {
         return open("pcap;file=" + path.string() + more + mapOption());
     }
