@@ -20,27 +20,35 @@ std::uint64_t threadCpuNs() noexcept {
            static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-/// One pass as the read() path: pread() kReadStep at a time into `buffer`, each record walked
-/// once whole, a record cut by a read's end moved to the buffer's start. The bytes of records
-/// walked, or 0 on an error.
+/// One pass as the read() path: pread() kReadStep at a time into `buffer` front to back, as
+/// the stream fills its chunk, each record walked once whole; where the buffer is full, the
+/// record cut by its end moves to the front (the stream: to the next chunk). The bytes of
+/// records walked, or 0 on an error.
 std::uint64_t readPass(int fd, std::uint64_t start, std::size_t region, RecordLayout layout,
-                       std::uint8_t* buffer, RecordWalk& w) noexcept {
-    std::size_t held = 0;      // bytes at the buffer's start not walked yet
+                       std::uint8_t* buffer, std::size_t bufferBytes, RecordWalk& w) noexcept {
+    std::size_t filled = 0;    // bytes of the buffer holding data
+    std::size_t pos = 0;       // the next record in the buffer
     std::uint64_t asked = 0;   // bytes of the region read so far
     std::uint64_t walked = 0;  // bytes of whole records walked
     while (asked < region) {
-        const std::size_t want = std::min<std::uint64_t>(kReadStep, region - asked);
-        const ssize_t n = ::pread(fd, buffer + held, want, static_cast<off_t>(start + asked));
+        if (filled == bufferBytes) {
+            filled -= pos;
+            std::memmove(buffer, buffer + pos, filled);
+            pos = 0;
+        }
+        const std::size_t want =
+            std::min<std::uint64_t>(std::min(kReadStep, bufferBytes - filled), region - asked);
+        const ssize_t n = ::pread(fd, buffer + filled, want, static_cast<off_t>(start + asked));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return 0;
         asked += static_cast<std::uint64_t>(n);
-        const std::size_t have = held + static_cast<std::size_t>(n);
-        const std::size_t used = walkRecords(buffer, have, layout, w, [](std::size_t) {});
+        filled += static_cast<std::size_t>(n);
+        const std::size_t used =
+            walkRecords(buffer + pos, filled - pos, layout, w, [](std::size_t) {});
         if (w.corrupt) return 0;
+        pos += used;
         walked += used;
-        held = have - used;
-        if (held > kMaxBlock) return 0;  // no record is that long
-        if (held > 0 && used > 0) std::memmove(buffer, buffer + used, held);
+        if (filled - pos > kMaxBlock) return 0;  // no record is that long
     }
     return walked;
 }
@@ -73,7 +81,7 @@ ReadCosts measureReadCosts(int fd, std::uint64_t fileSize, std::uint64_t start, 
         static_cast<std::size_t>(std::min<std::uint64_t>(regionBytes, fileSize - start));
     const std::uint64_t began = threadCpuNs();
     RecordWalk w;
-    std::uint64_t walked = readPass(fd, start, region, layout, buffer, w);  // warm-up
+    std::uint64_t walked = readPass(fd, start, region, layout, buffer, bufferBytes, w);  // warm-up
     // Fewer than half the region in whole records: whatever it is, not a capture to judge by.
     if (walked < region / 2) return costs;
     std::uint64_t best[2] = {std::numeric_limits<std::uint64_t>::max(),
@@ -81,8 +89,9 @@ ReadCosts measureReadCosts(int fd, std::uint64_t fileSize, std::uint64_t start, 
     for (int round = 0; round < 2; ++round) {
         for (int way = 0; way < 2; ++way) {
             const std::uint64_t t0 = threadCpuNs();
-            const std::uint64_t bytes = way == 0 ? readPass(fd, start, region, layout, buffer, w)
-                                                 : mapPass(fd, start, region, layout, w);
+            const std::uint64_t bytes =
+                way == 0 ? readPass(fd, start, region, layout, buffer, bufferBytes, w)
+                         : mapPass(fd, start, region, layout, w);
             const std::uint64_t t1 = threadCpuNs();
             if (bytes != walked || t0 == 0 || t1 < t0) return costs;
             best[way] = std::min(best[way], t1 - t0);

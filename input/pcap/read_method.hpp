@@ -4,7 +4,7 @@
 //
 //   file:  [header | region: the first measureBytes(size) bytes of records | ... the rest ... ]
 //   passes over the region:  read (warm-up)   read   map   read   map
-//     read: pread() kReadStep at a time into the stream's first 2 MiB chunk, records walked
+//     read: pread() kReadStep at a time through the stream's first 2 MiB chunk, records walked
 //     map:  a FileMap of [0, region end): MADV_POPULATE_READ, the same walk, unmapped
 //   cost of a way = the lower of its two passes, in CPU time of this thread per MiB
 //
@@ -28,15 +28,19 @@
 //   pipes, FIFOs and gzip are read with read(), unmeasured: on smaller files the measurement
 //   would cost more than 2 % of the reading it is to save.
 // * The region: size / 512, from 2 to 8 MiB. Smaller regions misjudge: between passes the
-//   region and the read buffer stay in the core's 2 MiB L2, so the copy looks cheap. On
-//   session 23's VM, where the whole-file map costs 0.45-0.65 of read(), a 0.5 MiB region
-//   gave 1.00-1.10 (read() chosen), 1 MiB 0.61-0.99 (read() chosen in 4 of 12 runs), 2 MiB
-//   0.57-0.83, 4 MiB 0.55-0.69, 8 MiB 0.47-0.59.
-// * Cost: five passes, about 1 ms of CPU per MiB of region on session 23's VM (2 MiB regions:
-//   1.4-2.5 ms; 4 MiB: 2.8-4.3 ms; 8 MiB: 5.2-7.8 ms), so about 1.5 % of reading the file the
-//   cheaper way (the map, 125-200 µs per MiB there) from 1 GiB to 4 GiB, less above. On the
-//   1.42 GB benchmark capture (2.6 MiB regions): 2.4 ms, against 0.14-0.19 s of CPU for reading
-//   it through the map and 0.29-0.39 s with read().
+//   region stays in the core's 2 MiB L2, so the copy looks cheap. On session 23's VM, where
+//   the map costs 0.58 (`large`) and 0.65 (`small`) of read() on the whole file, five runs
+//   each gave 1.13-1.29 for a 0.5 MiB region (read() chosen every time), 0.72-1.07 for 1 MiB
+//   (read() in 3 of 10), 0.51-0.79 for 2 MiB, 0.62-0.79 for 4 MiB, 0.54-0.72 for 8 MiB. The
+//   read pass fills the whole 2 MiB buffer front to back, as the stream fills its chunk:
+//   reading into the same first MiB again and again kept the destination in L2 as well.
+// * Cost: five passes, about 1.1 ms of CPU per MiB of region on session 23's VM (medians of
+//   five on `large`: 2 MiB 2.3 ms, 4 MiB 4.2 ms, 8 MiB 8.1 ms), i.e. about 2.2 µs per MiB of
+//   file: 1.5 % of reading it through the map there (146 µs per MiB of `large`), 0.9 % of
+//   read() (250 µs), less above 4 GiB, where the region stops growing. On the 1.42 GB
+//   benchmark capture (2.6 MiB regions) 2.6-3.6 ms in the whole process, against 0.20 s of CPU
+//   for reading it through the map and 0.34 s with read() (rowprobe-bench-read, medians of
+//   five).
 // * Never a failure: a read error, a file that cannot be mapped, a region that is no sequence
 //   of records, a file that shrank under the mapping (FileMap's SIGBUS handler): the
 //   measurement reports measured = false and the file is read with read(). It uses pread()
@@ -60,15 +64,15 @@ inline constexpr std::uint32_t kMaxCapLen = 262144;
 /// Largest pcapng block accepted: a maximal packet plus 64 KiB of options.
 inline constexpr std::uint32_t kMaxBlock = kMaxCapLen + 65536;
 
-/// Smallest file `map=auto` measures; smaller ones are read with read(). Where the measurement
-/// (about 1 ms per MiB of region) stays within 2 % of reading the file the cheaper way
-/// (docs/performance.md, "Session 23").
+/// Smallest file `map=auto` measures; smaller ones are read with read(). From here on the
+/// measurement (2 MiB regions and more, about 1.1 ms of CPU per MiB of region) stays within
+/// 2 % of reading the file the cheaper way (docs/performance.md, "Session 23").
 inline constexpr std::uint64_t kMeasureMinFileBytes = std::uint64_t{1} << 30;
 /// `map=auto` maps a file only when the map costs at most this share of read()'s CPU time.
 inline constexpr double kMapCostRatio = 0.85;
 /// The measured region: this share of the file (size / 512), within the two bounds below.
-/// Below 2 MiB the region and the read buffer stay in the core's L2 between passes and read()
-/// looks cheaper than it is on the whole file.
+/// Below 2 MiB the region stays in the core's L2 between passes and read() looks cheaper than
+/// it is on the whole file.
 inline constexpr std::uint64_t kMeasureShare = 512;
 inline constexpr std::size_t kMeasureMinBytes = std::size_t{2} << 20;
 inline constexpr std::size_t kMeasureMaxBytes = std::size_t{8} << 20;
