@@ -81,7 +81,8 @@ ReadCosts measureReadCosts(int fd, std::uint64_t fileSize, std::uint64_t start, 
         static_cast<std::size_t>(std::min<std::uint64_t>(regionBytes, fileSize - start));
     const std::uint64_t began = threadCpuNs();
     RecordWalk w;
-    std::uint64_t walked = readPass(fd, start, region, layout, buffer, bufferBytes, w);  // warm-up
+    const std::uint64_t walked =
+        readPass(fd, start, region, layout, buffer, bufferBytes, w);  // the warm-up pass
     // Fewer than half the region in whole records: whatever it is, not a capture to judge by.
     if (walked < region / 2) return costs;
     std::uint64_t best[2] = {std::numeric_limits<std::uint64_t>::max(),
