@@ -20,7 +20,8 @@
 #   SOFTFLOWD   softflowd                  (default softflowd on PATH)
 #   DIR         where the captures go      (default /dev/shm/rowprobe-peers-bench)
 #   ARGS        extra rowprobe arguments
-#   PCAP_OPTS   appended to rowprobe's pcap input string, e.g. ';map=auto'
+#   PCAP_OPTS   appended to rowprobe's pcap input string, e.g. ';map=on' (always the map) or
+#               ';map=off' (always read()); the default, map=auto, measures both at open
 #   TOOLS       the tools to run, of "rowprobe yaf ipfixprobe softflowd" (default: all found;
 #               softflowd is slow: about 16x rowprobe's wall time)
 set -euo pipefail

@@ -18,7 +18,8 @@
 #   PLUGINS       rowprobe's plugins      (default "http dns tls pstats")
 #   IPXP_PLUGINS  ipfixprobe's plugins    (default "http dns tls quic")
 #   ARGS          extra rowprobe arguments (both rowprobe runs)
-#   PCAP_OPTS     appended to rowprobe's pcap input string, e.g. ';map=auto'
+#   PCAP_OPTS     appended to rowprobe's pcap input string, e.g. ';map=on' (always the map) or
+#                 ';map=off' (always read()); the default, map=auto, measures both at open
 #   SIZE          log2 of rowprobe's and ipfixprobe's table size (default 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."

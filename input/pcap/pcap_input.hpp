@@ -2,8 +2,9 @@
 // live interface through libpcap.
 //
 //   live: libpcap buffer ──pcap_next_ex──▶ copy into PacketBlock arena (≤ 64 frames) ──▶ worker
-//   file, pipe, gzip (map=off, default): PcapStream chunks ──pointers into the chunks──▶ worker
-//   regular file, map=auto: PcapStream memory map ──pointers into its pages (no copy)──▶ worker
+//   file, pipe, gzip (map=off, or map=auto's read()): PcapStream chunks ──pointers──▶ worker
+//   regular file, map=on, or map=auto where measured cheaper (the default; read_method.hpp):
+//                PcapStream memory map ──pointers into its pages (no copy)──▶ worker
 //                (pcap_stream.hpp; a BPF filter runs on those records: pcap_offline_filter)
 //
 // * Files and pipes: a block ends at 64 packets, at the reader's byte budget, where a pcapng
@@ -23,6 +24,8 @@
 // * Copying (live): libpcap reuses its buffer on the next pcap_next_ex, so every frame is copied into
 //   the block's arena. When the arena is full, the frame in hand stays valid (libpcap keeps it
 //   until the next call) and opens the next block; nothing is dropped or allocated.
+// * Files: `verbose` prints at start-up how the file is read and why (map=auto's measured
+//   costs), one line on stderr.
 // * Costs: one pcap_next_ex and one memcpy per packet; one relaxed atomic add per block; a
 //   pcap_stats system call at most every 100 ms on live captures.
 #pragma once

@@ -20,9 +20,6 @@ constexpr std::uint32_t kMagicMicro = 0xa1b2c3d4;
 constexpr std::uint32_t kMagicNano = 0xa1b23c4d;
 constexpr std::size_t kGlobalHeader = 24;
 constexpr std::size_t kRecordHeader = 16;
-/// Bytes asked of the kernel per read(): large enough that the system call is noise, small
-/// enough that the worker finds the start of what it read still in its 2 MiB L2.
-constexpr std::size_t kReadStep = std::size_t{1} << 20;
 constexpr std::size_t kGzipInput = std::size_t{256} << 10;
 __extension__ using U128 = unsigned __int128;  // exact pcapng unit conversions
 __extension__ using I128 = __int128;
@@ -224,22 +221,45 @@ PcapStream::PcapStream(std::unique_ptr<ByteSource> source, int waitMs, MapMode m
     m_valid = true;
     // The capture must start at the file's first byte (standard input redirected from a file
     // may have been read from before): the mapping's offsets are the file's.
-    if (mapMode == MapMode::Auto && m_source->regular() && !m_source->gzip() &&
-        m_source->sizeAtOpen() >= kGlobalHeader &&
-        ::lseek(m_source->fd(), 0, SEEK_CUR) == static_cast<off_t>(kGlobalHeader)) {
-        auto map = std::make_unique<FileMap>(m_source->fd(), m_source->sizeAtOpen());
-        if (map->valid()) {
-            m_map = std::move(map);
+    m_mapMode = mapMode;
+    m_facts = {.regular = m_source->regular(),
+               .gzip = m_source->gzip(),
+               .atStart = m_source->regular() && !m_source->gzip() &&
+                          m_source->sizeAtOpen() >= kGlobalHeader &&
+                          ::lseek(m_source->fd(), 0, SEEK_CUR) == static_cast<off_t>(kGlobalHeader),
+               .size = m_source->sizeAtOpen()};
+    bool map = mapMode == MapMode::On && m_facts.atStart;
+    if (mapMode == MapMode::Auto && worthMeasuring(m_facts)) {
+        // The stream's first chunk receives the measurement's reads: read() then finds it
+        // faulted in, the map gives it back.
+        std::uint8_t* chunk = allocateChunk();
+        std::uint32_t byteOrder = 0;
+        std::memcpy(&byteOrder, header + 8, 4);
+        const RecordLayout layout{.pcapng = m_ng,
+                                  .swapped = m_ng ? byteOrder != kNgByteOrder : m_swapped};
+        m_costs = measureReadCosts(m_source->fd(), m_facts.size, m_ng ? 0 : kGlobalHeader, layout,
+                                   chunk, kChunkBytes, measureBytes(m_facts.size));
+        map = chooseReadMethod(m_facts, m_costs) == ReadMethod::Map;
+        if (map) {
+            ::munmap(chunk, kChunkBytes);
+        } else {
+            m_chunks.push_back({chunk, 0});
+        }
+    }
+    if (map) {
+        auto fileMap = std::make_unique<FileMap>(m_source->fd(), m_source->sizeAtOpen());
+        if (fileMap->valid()) {
+            m_map = std::move(fileMap);
             m_mapped = true;
             m_buf = m_map->data();
             m_filled = m_map->size();
         }
     }
+    if (!m_mapped && m_chunks.empty()) m_chunks.push_back({allocateChunk(), 0});
     if (m_ng) {
         // pcapng: the 24 bytes are the start of the section header block; parse blocks from
         // there up to the first interface description, for the start-up link type check.
         if (!m_mapped) {
-            m_chunks.push_back({allocateChunk(), 0});
             m_buf = m_chunks[0].mem;
             std::memcpy(m_chunks[0].mem, header, kGlobalHeader);
             m_filled = kGlobalHeader;
@@ -253,10 +273,47 @@ PcapStream::PcapStream(std::unique_ptr<ByteSource> source, int waitMs, MapMode m
     if (m_mapped) {
         m_pos = kGlobalHeader;
     } else {
-        m_chunks.push_back({allocateChunk(), 0});
         m_buf = m_chunks[0].mem;
     }
     m_offset = kGlobalHeader;
+}
+
+std::string PcapStream::describeReadMethod() const {
+    std::string text = mapped() ? "read through a memory map" : "read with read()";
+    switch (m_mapMode) {
+        case MapMode::Off:
+            return text + " (map=off)";
+        case MapMode::On:
+            return text + (mapped() ? " (map=on)"
+                                    : " (map=on, but it cannot be mapped: not a regular "
+                                      "uncompressed file with the capture at its first byte, "
+                                      "or mmap failed)");
+        case MapMode::Auto:
+            break;
+    }
+    if (!m_facts.regular) return text + " (map=auto: a pipe or FIFO is never mapped)";
+    if (m_facts.gzip) return text + " (map=auto: a gzip file is never mapped)";
+    if (!m_facts.atStart) {
+        return text + " (map=auto: the capture does not start at the file's first byte)";
+    }
+    if (!worthMeasuring(m_facts)) {
+        return text + " (map=auto: files below " + std::to_string(kMeasureMinFileBytes >> 20) +
+               " MiB are not measured)";
+    }
+    if (!m_costs.measured) return text + " (map=auto: the measurement failed)";
+    char line[256];
+    std::snprintf(
+        line, sizeof line,
+        " (map=auto: measured on %.1f MiB, CPU per MiB: read() %llu ns, map %llu ns "
+        "(%.0f %%; the map is taken at <= %.0f %%); the measurement took %.1f ms%s)",
+        static_cast<double>(m_costs.regionBytes) / 1048576.0,
+        static_cast<unsigned long long>(m_costs.readNsPerMiB),
+        static_cast<unsigned long long>(m_costs.mapNsPerMiB),
+        100.0 * static_cast<double>(m_costs.mapNsPerMiB) /
+            static_cast<double>(m_costs.readNsPerMiB),
+        100.0 * kMapCostRatio, static_cast<double>(m_costs.totalNs) / 1e6,
+        chooseReadMethod(m_facts, m_costs) == ReadMethod::Map && !mapped() ? "; mmap failed" : "");
+    return text + line;
 }
 
 PcapStream::~PcapStream() {

@@ -1,26 +1,30 @@
-// Reader for classic pcap and pcapng files: large reads into a few reusable buffers (the pcap
-// input's default, `map=off`: regular files, pipes and FIFOs (`file=-`), gzip-compressed files
-// (`.pcap.gz`, `.pcapng.gz`, inflated on the fly, no temporary file)), or, for regular
-// uncompressed files under `map=auto`, a memory map (no copy at all). Every RawPacket points into
-// the mapping or a buffer (no copy per packet). One record parser serves both sources.
+// Reader for classic pcap and pcapng files: large reads into a few reusable buffers (regular
+// files, pipes and FIFOs (`file=-`), gzip-compressed files (`.pcap.gz`, `.pcapng.gz`, inflated
+// on the fly, no temporary file)), or, for regular uncompressed files, a memory map (no copy at
+// all) where the `map` option asks for it (`on`) or where measuring both at open shows the map
+// clearly cheaper on this host (`auto`, the pcap input's default; read_method.hpp). Every
+// RawPacket points into the mapping or a buffer (no copy per packet). One record parser serves
+// both sources.
 //
 //   fd ──read() (≤ 1 MiB)──▶ [chunk 0: 2 MiB, huge-page backed][chunk 1] ... ◀── RawPacket.data
 //   fd ──read()──▶ zlib inflate ──▶ same chunks                     (gzip, detected by magic)
 //   regular file ──mmap (size at open, read-only)──▶ records parsed in place ◀── RawPacket.data
-//        (map=auto; FileMap, file_map.hpp: 4 MiB windows populated ahead, unmapped behind the
-//         reads in flight; past the mapping's end, a file that grew is read on with read())
+//        (map=on, or map=auto where measured cheaper; FileMap, file_map.hpp: 4 MiB windows
+//         populated ahead, unmapped behind the reads in flight; past the mapping's end, a file
+//         that grew is read on with read())
 //
 // * Map or copy (measured, docs/performance.md): on the VM of session 10 under load 8 the
 //   kernel's copy in read() (`_copy_to_iter`) was a third of the whole process's CPU with
 //   flowstats on the 1.42 GB benchmark capture, and walking a mapping cost 0.21 s of CPU against
-//   0.35 s (rowprobe-bench-read). On the kernel of session 17 (6.18) the copy costs less than
+//   0.35 s (rowprobe-bench-read). On the kernel of session 17 (6.18) the copy cost less than
 //   building and dropping the mapping's page tables: 0.12 s of CPU against 0.18 s for the reader
-//   alone, 0.18 s against 0.34 s of wall time for the whole process without plugins, 0.34 s
-//   against 0.50 s with flowstats ("read() again (session 17)"). read() is therefore the
-//   default again; the map stays as `map=auto` for kernels where it wins. Under the map, RSS
-//   stays bounded (pages behind the oldest read in flight are unmapped, ~15 MiB resident), and a
-//   file cut short under the mapping does not kill the process (the SIGBUS handler of
-//   file_map.hpp puts zero pages in; the reader checks, below, and ends with "file shrank").
+//   alone ("read() again (session 17)"); on session 23's VM, same kernel, 0.32 s against 0.19 s
+//   again. So `map=auto` measures both on the file's first MiBs at open (files of 1 GiB and
+//   more; read_method.hpp) and maps only where the map is clearly cheaper; `map=off` and
+//   `map=on` fix the way. Under the map, RSS stays bounded (pages behind the oldest read in
+//   flight are unmapped, ~15 MiB resident), and a file cut short under the mapping does not
+//   kill the process (the SIGBUS handler of file_map.hpp puts zero pages in; the reader checks,
+//   below, and ends with "file shrank").
 // * Mapped lifetimes: a packet stays valid for the next kReadsInFlight calls of beginRead()
 //   (as for chunks, below); beginRead() notes where each read started and unmaps whole windows
 //   below the start of the oldest read still in flight. A late access would refault the same
@@ -75,6 +79,7 @@
 #include <vector>
 
 #include "file_map.hpp"
+#include "read_method.hpp"
 #include "rowprobe/packet.hpp"
 
 namespace rowprobe::input {
@@ -131,17 +136,19 @@ private:
 
 /// Whether a regular, uncompressed file is read through a memory map (the `map` option).
 enum class MapMode : std::uint8_t {
-    Auto,  ///< map it; read() where mapping fails
     Off,   ///< always read()
+    On,    ///< map it; read() where mapping fails
+    Auto,  ///< measure both at open (files of kMeasureMinFileBytes and more) and take the
+           ///< cheaper, read() unless the map is clearly cheaper; read() below that size
 };
 
 class PcapStream {
 public:
     static constexpr std::size_t kChunkBytes = std::size_t{2} << 20;
     static constexpr std::size_t kReadBudget = std::size_t{512} << 10;
-    static constexpr std::uint32_t kMaxCapLen = 262144;
+    static constexpr std::uint32_t kMaxCapLen = input::kMaxCapLen;
     /// Largest pcapng block accepted: a maximal packet plus 64 KiB of options.
-    static constexpr std::uint32_t kMaxBlock = kMaxCapLen + 65536;
+    static constexpr std::uint32_t kMaxBlock = input::kMaxBlock;
     /// Reads a packet stays valid for: the core's pool of 32 blocks per queue, with a margin.
     static constexpr std::uint64_t kReadsInFlight = 40;
     static constexpr std::size_t kMaxChunks =
@@ -151,8 +158,10 @@ public:
     /// When it is neither a classic pcap nor a pcapng header, valid() is false and header()
     /// holds the bytes already consumed, so the caller can hand the whole stream to libpcap
     /// (for its error message).
-    /// With MapMode::Auto a regular uncompressed capture is then mapped (mapped() tells); the
-    /// default is the pcap input's (`map=off`).
+    /// With MapMode::On a regular uncompressed capture is then mapped (mapped() tells); with
+    /// MapMode::Auto one of kMeasureMinFileBytes or more is first measured both ways
+    /// (readCosts() tells) and mapped only where the map is clearly cheaper. The measurement
+    /// leaves the stream at its first record and never fails the stream.
     explicit PcapStream(std::unique_ptr<ByteSource> source, int waitMs = -1,
                         MapMode mapMode = MapMode::Off);
     ~PcapStream();
@@ -174,6 +183,12 @@ public:
     bool regular() const noexcept { return m_source && m_source->regular(); }
     /// The file is read through a memory map (packets point into it) up to its size at open.
     bool mapped() const noexcept { return m_map != nullptr; }
+    /// MapMode::Auto: what the measurement at open found (measured false when it did not
+    /// measure, or failed).
+    const ReadCosts& readCosts() const noexcept { return m_costs; }
+    /// One line for the operator: how the file is read and why (the mode, the measured costs
+    /// or why there are none), e.g. "read through the memory map (map=auto: ...)".
+    std::string describeReadMethod() const;
 
     /// Starts one read of the caller (one PacketBlock): packets of earlier reads stay valid for
     /// kReadsInFlight calls; this read may consume kReadBudget bytes.
@@ -221,7 +236,7 @@ private:
     Result fail(std::string why);
 
     std::unique_ptr<ByteSource> m_source;
-    std::unique_ptr<FileMap> m_map;  ///< regular uncompressed files under MapMode::Auto
+    std::unique_ptr<FileMap> m_map;  ///< regular uncompressed files under On, or Auto's choice
     bool m_mapped = false;           ///< m_buf is the mapping (else the current chunk)
     /// Mapped: the offset each of the last kReadsInFlight reads started at (by read % size).
     std::uint64_t m_readStart[kReadsInFlight] = {};
@@ -253,6 +268,9 @@ private:
     std::uint64_t m_badTimestamps = 0;
     std::string m_header;
     std::string m_error;
+    MapMode m_mapMode = MapMode::Off;
+    FileFacts m_facts;  ///< what decides whether MapMode::Auto measures
+    ReadCosts m_costs;  ///< MapMode::Auto: the measurement at open
 };
 
 }  // namespace rowprobe::input

@@ -119,10 +119,10 @@ std::uint64_t procCpuTicks(int pid) {
 
 // --- defect 3: a capture file truncated while it is read -------------------------------------
 
-/// Both ways of reading a file (map=auto: a memory map; map=off: read()).
+/// Both ways of reading a file (map=on: a memory map; map=off: read()).
 class ShrinkingFile : public ::testing::TestWithParam<std::string> {};
 
-INSTANTIATE_TEST_SUITE_P(InputFaults, ShrinkingFile, ::testing::Values("auto", "off"));
+INSTANTIATE_TEST_SUITE_P(InputFaults, ShrinkingFile, ::testing::Values("on", "off"));
 
 TEST_P(ShrinkingFile, FileTruncatedUnderTheReaderIsAnErrorNotASigbus) {
     // In-process, deterministic: read part of the file, cut it below what was read, read on.
@@ -275,7 +275,7 @@ std::uint64_t readerProgress(int pid, const fs::path& file, bool mapped) {
 }
 
 TEST_P(ShrinkingFile, ProcessReadingAFileThatShrinksExportsItsFlowsAndExitsOne) {
-    const bool mapped = GetParam() == "auto";
+    const bool mapped = GetParam() == "on";
     const fs::path dir = test::tempDir();
     const fs::path path = writeRotatedCapture(dir);
     const fs::path json = dir / "flows.json";
@@ -306,7 +306,7 @@ TEST(InputFaults, MappedFileCutJustBehindTheReaderExportsItsFlowsAndExitsOne) {
     const fs::path dir = test::tempDir();
     const fs::path path = writeRotatedCapture(dir);
     const fs::path json = dir / "flows.json";
-    test::ChildProcess child({binary(), "-i", "pcap;file=" + path.string() + ";map=auto", "-s",
+    test::ChildProcess child({binary(), "-i", "pcap;file=" + path.string() + ";map=on", "-s",
                               "cache;size=14", "-o", "json;file=" + json.string(), "-Q"});
     const auto deadline = std::chrono::steady_clock::now() + 20s;
     while (mappedProgress(child.pid(), path) < (std::uint64_t{40} << 20) && child.running() &&
@@ -333,7 +333,7 @@ TEST(InputFaults, SigbusOutsideTheMappingsStillEndsTheProcess) {
     // SIGBUS, or a sanitizer's report of a deadly signal.
     const fs::path dir = test::tempDir();
     const fs::path path = writeRotatedCapture(dir);
-    test::ChildProcess child({binary(), "-i", "pcap;file=" + path.string() + ";map=auto", "-o",
+    test::ChildProcess child({binary(), "-i", "pcap;file=" + path.string() + ";map=on", "-o",
                               "json;file=/dev/null", "-Q"});
     // Signal it as soon as the file is mapped (its name shows in /proc/PID/maps).
     const auto deadline = std::chrono::steady_clock::now() + 20s;

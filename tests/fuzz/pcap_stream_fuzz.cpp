@@ -44,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;
     }
     // The stream owns and closes its descriptor: each way of reading gets its own.
-    readAll(::dup(fd), rowprobe::input::MapMode::Auto);
+    readAll(::dup(fd), rowprobe::input::MapMode::On);
     readAll(fd, rowprobe::input::MapMode::Off);
     return 0;
 }

@@ -5,12 +5,19 @@
 //   mmap        the former reader: the whole file mapped, MAP_POPULATE up to 1 GiB
 //   window      mapped without populate; a helper thread MADV_POPULATE_READs 8 MiB windows
 //               ahead of the reader and the reader MADV_DONTNEEDs what lies 16 MiB behind it
-//   read        PcapStream with map=off (the default): read() into reusable 2 MiB huge-page chunks
-//   zerocopy    PcapStream with map=auto: the file mapped, records parsed in place,
+//   read        PcapStream with map=off: read() into reusable 2 MiB huge-page chunks
+//   zerocopy    PcapStream with map=on: the file mapped, records parsed in place,
 //               4 MiB windows populated ahead and unmapped behind the reads in flight
+//   auto        PcapStream with map=auto (the pcap input's default): measures both at open
+//               and reads the file the cheaper way (prints what it measured)
+//   measure     only map=auto's measurement at open (read_method.hpp): both costs, the choice,
+//               and what the measurement itself cost; an optional third argument sets the
+//               measured region in KiB (default: what map=auto takes for the file's size)
 //   uring       io_uring (liburing): 1 MiB reads, 4 buffers, up to 3 in flight ahead
 //
-// Usage: rowprobe-bench-read METHOD FILE   (prints packets, seconds, user, sys, max RSS)
+// Every method walks the records with walkRecords (read_method.hpp), as map=auto's measurement.
+//
+// Usage: rowprobe-bench-read METHOD FILE [KIB]   (prints packets, seconds, user, sys, max RSS)
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -21,6 +28,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -28,6 +36,7 @@
 #include <vector>
 
 #include "input/pcap/pcap_stream.hpp"
+#include "input/pcap/read_method.hpp"
 
 #ifdef ROWPROBE_HAVE_LIBURING
 #include <liburing.h>
@@ -39,33 +48,19 @@
 
 namespace {
 
-struct Walk {
-    std::uint64_t packets = 0;
-    std::uint64_t sum = 0;  ///< keeps the loads alive
-    void frame(const std::uint8_t* data, std::uint32_t capLen) noexcept {
-        ++packets;
-        std::uint64_t v = 0;
-        std::memcpy(&v, data + (capLen >= 40 ? 32 : 0), capLen >= 8 ? 8 : 0);
-        sum += v + capLen;
-    }
-};
+using rowprobe::input::RecordWalk;
+using Walk = RecordWalk;
+
+/// Walks the classic pcap records in [p, p + n); returns the offset where an incomplete
+/// record starts.
+std::size_t walkBuffer(const std::uint8_t* p, std::size_t n, Walk& w) {
+    return rowprobe::input::walkRecords(p, n, {}, w, [](std::size_t) {});
+}
 
 std::uint32_t load32(const std::uint8_t* p) {
     std::uint32_t v = 0;
     std::memcpy(&v, p, 4);
     return v;
-}
-
-/// Walks records in [p, end); returns the offset where an incomplete record starts.
-std::size_t walkBuffer(const std::uint8_t* p, std::size_t n, Walk& w) {
-    std::size_t pos = 0;
-    while (n - pos >= 16) {
-        const std::uint32_t cap = load32(p + pos + 8);
-        if (n - pos - 16 < cap) break;
-        w.frame(p + pos + 16, cap);
-        pos += 16 + cap;
-    }
-    return pos;
 }
 
 Walk viaMmap(int fd, std::size_t size) {
@@ -79,7 +74,7 @@ Walk viaMmap(int fd, std::size_t size) {
         if (size - pos > 2048) __builtin_prefetch(base + pos + 2048);
         const std::uint32_t cap = load32(base + pos + 8);
         if (size - pos - 16 < cap) break;
-        w.frame(base + pos + 16, cap);
+        rowprobe::input::touchFrame(base + pos + 16, cap, w);
         pos += 16 + cap;
     }
     ::munmap(const_cast<std::uint8_t*>(base), size);
@@ -110,7 +105,7 @@ Walk viaWindow(int fd, std::size_t size) {
         if (size - pos > 2048) __builtin_prefetch(base + pos + 2048);
         const std::uint32_t cap = load32(base + pos + 8);
         if (size - pos - 16 < cap) break;
-        w.frame(base + pos + 16, cap);
+        rowprobe::input::touchFrame(base + pos + 16, cap, w);
         pos += 16 + cap;
         if (pos - released > 3 * kWin) {
             ::madvise(base + released, kWin, MADV_DONTNEED);
@@ -127,6 +122,9 @@ Walk viaWindow(int fd, std::size_t size) {
 Walk viaStream(int fd, const std::string& name, rowprobe::input::MapMode mode) {
     rowprobe::input::PcapStream stream(std::make_unique<rowprobe::input::ByteSource>(fd, name), -1,
                                        mode);
+    if (mode == rowprobe::input::MapMode::Auto) {
+        std::printf("auto: %s\n", stream.describeReadMethod().c_str());
+    }
     Walk w;
     for (;;) {
         stream.beginRead();
@@ -139,7 +137,7 @@ Walk viaStream(int fd, const std::string& name, rowprobe::input::MapMode mode) {
                 end = true;
                 break;
             }
-            w.frame(p.data, p.capLen);
+            rowprobe::input::touchFrame(p.data, p.capLen, w);
         }
         if (end) break;
     }
@@ -204,11 +202,50 @@ Walk viaUring(int fd, std::size_t size) {
 }
 #endif
 
+/// map=auto's measurement alone: through PcapStream as the input opens the file, or, with a
+/// region of `kib` KiB, measureReadCosts on a classic pcap directly (a 2 MiB huge-page buffer,
+/// as the stream's chunk).
+int measure(int fd, const std::string& name, std::size_t size, long kib) {
+    if (kib <= 0) {
+        rowprobe::input::PcapStream stream(std::make_unique<rowprobe::input::ByteSource>(fd, name),
+                                           -1, rowprobe::input::MapMode::Auto);
+        std::printf("measure: %s\n", stream.describeReadMethod().c_str());
+        return stream.valid() ? 0 : 1;
+    }
+    std::uint8_t header[24] = {};
+    if (::pread(fd, header, sizeof header, 0) != static_cast<ssize_t>(sizeof header)) return 1;
+    const bool swapped = load32(header) == 0xd4c3b2a1 || load32(header) == 0x4d3cb2a1;
+    constexpr std::size_t kBuffer = std::size_t{2} << 20;
+    auto* buffer = static_cast<std::uint8_t*>(std::aligned_alloc(kBuffer, kBuffer));
+    ::madvise(buffer, kBuffer, MADV_HUGEPAGE);
+    const rowprobe::input::ReadCosts c =
+        rowprobe::input::measureReadCosts(fd, size, 24, {.pcapng = false, .swapped = swapped},
+                                          buffer, kBuffer, static_cast<std::size_t>(kib) << 10);
+    std::free(buffer);
+    const bool map = rowprobe::input::chooseReadMethod(
+                         {.regular = true, .gzip = false, .atStart = true, .size = size}, c) ==
+                     rowprobe::input::ReadMethod::Map;
+    std::printf(
+        "measure: region_kib=%llu read_ns_per_mib=%llu map_ns_per_mib=%llu ratio=%.3f "
+        "choice=%s measured=%d took_ms=%.3f\n",
+        static_cast<unsigned long long>(c.regionBytes >> 10),
+        static_cast<unsigned long long>(c.readNsPerMiB),
+        static_cast<unsigned long long>(c.mapNsPerMiB),
+        c.readNsPerMiB != 0
+            ? static_cast<double>(c.mapNsPerMiB) / static_cast<double>(c.readNsPerMiB)
+            : 0.0,
+        map ? "map" : "read", c.measured ? 1 : 0, static_cast<double>(c.totalNs) / 1e6);
+    return c.measured ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 3) {
-        std::fprintf(stderr, "usage: %s mmap|window|read|zerocopy|uring FILE\n", argv[0]);
+    if (argc != 3 && !(argc == 4 && std::string(argv[1]) == "measure")) {
+        std::fprintf(stderr,
+                     "usage: %s mmap|window|read|zerocopy|auto|uring FILE\n"
+                     "       %s measure FILE [KIB]\n",
+                     argv[0], argv[0]);
         return 2;
     }
     const std::string method = argv[1];
@@ -228,7 +265,11 @@ int main(int argc, char** argv) {
     } else if (method == "read") {
         w = viaStream(fd, argv[2], rowprobe::input::MapMode::Off);
     } else if (method == "zerocopy") {
+        w = viaStream(fd, argv[2], rowprobe::input::MapMode::On);
+    } else if (method == "auto") {
         w = viaStream(fd, argv[2], rowprobe::input::MapMode::Auto);
+    } else if (method == "measure") {
+        return measure(fd, argv[2], size, argc == 4 ? std::atol(argv[3]) : 0);
 #ifdef ROWPROBE_HAVE_LIBURING
     } else if (method == "uring") {
         w = viaUring(fd, size);
@@ -242,8 +283,8 @@ int main(int argc, char** argv) {
     ::getrusage(RUSAGE_SELF, &ru);
     std::printf(
         "%-7s packets=%llu seconds=%.3f Mpps=%.2f user=%.3f sys=%.3f maxrss_mb=%.1f check=%llu\n",
-        method.c_str(), static_cast<unsigned long long>(w.packets), sec,
-        static_cast<double>(w.packets) / sec / 1e6,
+        method.c_str(), static_cast<unsigned long long>(w.records), sec,
+        static_cast<double>(w.records) / sec / 1e6,
         static_cast<double>(ru.ru_utime.tv_sec) + static_cast<double>(ru.ru_utime.tv_usec) / 1e6,
         static_cast<double>(ru.ru_stime.tv_sec) + static_cast<double>(ru.ru_stime.tv_usec) / 1e6,
         static_cast<double>(ru.ru_maxrss) / 1024.0, static_cast<unsigned long long>(w.sum % 1000));

@@ -183,7 +183,7 @@ TEST(PcapInput, IsRegisteredWithItsOptions) {
     for (const auto& o : entry->info.options)
         names.emplace_back(std::string(o.name) + "/" + std::string(o.shortName));
     EXPECT_EQ(names, (std::vector<std::string>{"file/f", "ifc/i", "filter/F", "snaplen/s",
-                                               "promisc/p", "timeout/", "map/"}));
+                                               "promisc/p", "timeout/", "map/", "verbose/v"}));
 }
 
 TEST(PcapInput, BadMapValueNamesTheChoicesAndAGuess) {
@@ -192,7 +192,7 @@ TEST(PcapInput, BadMapValueNamesTheChoicesAndAGuess) {
     const ConfigError e = openError("pcap;file=" + path.string() + ";map=of");
     EXPECT_EQ(e.details().option, "map");
     EXPECT_EQ(e.details().value, "of");
-    EXPECT_EQ(e.details().choices, (std::vector<std::string>{"off", "auto"}));
+    EXPECT_EQ(e.details().choices, (std::vector<std::string>{"off", "on", "auto"}));
     const std::string text = e.render();
     EXPECT_NE(text.find("did you mean 'off'"), std::string::npos) << text;
 }

@@ -1,7 +1,7 @@
 // The capture reader behind the `pcap` input (input/pcap/pcap_stream.hpp): gzip'd captures read
 // by streaming, bounded memory whatever the file size, and packets that stay valid for as long as
 // the core may hold their block. Every test runs on both paths of a regular file (a memory map,
-// `map=auto`, and read(), `map=off`); the mapped path delivers the same packets as the read path
+// `map=on`, and read(), `map=off`); the mapped path delivers the same packets as the read path
 // on every capture of pcaps/ and of the shared test data, keeps its RSS bounded and reads a
 // file that grows to its end.
 #include "input/pcap/pcap_stream.hpp"
@@ -74,7 +74,7 @@ std::unique_ptr<PcapInput> open(const std::string& text) {
 /// The tests below run once per way of reading a regular file.
 class PcapStreamBothPaths : public ::testing::TestWithParam<MapMode> {
 protected:
-    static std::string mapOption() { return GetParam() == MapMode::Off ? ";map=off" : ""; }
+    static std::string mapOption() { return GetParam() == MapMode::Off ? ";map=off" : ";map=on"; }
     std::unique_ptr<PcapInput> openFile(const fs::path& path, const std::string& more = {}) {
         return open("pcap;file=" + path.string() + more + mapOption());
     }
@@ -86,9 +86,9 @@ protected:
     }
 };
 
-INSTANTIATE_TEST_SUITE_P(Paths, PcapStreamBothPaths, ::testing::Values(MapMode::Auto, MapMode::Off),
+INSTANTIATE_TEST_SUITE_P(Paths, PcapStreamBothPaths, ::testing::Values(MapMode::On, MapMode::Off),
                          [](const auto& param) {
-                             return std::string(param.param == MapMode::Auto ? "Mapped" : "Read");
+                             return std::string(param.param == MapMode::On ? "Mapped" : "Read");
                          });
 
 /// Reads `in` to the end as the core does: 32 blocks recycled in FIFO order. Checks every
@@ -185,7 +185,7 @@ TEST_P(PcapStreamBothPaths, BufferMemoryStaysBoundedWhateverTheFileSize) {
     auto reader = stream(path);
     input::PcapStream& stream = *reader;
     ASSERT_TRUE(stream.valid());
-    EXPECT_EQ(stream.mapped(), GetParam() == MapMode::Auto);
+    EXPECT_EQ(stream.mapped(), GetParam() == MapMode::On);
     std::uint32_t seq = 0;
     for (bool more = true; more;) {
         stream.beginRead();
@@ -347,7 +347,7 @@ TEST_P(PcapStreamBothPaths, AFileThatGrowsWhileReadIsReadToItsEnd) {
     writeBytes(path, Bytes(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(atOpen)));
     auto reader = stream(path);
     ASSERT_TRUE(reader->valid());
-    EXPECT_EQ(reader->mapped(), GetParam() == MapMode::Auto);
+    EXPECT_EQ(reader->mapped(), GetParam() == MapMode::On);
     std::uint32_t seq = 0;
     auto readSome = [&](std::uint32_t upTo) {
         while (seq < upTo) {
@@ -380,7 +380,7 @@ TEST_P(PcapStreamBothPaths, OnlyRegularUncompressedFilesAreMapped) {
     const fs::path dir = test::tempDir();
     writeBytes(dir / "t.pcap", makePcap(10, 100));
     ASSERT_EQ(test::runShell("gzip -k '" + (dir / "t.pcap").string() + "'").exitCode, 0);
-    EXPECT_EQ(stream(dir / "t.pcap")->mapped(), GetParam() == MapMode::Auto);
+    EXPECT_EQ(stream(dir / "t.pcap")->mapped(), GetParam() == MapMode::On);
     EXPECT_FALSE(stream(dir / "t.pcap.gz")->mapped());
     int pipeFds[2] = {-1, -1};
     ASSERT_EQ(::pipe(pipeFds), 0);
@@ -403,7 +403,7 @@ TEST(PcapStreamMapped, ACaptureThatDoesNotStartTheFileIsRead) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     ASSERT_GE(fd, 0);
     ASSERT_EQ(::lseek(fd, 100, SEEK_SET), 100);
-    input::PcapStream stream(std::make_unique<ByteSource>(fd, path.string()), -1, MapMode::Auto);
+    input::PcapStream stream(std::make_unique<ByteSource>(fd, path.string()), -1, MapMode::On);
     ASSERT_TRUE(stream.valid());
     EXPECT_FALSE(stream.mapped());
     stream.beginRead();
@@ -435,7 +435,7 @@ TEST(PcapStreamMapped, ResidentMemoryStaysBoundedWhateverTheFileSize) {
     const std::uint64_t before = rssFile();
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     ASSERT_GE(fd, 0);
-    input::PcapStream stream(std::make_unique<ByteSource>(fd, path.string()), -1, MapMode::Auto);
+    input::PcapStream stream(std::make_unique<ByteSource>(fd, path.string()), -1, MapMode::On);
     ASSERT_TRUE(stream.mapped());
     std::uint64_t peak = 0;
     std::uint32_t seq = 0;
@@ -467,7 +467,7 @@ std::uint64_t compareMappedWithRead(const fs::path& path, std::uint32_t snaplen)
                                                    -1, mode);
     };
     auto read = open(MapMode::Off);
-    auto mapped = open(MapMode::Auto);
+    auto mapped = open(MapMode::On);
     EXPECT_EQ(read->valid(), mapped->valid()) << path;
     if (!read->valid()) return 0;
     EXPECT_TRUE(mapped->mapped() || path.extension() == ".gz") << path;
