@@ -3,9 +3,13 @@
 // throughput. No parsing and no output: the flow table alone.
 //
 //   bench_table [--flows N] [--packets M] [--storage 'cache;...'] [--seed S] [--zipf]
+//               [--process 'PLUGIN;...']...
 //
 // Default: 10 000 flows, 20 M packets, `cache;seed=1` (2^17 records, line 16, lru, xxh3),
 // uniformly random flow per packet (the cache-unfriendly case), 1 µs of packet time per packet.
+// --process (repeatable) enables process plugins on the table, as `-p` does: the worker's cost
+// of a plugin's hooks, alone on one thread, without the input and export threads beside it
+// (their plugin data is written and then dropped: the table has no plugin-data ring here).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -21,6 +25,7 @@
 
 #include "rowprobe/errors.hpp"
 #include "rowprobe/plugin.hpp"
+#include "rowprobe/process.hpp"
 #include "rowprobe/registry.hpp"
 
 namespace {
@@ -31,6 +36,7 @@ struct Args {
     std::size_t flows = 10000;
     std::size_t packets = 20'000'000;
     std::string storage = "cache;seed=1";
+    std::vector<std::string> process;
     std::uint64_t seed = 1;
     bool zipf = false;
 };
@@ -38,7 +44,7 @@ struct Args {
 [[noreturn]] void usage() {
     std::fprintf(stderr,
                  "usage: bench_table [--flows N] [--packets M] [--storage 'cache;...'] [--seed S] "
-                 "[--zipf]\n");
+                 "[--zipf] [--process 'PLUGIN;...']...\n");
     std::exit(2);
 }
 
@@ -60,6 +66,8 @@ Args parseArgs(int argc, char** argv) {
             a.seed = std::stoull(value());
         } else if (opt == "--zipf") {
             a.zipf = true;
+        } else if (opt == "--process") {
+            a.process.push_back(value());
         } else {
             usage();
         }
@@ -86,6 +94,7 @@ std::vector<ParsedPacket> makeFlows(std::size_t n, std::mt19937_64& rng) {
         if (std::memcmp(p.key.addrA.data(), p.key.addrB.data(), 16) > 0)
             std::swap(p.key.addrA, p.key.addrB);
         p.ipLen = static_cast<std::uint32_t>(64 + rng() % 1400);
+        p.wireLen = p.ipLen + 14;
         p.ttl = 64;
         p.hasPorts = true;
         p.tcpFlags = p.key.proto == 6 ? 0x10 : 0;
@@ -116,10 +125,22 @@ std::vector<std::uint32_t> makeSequence(const Args& a, std::mt19937_64& rng) {
 
 int main(int argc, char** argv) {
     const Args args = parseArgs(argc, argv);
+    std::vector<std::unique_ptr<ProcessPlugin>> process;  // outlive the table
     std::unique_ptr<StoragePlugin> table;
     try {
         table = Registry::instance().createAs<StoragePlugin>(PluginKind::Storage, args.storage,
                                                              "--storage");
+        for (const std::string& p : args.process) {
+            process.push_back(
+                Registry::instance().createAs<ProcessPlugin>(PluginKind::Process, p, "--process"));
+        }
+        std::vector<ProcessPlugin*> enabled;
+        for (auto& p : process) enabled.push_back(p.get());
+        if (!enabled.empty() && !table->enableProcessPlugins(enabled)) {
+            std::fprintf(stderr, "bench_table: '%s' takes no process plugins\n",
+                         args.storage.c_str());
+            return 2;
+        }
     } catch (const ConfigError& e) {
         std::fprintf(stderr, "bench_table: %s\n", e.render().c_str());
         return 2;
@@ -191,6 +212,7 @@ int main(int argc, char** argv) {
     const double sec = std::chrono::duration<double>(t1 - t0).count();
     const CacheStats st = table->stats();
     std::printf("storage   %s\n", args.storage.c_str());
+    for (const std::string& p : args.process) std::printf("process   %s\n", p.c_str());
     std::printf("flows     %zu (%s)\n", args.flows, args.zipf ? "zipf" : "uniform");
     std::printf("packets   %zu in %.3f s\n", args.packets, sec);
     const double cpu = c1 - c0;
