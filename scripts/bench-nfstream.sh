@@ -7,6 +7,8 @@
 # NFStream comes from ~/.cache/rowprobe-venv (scripts/setup.sh) or ROWPROBE_NFSTREAM_PYTHON.
 # NFSTREAM_CSV=1: NFStream writes every flow with its own to_csv (to /dev/null), as rowprobe
 # writes its JSON, instead of only iterating them.
+# ROWPROBE_OUTPUT=ipfix: rowprobe writes an IPFIX file (every flowstats field under an example
+# PEN, SPLT as basicLists) to /dev/null instead of JSON lines.
 #
 # Usage: scripts/bench-nfstream.sh [RUNS] [CAPTURE ...]
 #   CAPTURE: large | small (scripts/bench-common.sh, made when missing) or a pcap path.
@@ -22,6 +24,6 @@ echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 for c in "${captures[@]}"; do
     f=$(capture "$c")
     python3 scripts/compare-nfstream.py --bench --runs "$runs" --splt 10 --rowprobe "$rowprobe" \
-        ${NFSTREAM_CSV:+--nfstream-csv} "$f"
+        ${NFSTREAM_CSV:+--nfstream-csv} --rowprobe-output "${ROWPROBE_OUTPUT:-json}" "$f"
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -185,6 +185,35 @@ void buildTemplateRecord(IpfixTemplate& t) {
     }
 }
 
+/// How encodeExtensions writes the field of codec `c` (IpfixTemplate::ExtStep).
+IpfixTemplate::ExtStep extensionStep(const IpfixFieldCodec& c) noexcept {
+    using Op = IpfixTemplate::ExtStep::Op;
+    IpfixTemplate::ExtStep s;
+    s.length = c.element.length;
+    if (c.kind != IpfixFieldCodec::Kind::Scalar || c.timeNsToMs) return s;
+    if (c.sourceWidth == 4 && c.element.length == 8) {
+        s.op = Op::Widen4To8;
+    } else if (c.sourceWidth == c.element.length) {
+        switch (c.element.length) {
+            case 1:
+                s.op = Op::Be1;
+                break;
+            case 2:
+                s.op = Op::Be2;
+                break;
+            case 4:
+                s.op = Op::Be4;
+                break;
+            case 8:
+                s.op = Op::Be8;
+                break;
+            default:
+                break;
+        }
+    }
+    return s;
+}
+
 IpfixTemplate compileWithExtensions(std::span<const FieldId> ids, std::uint8_t ipVersion,
                                     std::uint16_t templateId, const EncoderConfig& config,
                                     std::uint64_t extensions) {
@@ -194,12 +223,19 @@ IpfixTemplate compileWithExtensions(std::span<const FieldId> ids, std::uint8_t i
     for (std::size_t i = 0; i < config.extensions.size(); ++i) {
         if ((extensions >> i & 1U) == 0) continue;
         for (const IpfixFieldCodec& c : config.extensions[i].fields) {
+            t.extensionSteps.push_back(extensionStep(c));
             t.extensionFields.push_back(&c);
             t.elements.push_back(c.element);
             if (c.element.length != kIpfixVarLen) {
                 t.recordLength += c.element.length;
             } else {
                 t.variable = true;
+            }
+            if (c.kind != IpfixFieldCodec::Kind::List && c.element.length != kIpfixVarLen) {
+                t.extensionFixedLength += c.element.length;
+            } else {
+                t.variableExtensions.push_back(
+                    static_cast<std::uint16_t>(t.extensionFields.size() - 1));
             }
         }
     }
@@ -422,36 +458,49 @@ void IpfixEncoder::markTypeRecordsUsed(const IpfixTemplate& t) {
 
 std::size_t IpfixEncoder::extensionSize(const IpfixTemplate& t,
                                         std::span<const FieldValue> values) noexcept {
-    std::size_t n = 0;
-    for (std::size_t i = 0; i < t.extensionFields.size(); ++i) {
+    std::size_t n = t.extensionFixedLength;
+    for (const std::uint16_t i : t.variableExtensions) {
         const IpfixFieldCodec& c = *t.extensionFields[i];
         const FieldValue& v = values[i];
-        switch (c.kind) {
-            case IpfixFieldCodec::Kind::Scalar:
-                n += c.element.length;
-                break;
-            case IpfixFieldCodec::Kind::Bytes:
-                n += c.element.length != kIpfixVarLen ? c.element.length
-                                                      : ipfixVarLenSize(bytesLength(v));
-                break;
-            case IpfixFieldCodec::Kind::List:
-                n += ipfixBasicListSize(c.inner, listCount(c, v));
-                break;
-        }
+        n += c.kind == IpfixFieldCodec::Kind::List ? ipfixBasicListSize(c.inner, listCount(c, v))
+                                                   : ipfixVarLenSize(bytesLength(v));
     }
     return n;
 }
 
 void IpfixEncoder::encodeExtensions(const IpfixTemplate& t, std::span<const FieldValue> values,
                                     std::uint8_t* out) noexcept {
-    for (std::size_t i = 0; i < t.extensionFields.size(); ++i) {
-        const IpfixFieldCodec& c = *t.extensionFields[i];
+    using Op = IpfixTemplate::ExtStep::Op;
+    for (std::size_t i = 0; i < t.extensionSteps.size(); ++i) {
         const FieldValue& v = values[i];
+        const auto* src = static_cast<const std::uint8_t*>(v.data);
+        switch (t.extensionSteps[i].op) {  // a scalar of count 0 exports 0
+            case Op::Be1:
+                *out++ = v.count != 0 ? *src : 0;
+                continue;
+            case Op::Be2:
+                storeBe16(out, v.count != 0 ? load<std::uint16_t>(src) : 0);
+                out += 2;
+                continue;
+            case Op::Be4:
+                storeBe32(out, v.count != 0 ? load<std::uint32_t>(src) : 0);
+                out += 4;
+                continue;
+            case Op::Be8:
+                storeBe64(out, v.count != 0 ? load<std::uint64_t>(src) : 0);
+                out += 8;
+                continue;
+            case Op::Widen4To8:
+                storeBe64(out, v.count != 0 ? load<std::uint32_t>(src) : 0);
+                out += 8;
+                continue;
+            case Op::Codec:
+                break;
+        }
+        const IpfixFieldCodec& c = *t.extensionFields[i];
         switch (c.kind) {
             case IpfixFieldCodec::Kind::Scalar: {
-                std::uint64_t x =
-                    v.count != 0 ? loadAny(static_cast<const std::uint8_t*>(v.data), c.sourceWidth)
-                                 : 0;
+                std::uint64_t x = v.count != 0 ? loadAny(src, c.sourceWidth) : 0;
                 if (c.timeNsToMs) x /= 1'000'000;
                 putAny(out, x, c.element.length);
                 out += c.element.length;
@@ -480,7 +529,6 @@ void IpfixEncoder::encodeExtensions(const IpfixTemplate& t, std::span<const Fiel
                 out[1] = static_cast<std::uint8_t>(content >> 8);
                 out[2] = static_cast<std::uint8_t>(content);
                 out += total;
-                const auto* src = static_cast<const std::uint8_t*>(v.data);
                 for (std::size_t k = 0; k < count; ++k) {
                     putAny(out, load<std::uint64_t>(src + 8 * k) / 1'000'000, c.inner.length);
                     out += c.inner.length;

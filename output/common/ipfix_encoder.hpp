@@ -65,6 +65,7 @@
 #include <utility>
 #include <vector>
 
+#include "rowprobe/byte_order.hpp"
 #include "rowprobe/fields.hpp"
 #include "rowprobe/flow_record.hpp"
 
@@ -236,6 +237,20 @@ struct IpfixTemplate {
     std::vector<const FieldSpec*> fields;
     std::vector<IpfixElement> elements;                   ///< as announced in the template record
     std::vector<const IpfixFieldCodec*> extensionFields;  ///< after the steps, in order
+    /// How encodeExtensions writes each of extensionFields (same order). A scalar whose source
+    /// width is its encoded length (1, 2, 4 or 8 bytes), or a u32 widened to 8, is one load and
+    /// one byte-swapped store; anything else (reduced-size, time conversion, bytes, lists)
+    /// goes through its codec. flowstats' 75 scalars are all of the first kind.
+    struct ExtStep {
+        enum class Op : std::uint8_t { Be1, Be2, Be4, Be8, Widen4To8, Codec };
+        Op op = Op::Codec;
+        std::uint16_t length = 0;  ///< encoded bytes (Be*, Widen4To8)
+    };
+    std::vector<ExtStep> extensionSteps;
+    /// The extension fields' bytes that do not depend on the values (the fixed-length ones),
+    /// and the indexes of the others: extensionSize adds up only those.
+    std::size_t extensionFixedLength = 0;
+    std::vector<std::uint16_t> variableExtensions;
     std::size_t recordLength = 0;      ///< record bytes when fixed; the fixed fields' when variable
     std::size_t basicLength = 0;       ///< bytes of the basic fields (extensions follow them)
     bool variable = false;             ///< some extension field is variable-length
@@ -426,6 +441,38 @@ inline std::size_t putIpfixBasicList(std::uint8_t* out, const IpfixElement& elem
             out[at++] = static_cast<std::uint8_t>(element.pen >> shift);
     }
     const auto* src = static_cast<const std::uint8_t*>(values);
+    out += at;
+    if (sourceWidth == element.length) {  // the common case: one swapped store per value
+        switch (sourceWidth) {
+            case 1:
+                if (count != 0) std::memcpy(out, src, count);
+                return total;
+            case 2:
+                for (std::size_t i = 0; i < count; ++i) {
+                    std::uint16_t v = 0;
+                    std::memcpy(&v, src + 2 * i, 2);
+                    storeBe16(out + 2 * i, v);
+                }
+                return total;
+            case 4:
+                for (std::size_t i = 0; i < count; ++i) {
+                    std::uint32_t v = 0;
+                    std::memcpy(&v, src + 4 * i, 4);
+                    storeBe32(out + 4 * i, v);
+                }
+                return total;
+            case 8:
+                for (std::size_t i = 0; i < count; ++i) {
+                    std::uint64_t v = 0;
+                    std::memcpy(&v, src + 8 * i, 8);
+                    storeBe64(out + 8 * i, v);
+                }
+                return total;
+            default:
+                break;
+        }
+    }
+    at = 0;
     for (std::size_t i = 0; i < count; ++i, src += sourceWidth) {
         std::uint64_t v = 0;
         std::memcpy(&v, src, sourceWidth);  // little-endian host: the low bytes first

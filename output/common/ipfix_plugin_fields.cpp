@@ -155,6 +155,23 @@ bool IpfixFieldFilter::keeps(std::string_view plugin, const FieldSpec& f) const 
     return false;
 }
 
+/// How add() reads `f` (IpfixPluginFields::FieldRead): the types valueOf reads as a number at
+/// the field's offset get their bytes' end, the others 0.
+IpfixPluginFields::FieldRead IpfixPluginFields::fieldRead(const FieldSpec& f) noexcept {
+    switch (f.type) {
+        case FieldType::String:
+        case FieldType::Binary:
+        case FieldType::Array:
+        case FieldType::IpAddress:
+        case FieldType::MacAddress:
+            return {.spec = &f};
+        default:
+            return {.spec = &f,
+                    .offset = f.offset,
+                    .end = static_cast<std::uint32_t>(f.offset + fieldTypeSize(f.type))};
+    }
+}
+
 IpfixPluginFields::IpfixPluginFields(std::span<const ProcessPlugin* const> plugins,
                                      std::string_view output, std::uint32_t tunnelPen,
                                      const IpfixFieldFilter& filter)
@@ -188,7 +205,7 @@ IpfixPluginFields::IpfixPluginFields(std::span<const ProcessPlugin* const> plugi
                                    .help = "rowprobe -h " + ext.name});
             }
             ext.fields.push_back(c);
-            m_fields[i].push_back(&f);
+            m_fields[i].push_back(fieldRead(f));
             if (c.kind == IpfixFieldCodec::Kind::List) {
                 addTypeInfo(m_typeInfo, c.inner, ipfixDataTypeOf(f, true), f.name, f.description);
             } else {
@@ -298,7 +315,15 @@ void IpfixPluginFields::add(IpfixEncoder& encoder, const FlowRecord& r) {
             if (inst == nullptr || m_fields[p].empty()) continue;
             mask |= std::uint64_t{1} << p;
             const auto data = inst->data;
-            for (const FieldSpec* f : m_fields[p]) m_values.push_back(valueOf(*f, data));
+            for (const FieldRead& f : m_fields[p]) {
+                if (f.end == 0) {
+                    m_values.push_back(valueOf(*f.spec, data));
+                } else if (f.end <= data.size()) {
+                    m_values.push_back({data.data() + f.offset, 1});
+                } else {
+                    m_values.emplace_back();  // a short instance: absent, as valueOf
+                }
+            }
         }
         addTunnel(r, mask);
         encoder.add(r, mask, m_values);

@@ -76,7 +76,15 @@ private:
     void addTunnel(const FlowRecord& r, std::uint64_t& mask);
 
     std::vector<IpfixExtension> m_extensions;
-    std::vector<std::vector<const FieldSpec*>> m_fields;  ///< per plugin, codec order
+    /// A field as add() reads it from an instance: a fixed-size number straight from its
+    /// bytes (`end`: its offset + size), anything else through the plugin-data read API.
+    struct FieldRead {
+        const FieldSpec* spec = nullptr;
+        std::uint32_t offset = 0;
+        std::uint32_t end = 0;  ///< 0: not a fixed-size number
+    };
+    static FieldRead fieldRead(const FieldSpec& f) noexcept;
+    std::vector<std::vector<FieldRead>> m_fields;  ///< per plugin, codec order
     InstanceGroups m_records;
     std::vector<FieldValue> m_values;
     std::uint32_t m_tunnelPen = 0;

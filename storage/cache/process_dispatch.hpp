@@ -228,12 +228,16 @@ public:
     /// packet counted in direction `forward ? 0 : 1`, postUpdate. Returns the flush bits of the
     /// first hook pass that asked for a flush (a preUpdate flush leaves the packet uncounted).
     /// Always inlined into the table's hit, as the two passes were before the table's split
-    /// (GCC then made this a call of its own per packet).
+    /// (GCC then made this a call of its own per packet). Each pass's mask test is made here,
+    /// so a pass no wanting plugin has (flowstats' and pstats' preUpdate) costs no call.
     [[gnu::always_inline]] HookResult updateFlow(std::size_t slot, CachedFlow& f,
                                                  const ParsedPacket& pkt, bool forward) noexcept {
-        const HookResult res = update(slot, f, pkt, forward, true);
-        if ((res & kFlush) != 0) return res;
+        if ((f.pluginWants & m_preMask) != 0) {
+            const HookResult res = update(slot, f, pkt, forward, true);
+            if ((res & kFlush) != 0) return res;
+        }
         addPacket(f, pkt, forward ? 0 : 1);
+        if ((f.pluginWants & m_postMask) == 0) return 0;
         return update(slot, f, pkt, forward, false);
     }
 

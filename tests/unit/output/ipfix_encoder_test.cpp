@@ -644,6 +644,91 @@ TEST(IpfixEncoder, ARecordLargerThanAMessageIsDroppedAndCounted) {
     EXPECT_EQ(enc.sequence(), 2U);
 }
 
+// Every shape of scalar an extension field can have, each with its own code path in the
+// encoder (same width as the element, widened, reduced, a time to milliseconds), and lists of
+// each element width, with values whose every byte differs so that a swapped or shifted byte
+// shows; absent values export 0. Read back by the independent decoder.
+TEST(IpfixEncoder, ExtensionScalarsAndListsOfEveryWidthAreBigEndian) {
+    using K = IpfixFieldCodec::Kind;
+    constexpr std::uint32_t kPen = 32473;
+    auto scalar = [](std::uint16_t id, std::uint16_t length, std::uint8_t width, bool ms = false) {
+        return IpfixFieldCodec{K::Scalar, {kPen, id, length}, {}, width, ms};
+    };
+    auto list = [](std::uint16_t id, std::uint16_t length, std::uint8_t width) {
+        return IpfixFieldCodec{
+            K::List, {kPenIana, kIpfixBasicList, kIpfixVarLen}, {kPen, id, length}, width, false};
+    };
+    EncoderConfig config = testConfig();
+    config.extensions = {
+        {"shapes",
+         {scalar(1, 1, 1), scalar(2, 2, 2), scalar(3, 4, 4), scalar(4, 8, 8), scalar(5, 8, 4),
+          scalar(6, 4, 8), scalar(7, 1, 2), scalar(8, 8, 8, true), list(9, 1, 1), list(10, 2, 2),
+          list(11, 4, 4), list(12, 8, 8), list(13, 2, 4), list(14, 8, 4)}}};
+    const std::uint8_t u8 = 0xA1;
+    const std::uint16_t u16 = 0xB1B2;
+    const std::uint32_t u32 = 0xC1C2C3C4;
+    const std::uint64_t u64 = 0xD1D2D3D4D5D6D7D8ULL;
+    const std::uint64_t small64 = 0x01020304;  // fits the reduced 4 bytes
+    const std::uint16_t small16 = 0x7F;
+    const std::uint64_t timeNs = 1700000000ULL * kNsPerSec + 123'999'999;
+    const std::uint8_t l8[] = {1, 0xFE};
+    const std::uint16_t l16[] = {0x0102, 0xFEFD};
+    const std::uint32_t l32[] = {0x01020304, 0xFEFDFCFB};
+    const std::uint64_t l64[] = {0x0102030405060708ULL, 0xFFFEFDFCFBFAF9F8ULL};
+    const std::uint32_t lReduced[] = {0x1234, 0xFFFF};
+    const FieldValue values[] = {{&u8, 1},      {&u16, 1},     {&u32, 1},     {&u64, 1}, {&u32, 1},
+                                 {&small64, 1}, {&small16, 1}, {&timeNs, 1},  {l8, 2},   {l16, 2},
+                                 {l32, 2},      {l64, 2},      {lReduced, 2}, {l32, 2}};
+    const FieldValue absent[std::size(values)] = {};
+
+    CapturingSink sink;
+    IpfixEncoder enc(config, ipfixBasicFields(), sink);
+    ASSERT_TRUE(enc.add(sampleV4(), 1, values));
+    ASSERT_TRUE(enc.add(sampleV4(), 1, absent));
+    enc.flush();
+    const auto msgs = sink.decoded();
+    ASSERT_EQ(msgs.size(), 2U);
+    ASSERT_EQ(msgs[1].records.size(), 2U);
+    const auto& r = msgs[1].records[0];
+    EXPECT_EQ(r.number(kPen, 1), 0xA1U);
+    EXPECT_EQ(r.number(kPen, 2), 0xB1B2U);
+    EXPECT_EQ(r.number(kPen, 3), 0xC1C2C3C4U);
+    EXPECT_EQ(r.number(kPen, 4), 0xD1D2D3D4D5D6D7D8ULL);
+    EXPECT_EQ(r.find(kPen, 5)->size(), 8U);
+    EXPECT_EQ(r.number(kPen, 5), 0xC1C2C3C4U) << "a u32 widened to 8 bytes";
+    EXPECT_EQ(r.find(kPen, 6)->size(), 4U);
+    EXPECT_EQ(r.number(kPen, 6), 0x01020304U) << "a u64 in the reduced 4 bytes";
+    EXPECT_EQ(r.number(kPen, 7), 0x7FU);
+    EXPECT_EQ(r.number(kPen, 8), 1700000000123ULL) << "ns to dateTimeMilliseconds";
+    std::vector<dec::BasicList> lists;
+    for (std::size_t i = 0; i < r.elements.size(); ++i) {
+        if (r.elements[i].id == kIpfixBasicList) {
+            lists.push_back(dec::BasicList::parse(r.values[i]).value());
+        }
+    }
+    ASSERT_EQ(lists.size(), 6U);
+    EXPECT_EQ(lists[0].element, (dec::Element{9, 1, kPen}));
+    EXPECT_EQ(lists[0].values, (std::vector<std::uint64_t>{1, 0xFE}));
+    EXPECT_EQ(lists[1].values, (std::vector<std::uint64_t>{0x0102, 0xFEFD}));
+    EXPECT_EQ(lists[2].values, (std::vector<std::uint64_t>{0x01020304, 0xFEFDFCFB}));
+    EXPECT_EQ(lists[3].values,
+              (std::vector<std::uint64_t>{0x0102030405060708ULL, 0xFFFEFDFCFBFAF9F8ULL}));
+    EXPECT_EQ(lists[4].element, (dec::Element{13, 2, kPen}));
+    EXPECT_EQ(lists[4].values, (std::vector<std::uint64_t>{0x1234, 0xFFFF}));
+    EXPECT_EQ(lists[5].element, (dec::Element{14, 8, kPen}));
+    EXPECT_EQ(lists[5].values, (std::vector<std::uint64_t>{0x01020304, 0xFEFDFCFB}));
+
+    const auto& none = msgs[1].records[1];
+    for (std::uint16_t id = 1; id <= 8; ++id) {
+        ASSERT_NE(none.find(kPen, id), nullptr) << id;
+        EXPECT_EQ(none.number(kPen, id), 0U) << id;
+    }
+    for (std::size_t i = 0; i < none.elements.size(); ++i) {
+        if (none.elements[i].id != kIpfixBasicList) continue;
+        EXPECT_TRUE(dec::BasicList::parse(none.values[i]).value().values.empty());
+    }
+}
+
 // ---- Uniflow export ----------------------------------------------------------------------------
 
 EncoderConfig uniflowConfig() {
