@@ -185,11 +185,20 @@ void buildTemplateRecord(IpfixTemplate& t) {
     }
 }
 
+/// A scalar plugin value read as Source and written big-endian in sizeof(Wire) bytes (0 when
+/// absent); returns the end.
+template <class Source, class Wire = Source>
+std::uint8_t* putNumber(std::uint8_t* out, const FieldValue& v) noexcept {
+    Wire x = 0;
+    if (v.count != 0) x = load<Source>(static_cast<const std::uint8_t*>(v.data));
+    storeBeEach<Wire>(out, reinterpret_cast<const std::uint8_t*>(&x), 1);
+    return out + sizeof(Wire);
+}
+
 /// How encodeExtensions writes the field of codec `c` (IpfixTemplate::ExtStep).
 IpfixTemplate::ExtStep extensionStep(const IpfixFieldCodec& c) noexcept {
     using Op = IpfixTemplate::ExtStep::Op;
     IpfixTemplate::ExtStep s;
-    s.length = c.element.length;
     if (c.kind != IpfixFieldCodec::Kind::Scalar || c.timeNsToMs) return s;
     if (c.sourceWidth == 4 && c.element.length == 8) {
         s.op = Op::Widen4To8;
@@ -474,25 +483,21 @@ void IpfixEncoder::encodeExtensions(const IpfixTemplate& t, std::span<const Fiel
     for (std::size_t i = 0; i < t.extensionSteps.size(); ++i) {
         const FieldValue& v = values[i];
         const auto* src = static_cast<const std::uint8_t*>(v.data);
-        switch (t.extensionSteps[i].op) {  // a scalar of count 0 exports 0
+        switch (t.extensionSteps[i].op) {
             case Op::Be1:
-                *out++ = v.count != 0 ? *src : 0;
+                out = putNumber<std::uint8_t>(out, v);
                 continue;
             case Op::Be2:
-                storeBe16(out, v.count != 0 ? load<std::uint16_t>(src) : 0);
-                out += 2;
+                out = putNumber<std::uint16_t>(out, v);
                 continue;
             case Op::Be4:
-                storeBe32(out, v.count != 0 ? load<std::uint32_t>(src) : 0);
-                out += 4;
+                out = putNumber<std::uint32_t>(out, v);
                 continue;
             case Op::Be8:
-                storeBe64(out, v.count != 0 ? load<std::uint64_t>(src) : 0);
-                out += 8;
+                out = putNumber<std::uint64_t>(out, v);
                 continue;
             case Op::Widen4To8:
-                storeBe64(out, v.count != 0 ? load<std::uint32_t>(src) : 0);
-                out += 8;
+                out = putNumber<std::uint32_t, std::uint64_t>(out, v);
                 continue;
             case Op::Codec:
                 break;

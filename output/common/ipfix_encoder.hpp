@@ -244,7 +244,6 @@ struct IpfixTemplate {
     struct ExtStep {
         enum class Op : std::uint8_t { Be1, Be2, Be4, Be8, Widen4To8, Codec };
         Op op = Op::Codec;
-        std::uint16_t length = 0;  ///< encoded bytes (Be*, Widen4To8)
     };
     std::vector<ExtStep> extensionSteps;
     /// The extension fields' bytes that do not depend on the values (the fixed-length ones),
@@ -421,6 +420,27 @@ constexpr std::size_t ipfixBasicListSize(const IpfixElement& element, std::size_
 /// Writes a basicList of `count` host-order values of `sourceWidth` bytes each (1, 2, 4, 8),
 /// read from `values` (unaligned), each encoded BE in `element.length` bytes (reduced-size
 /// encoding truncates to the low bytes). Returns the bytes written (ipfixBasicListSize).
+/// Writes `count` unsigned values of type T, read in host order from `src` (unaligned),
+/// big-endian at `out`: one load and one byte-swapped store each.
+template <class T>
+inline void storeBeEach(std::uint8_t* out, const std::uint8_t* src, std::size_t count) noexcept {
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8);
+    for (std::size_t i = 0; i < count; ++i) {
+        T v = 0;
+        std::memcpy(&v, src + sizeof(T) * i, sizeof(T));
+        std::uint8_t* p = out + sizeof(T) * i;
+        if constexpr (sizeof(T) == 1) {
+            *p = v;
+        } else if constexpr (sizeof(T) == 2) {
+            storeBe16(p, v);
+        } else if constexpr (sizeof(T) == 4) {
+            storeBe32(p, v);
+        } else {
+            storeBe64(p, v);
+        }
+    }
+}
+
 inline std::size_t putIpfixBasicList(std::uint8_t* out, const IpfixElement& element,
                                      const void* values, std::size_t count,
                                      std::size_t sourceWidth) noexcept {
@@ -445,28 +465,16 @@ inline std::size_t putIpfixBasicList(std::uint8_t* out, const IpfixElement& elem
     if (sourceWidth == element.length) {  // the common case: one swapped store per value
         switch (sourceWidth) {
             case 1:
-                if (count != 0) std::memcpy(out, src, count);
+                storeBeEach<std::uint8_t>(out, src, count);
                 return total;
             case 2:
-                for (std::size_t i = 0; i < count; ++i) {
-                    std::uint16_t v = 0;
-                    std::memcpy(&v, src + 2 * i, 2);
-                    storeBe16(out + 2 * i, v);
-                }
+                storeBeEach<std::uint16_t>(out, src, count);
                 return total;
             case 4:
-                for (std::size_t i = 0; i < count; ++i) {
-                    std::uint32_t v = 0;
-                    std::memcpy(&v, src + 4 * i, 4);
-                    storeBe32(out + 4 * i, v);
-                }
+                storeBeEach<std::uint32_t>(out, src, count);
                 return total;
             case 8:
-                for (std::size_t i = 0; i < count; ++i) {
-                    std::uint64_t v = 0;
-                    std::memcpy(&v, src + 8 * i, 8);
-                    storeBe64(out + 8 * i, v);
-                }
+                storeBeEach<std::uint64_t>(out, src, count);
                 return total;
             default:
                 break;
