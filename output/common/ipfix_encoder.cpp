@@ -191,36 +191,28 @@ template <class Source, class Wire = Source>
 std::uint8_t* putNumber(std::uint8_t* out, const FieldValue& v) noexcept {
     Wire x = 0;
     if (v.count != 0) x = load<Source>(static_cast<const std::uint8_t*>(v.data));
-    storeBeEach<Wire>(out, reinterpret_cast<const std::uint8_t*>(&x), 1);
+    storeBe<Wire>(out, x);
     return out + sizeof(Wire);
 }
 
-/// How encodeExtensions writes the field of codec `c` (IpfixTemplate::ExtStep).
-IpfixTemplate::ExtStep extensionStep(const IpfixFieldCodec& c) noexcept {
-    using Op = IpfixTemplate::ExtStep::Op;
-    IpfixTemplate::ExtStep s;
-    if (c.kind != IpfixFieldCodec::Kind::Scalar || c.timeNsToMs) return s;
-    if (c.sourceWidth == 4 && c.element.length == 8) {
-        s.op = Op::Widen4To8;
-    } else if (c.sourceWidth == c.element.length) {
-        switch (c.element.length) {
-            case 1:
-                s.op = Op::Be1;
-                break;
-            case 2:
-                s.op = Op::Be2;
-                break;
-            case 4:
-                s.op = Op::Be4;
-                break;
-            case 8:
-                s.op = Op::Be8;
-                break;
-            default:
-                break;
-        }
+/// How encodeExtensions writes the field of codec `c` (IpfixTemplate::ExtOp).
+IpfixTemplate::ExtOp extensionOp(const IpfixFieldCodec& c) noexcept {
+    using Op = IpfixTemplate::ExtOp;
+    if (c.kind != IpfixFieldCodec::Kind::Scalar || c.timeNsToMs) return Op::Codec;
+    if (c.sourceWidth == 4 && c.element.length == 8) return Op::Widen4To8;
+    if (c.sourceWidth != c.element.length) return Op::Codec;
+    switch (c.element.length) {
+        case 1:
+            return Op::Be1;
+        case 2:
+            return Op::Be2;
+        case 4:
+            return Op::Be4;
+        case 8:
+            return Op::Be8;
+        default:
+            return Op::Codec;
     }
-    return s;
 }
 
 IpfixTemplate compileWithExtensions(std::span<const FieldId> ids, std::uint8_t ipVersion,
@@ -232,16 +224,11 @@ IpfixTemplate compileWithExtensions(std::span<const FieldId> ids, std::uint8_t i
     for (std::size_t i = 0; i < config.extensions.size(); ++i) {
         if ((extensions >> i & 1U) == 0) continue;
         for (const IpfixFieldCodec& c : config.extensions[i].fields) {
-            t.extensionSteps.push_back(extensionStep(c));
+            t.extensionOps.push_back(extensionOp(c));
             t.extensionFields.push_back(&c);
             t.elements.push_back(c.element);
-            if (c.element.length != kIpfixVarLen) {
+            if (c.element.length != kIpfixVarLen) {  // a basicList's element is always variable
                 t.recordLength += c.element.length;
-            } else {
-                t.variable = true;
-            }
-            if (c.kind != IpfixFieldCodec::Kind::List && c.element.length != kIpfixVarLen) {
-                t.extensionFixedLength += c.element.length;
             } else {
                 t.variableExtensions.push_back(
                     static_cast<std::uint16_t>(t.extensionFields.size() - 1));
@@ -467,7 +454,7 @@ void IpfixEncoder::markTypeRecordsUsed(const IpfixTemplate& t) {
 
 std::size_t IpfixEncoder::extensionSize(const IpfixTemplate& t,
                                         std::span<const FieldValue> values) noexcept {
-    std::size_t n = t.extensionFixedLength;
+    std::size_t n = t.recordLength - t.basicLength;
     for (const std::uint16_t i : t.variableExtensions) {
         const IpfixFieldCodec& c = *t.extensionFields[i];
         const FieldValue& v = values[i];
@@ -479,11 +466,11 @@ std::size_t IpfixEncoder::extensionSize(const IpfixTemplate& t,
 
 void IpfixEncoder::encodeExtensions(const IpfixTemplate& t, std::span<const FieldValue> values,
                                     std::uint8_t* out) noexcept {
-    using Op = IpfixTemplate::ExtStep::Op;
-    for (std::size_t i = 0; i < t.extensionSteps.size(); ++i) {
+    using Op = IpfixTemplate::ExtOp;
+    for (std::size_t i = 0; i < t.extensionOps.size(); ++i) {
         const FieldValue& v = values[i];
         const auto* src = static_cast<const std::uint8_t*>(v.data);
-        switch (t.extensionSteps[i].op) {
+        switch (t.extensionOps[i]) {
             case Op::Be1:
                 out = putNumber<std::uint8_t>(out, v);
                 continue;

@@ -240,19 +240,14 @@ struct IpfixTemplate {
     /// How encodeExtensions writes each of extensionFields (same order). A scalar whose source
     /// width is its encoded length (1, 2, 4 or 8 bytes), or a u32 widened to 8, is one load and
     /// one byte-swapped store; anything else (reduced-size, time conversion, bytes, lists)
-    /// goes through its codec. flowstats' 75 scalars are all of the first kind.
-    struct ExtStep {
-        enum class Op : std::uint8_t { Be1, Be2, Be4, Be8, Widen4To8, Codec };
-        Op op = Op::Codec;
-    };
-    std::vector<ExtStep> extensionSteps;
-    /// The extension fields' bytes that do not depend on the values (the fixed-length ones),
-    /// and the indexes of the others: extensionSize adds up only those.
-    std::size_t extensionFixedLength = 0;
+    /// goes through its codec (Codec). flowstats' 75 scalars are all of the first kind.
+    enum class ExtOp : std::uint8_t { Be1, Be2, Be4, Be8, Widen4To8, Codec };
+    std::vector<ExtOp> extensionOps;
+    /// The indexes of the variable-length extension fields (strings, basicLists): all that
+    /// extensionSize adds to the fixed part, recordLength - basicLength.
     std::vector<std::uint16_t> variableExtensions;
     std::size_t recordLength = 0;      ///< record bytes when fixed; the fixed fields' when variable
     std::size_t basicLength = 0;       ///< bytes of the basic fields (extensions follow them)
-    bool variable = false;             ///< some extension field is variable-length
     std::vector<std::uint8_t> record;  ///< the template record (id, count, field specifiers)
     std::vector<std::uint64_t> constants;   ///< BE-encoded constants (left-aligned bytes)
     std::vector<std::uint32_t> interfaces;  ///< ingressInterface by queue (Op::Interface)
@@ -417,30 +412,36 @@ constexpr std::size_t ipfixBasicListSize(const IpfixElement& element, std::size_
     return 3 + 5 + (element.enterprise() ? 4 : 0) + count * element.length;
 }
 
-/// Writes a basicList of `count` host-order values of `sourceWidth` bytes each (1, 2, 4, 8),
-/// read from `values` (unaligned), each encoded BE in `element.length` bytes (reduced-size
-/// encoding truncates to the low bytes). Returns the bytes written (ipfixBasicListSize).
+/// Writes the unsigned `v` big-endian in sizeof(T) bytes at `p` (byte_order.hpp's store of
+/// that width).
+template <class T>
+inline void storeBe(std::uint8_t* p, T v) noexcept {
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8);
+    if constexpr (sizeof(T) == 1) {
+        *p = v;
+    } else if constexpr (sizeof(T) == 2) {
+        storeBe16(p, v);
+    } else if constexpr (sizeof(T) == 4) {
+        storeBe32(p, v);
+    } else {
+        storeBe64(p, v);
+    }
+}
+
 /// Writes `count` unsigned values of type T, read in host order from `src` (unaligned),
 /// big-endian at `out`: one load and one byte-swapped store each.
 template <class T>
 inline void storeBeEach(std::uint8_t* out, const std::uint8_t* src, std::size_t count) noexcept {
-    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8);
     for (std::size_t i = 0; i < count; ++i) {
         T v = 0;
         std::memcpy(&v, src + sizeof(T) * i, sizeof(T));
-        std::uint8_t* p = out + sizeof(T) * i;
-        if constexpr (sizeof(T) == 1) {
-            *p = v;
-        } else if constexpr (sizeof(T) == 2) {
-            storeBe16(p, v);
-        } else if constexpr (sizeof(T) == 4) {
-            storeBe32(p, v);
-        } else {
-            storeBe64(p, v);
-        }
+        storeBe<T>(out + sizeof(T) * i, v);
     }
 }
 
+/// Writes a basicList of `count` host-order values of `sourceWidth` bytes each (1, 2, 4, 8),
+/// read from `values` (unaligned), each encoded BE in `element.length` bytes (reduced-size
+/// encoding truncates to the low bytes). Returns the bytes written (ipfixBasicListSize).
 inline std::size_t putIpfixBasicList(std::uint8_t* out, const IpfixElement& element,
                                      const void* values, std::size_t count,
                                      std::size_t sourceWidth) noexcept {

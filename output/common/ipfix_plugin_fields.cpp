@@ -57,8 +57,32 @@ IpfixFieldCodec codecFor(const FieldSpec& f, std::string& problem) {
     }
 }
 
+/// True for the types whose value is one fixed-size number at the field's offset; the others
+/// (strings, bytes, arrays, addresses) are read through the plugin-data read API.
+constexpr bool isFixedNumber(FieldType t) noexcept {
+    switch (t) {
+        case FieldType::String:
+        case FieldType::Binary:
+        case FieldType::Array:
+        case FieldType::IpAddress:
+        case FieldType::MacAddress:
+            return false;
+        default:
+            return true;
+    }
+}
+
+/// The number whose bytes are [offset, end) of an instance, absent when the instance is
+/// shorter.
+FieldValue numberAt(std::size_t offset, std::size_t end,
+                    std::span<const std::uint8_t> data) noexcept {
+    if (end > data.size()) return {};
+    return {data.data() + offset, 1};
+}
+
 /// The value of plugin field `f` in one instance, as the encoder takes it.
 FieldValue valueOf(const FieldSpec& f, std::span<const std::uint8_t> data) noexcept {
+    if (isFixedNumber(f.type)) return numberAt(f.offset, f.offset + fieldTypeSize(f.type), data);
     switch (f.type) {
         case FieldType::String:
         case FieldType::Binary:
@@ -80,8 +104,7 @@ FieldValue valueOf(const FieldSpec& f, std::span<const std::uint8_t> data) noexc
             return {b.data(), static_cast<std::uint32_t>(b.size())};
         }
         default:
-            if (f.offset + fieldTypeSize(f.type) > data.size()) return {};
-            return {data.data() + f.offset, 1};
+            return {};
     }
 }
 
@@ -155,21 +178,13 @@ bool IpfixFieldFilter::keeps(std::string_view plugin, const FieldSpec& f) const 
     return false;
 }
 
-/// How add() reads `f` (IpfixPluginFields::FieldRead): the types valueOf reads as a number at
-/// the field's offset get their bytes' end, the others 0.
+/// How add() reads `f` (IpfixPluginFields::FieldRead): a fixed-size number gets its bytes'
+/// end, the others 0.
 IpfixPluginFields::FieldRead IpfixPluginFields::fieldRead(const FieldSpec& f) noexcept {
-    switch (f.type) {
-        case FieldType::String:
-        case FieldType::Binary:
-        case FieldType::Array:
-        case FieldType::IpAddress:
-        case FieldType::MacAddress:
-            return {.spec = &f};
-        default:
-            return {.spec = &f,
-                    .offset = f.offset,
-                    .end = static_cast<std::uint32_t>(f.offset + fieldTypeSize(f.type))};
-    }
+    if (!isFixedNumber(f.type)) return {.spec = &f};
+    return {.spec = &f,
+            .offset = f.offset,
+            .end = static_cast<std::uint32_t>(f.offset + fieldTypeSize(f.type))};
 }
 
 IpfixPluginFields::IpfixPluginFields(std::span<const ProcessPlugin* const> plugins,
@@ -316,13 +331,8 @@ void IpfixPluginFields::add(IpfixEncoder& encoder, const FlowRecord& r) {
             mask |= std::uint64_t{1} << p;
             const auto data = inst->data;
             for (const FieldRead& f : m_fields[p]) {
-                if (f.end == 0) {
-                    m_values.push_back(valueOf(*f.spec, data));
-                } else if (f.end <= data.size()) {
-                    m_values.push_back({data.data() + f.offset, 1});
-                } else {
-                    m_values.emplace_back();  // a short instance: absent, as valueOf
-                }
+                m_values.push_back(f.end != 0 ? numberAt(f.offset, f.end, data)
+                                              : valueOf(*f.spec, data));
             }
         }
         addTunnel(r, mask);

@@ -256,11 +256,11 @@ public:
         prefetchRead(payload.data() + std::min<std::size_t>(payload.size(), 32) - 1);
     }
 
-    /// preUpdate (before = true) or postUpdate hooks of the plugins that want this flow.
+    /// preUpdate (before = true) or postUpdate hooks of the plugins that want this flow; called
+    /// by updateFlow only when some of them has the hook.
     HookResult update(std::size_t slot, CachedFlow& f, const ParsedPacket& pkt, bool forward,
                       bool before) noexcept {
         std::uint32_t w = f.pluginWants;
-        if ((w & (before ? m_preMask : m_postMask)) == 0) return 0;  // nobody has this hook
         std::byte* area = areaOf(slot);
         const FlowView view = viewOf(f, EndReason::ForcedEnd);
         HookResult acc = 0;
