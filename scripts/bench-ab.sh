@@ -4,7 +4,10 @@
 # time, CPU time (user + system, all threads), peak RSS and perf stat's task-clock, then one
 # `perf record -e task-clock` per binary with each thread's share of the samples (--sort comm).
 # Configurations: `plain` (no process plugin, JSON to /dev/null) and `flowstats` (the command
-# line of scripts/compare-nfstream.py's rowprobe_cmd: -p 'flowstats;splt=10' -o json).
+# line of scripts/compare-nfstream.py's rowprobe_cmd: -p 'flowstats;splt=10' -o json); with
+# CONFIGS also `flowstats-ipfix` (the same with every flowstats field under RFC 5612's example
+# PEN in an IPFIX file to /dev/null, as bench-nfstream.sh's ROWPROBE_OUTPUT=ipfix).
+#   e.g. CONFIGS="flowstats flowstats-ipfix" scripts/bench-ab.sh OLD NEW 5 small
 #
 # Usage: scripts/bench-ab.sh OLD_BINARY NEW_BINARY [RUNS] [CAPTURE ...]
 #   CAPTURE: large | small (scripts/bench-common.sh, made when missing) or a pcap path.
@@ -13,7 +16,7 @@
 # Prints the load average before and after each capture. Needs perf (linux-perf) and GNU time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[[ $# -ge 2 ]] || { sed -n 2,13p "$0" >&2; exit 2; }
+[[ $# -ge 2 ]] || { sed -n 2,16p "$0" >&2; exit 2; }
 old=$1 new=$2
 runs=${3:-5}
 shift $(( $# > 2 ? 3 : 2 ))
@@ -27,8 +30,12 @@ year=31536000
 command_of() {  # command_of BINARY CONFIG CAPTURE_FILE
     local args=("$1" -i "pcap;file=$3" -s "cache;size=20;active=$year;inactive=$year"
                 --tunnel outer)
-    [[ $2 = flowstats ]] && args+=(-p "flowstats;splt=10;accounting=link")
-    args+=(-o "json;file=/dev/null")
+    case $2 in
+        flowstats) args+=(-p "flowstats;splt=10;accounting=link" -o "json;file=/dev/null") ;;
+        flowstats-ipfix) args+=(-p "flowstats;splt=10;accounting=link;pen=32473"
+                                -o "ipfix;file=/dev/null") ;;
+        *) args+=(-o "json;file=/dev/null") ;;
+    esac
     printf '%s\n' "${args[@]}"
 }
 

@@ -5,6 +5,12 @@
 # (../shared/testdata: ndpi-4.2, ipfixprobe inputs, bench), with the default fields, every
 # process plugin, every text precision, `narrow`, explicit field lists and --tunnel both, and
 # reports each output file that differs. Nothing is kept unless -k.
+# IPFIX files (the plugins above and flowstats under a PEN, biflow and uniflow) are compared as
+# the sorted records libfixbuf's ipfixDump decodes, one line each, without the message headers
+# (export time, length, sequence) and record numbers, templates and RFC 5610 type records once
+# each: where a message ends, and so the order of records of different templates and how often
+# templates are sent, depends on when the export thread drained its ring. Left out when
+# ipfixDump (libfixbuf-tools) is not installed.
 #
 # Usage: scripts/compare-outputs.sh [-k] OLD_BINARY NEW_BINARY [EXTRA_CAPTURE...]
 #   e.g. scripts/compare-outputs.sh /tmp/rowprobe-before build/release/core/rowprobe \
@@ -45,7 +51,27 @@ run() {  # run BINARY OUTDIR NAME CAPTURE
     "$bin" "${in[@]}" --tunnel both -o "json;file=$out/$n.tunnels.json"
     "$bin" "${in[@]}" --tunnel both \
         -o "text;file=$out/$n.tunnels.txt;fields=src_ip,dst_ip,tunnel_src,tunnel_dst,tunnel_id"
+    if [[ $ipfix = 1 ]]; then
+        "$bin" "${in[@]}" "${plugins[@]}" -p 'flowstats;splt=10;pen=32473' \
+            -o "ipfix;file=$out/$n.plugins.ipfix"
+        "$bin" "${in[@]}" -p 'flowstats;splt=10;pen=32473' \
+            -o "ipfix;file=$out/$n.uniflow.ipfix;uniflow"
+        for x in "$out/$n".*.ipfix; do
+            ipfixDump --rfc5610 --in "$x" | LC_ALL=C awk '
+                /^--- Message Header|^export time|^message length|^\*\*\*|^$/ {next}
+                function put() {
+                    if (r ~ /^--- data record/ && r !~ /informationElementId/) print r
+                    else if (r != "") once[r] = 1
+                }
+                /^--- / {put(); r = $0; sub(/ [0-9]+ ---$/, "", r); next}
+                {r = r " | " $0}
+                END {put(); for (k in once) print k}' | LC_ALL=C sort > "$x.txt" || true
+            rm -f "$x"
+        done
+    fi
 }
+ipfix=0
+command -v ipfixDump >/dev/null && ipfix=1
 
 i=0
 for f in "${captures[@]}"; do
