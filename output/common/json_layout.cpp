@@ -1,6 +1,8 @@
 #include "output/common/json_layout.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <span>
 #include <string_view>
@@ -76,6 +78,21 @@ T loadValue(std::span<const std::uint8_t> data, std::size_t offset) noexcept {
     T v{};
     if (offset + sizeof(T) <= data.size()) std::memcpy(&v, data.data() + offset, sizeof(T));
     return v;
+}
+
+/// True when `data` holds [begin, end) and every byte of it is zero.
+bool zeroSpan(std::span<const std::uint8_t> data, std::size_t begin, std::size_t end) noexcept {
+    if (end > data.size()) return false;
+    const std::uint8_t* p = data.data() + begin;
+    std::size_t n = end - begin;
+    std::uint64_t any = 0;
+    for (; n >= 8; n -= 8, p += 8) {
+        std::uint64_t w = 0;
+        std::memcpy(&w, p, 8);
+        any |= w;
+    }
+    for (; n > 0; --n) any |= *p++;
+    return any == 0;
 }
 
 /// formatUint with its one-digit case inline.
@@ -201,12 +218,50 @@ JsonPluginColumns::JsonPluginColumns(std::span<const ProcessPlugin* const> plugi
             col.keyLength = key.size();
             col.write = jsonValueWriter(f);
             col.spec = &f;
+            col.offset = f.offset;
             col.kind = inlineKind(f);
             m_keyBytes += key.size();
             c.columns.push_back(std::move(col));
         }
+        findZeroRuns(c);
         m_fieldCount += c.columns.size();
         m_plugins.push_back(std::move(c));
+    }
+}
+
+void JsonPluginColumns::findZeroRuns(Plugin& plugin) {
+    constexpr std::size_t kMinColumns = 4;  // fewer: the check costs about what it saves
+    constexpr std::size_t kMaxColumns = 8;  // more: the run is rarely all zero
+    constexpr std::size_t kMaxSpan = 64;
+    std::vector<Column>& cols = plugin.columns;
+    std::size_t k = 0;
+    while (k < cols.size()) {
+        std::size_t begin = SIZE_MAX;
+        std::size_t end = 0;
+        std::size_t j = k;
+        for (; j < cols.size() && j - k < kMaxColumns && cols[j].kind != Inline::None; ++j) {
+            const std::size_t lo = cols[j].offset;
+            const std::size_t hi = lo + fieldTypeSize(cols[j].spec->type);
+            if (std::max(end, hi) - std::min(begin, lo) > kMaxSpan) break;
+            begin = std::min(begin, lo);
+            end = std::max(end, hi);
+        }
+        if (j - k < kMinColumns) {
+            k = std::max(j, k + 1);
+            continue;
+        }
+        ZeroRun run{.begin = static_cast<std::uint16_t>(begin),
+                    .end = static_cast<std::uint16_t>(end),
+                    .columns = static_cast<std::uint16_t>(j - k)};
+        for (std::size_t i = k; i < j; ++i) {
+            const Column& c = cols[i];
+            run.text.append(c.keyLength <= kShortKey ? c.key.data() : c.longKey.data(),
+                            c.keyLength);
+            run.text += '0';
+        }
+        cols[k].run = static_cast<std::int16_t>(plugin.runs.size());
+        plugin.runs.push_back(std::move(run));
+        k = j;
     }
 }
 
@@ -222,29 +277,40 @@ char* JsonPluginColumns::writeFields(char* p, const InstanceGroups& groups,
     for (std::size_t pl = 0; pl < m_plugins.size(); ++pl) {
         const PluginInstance* i = groups.at(pl, line);
         if (i == nullptr) continue;
-        for (const Column& c : m_plugins[pl].columns) {
+        const Plugin& plugin = m_plugins[pl];
+        const std::span<const std::uint8_t> data = i->data;
+        for (std::size_t k = 0; k < plugin.columns.size(); ++k) {
+            const Column& c = plugin.columns[k];
+            if (c.run >= 0) {
+                const ZeroRun& z = plugin.runs[static_cast<std::size_t>(c.run)];
+                if (zeroSpan(data, z.begin, z.end)) {
+                    std::memcpy(p, z.text.data(), z.text.size());
+                    p += z.text.size();
+                    k += z.columns - 1;
+                    continue;
+                }
+            }
             if (c.keyLength <= kShortKey) {
                 std::memcpy(p, c.key.data(), kShortKey);  // room: maxObject's per-value constant
             } else {
                 std::memcpy(p, c.longKey.data(), c.keyLength);
             }
             p += c.keyLength;
-            const std::span<const std::uint8_t> data = i->data;
             switch (c.kind) {
                 case Inline::U8:
-                    p = putUnsigned(p, loadValue<std::uint8_t>(data, c.spec->offset));
+                    p = putUnsigned(p, loadValue<std::uint8_t>(data, c.offset));
                     break;
                 case Inline::U16:
-                    p = putUnsigned(p, loadValue<std::uint16_t>(data, c.spec->offset));
+                    p = putUnsigned(p, loadValue<std::uint16_t>(data, c.offset));
                     break;
                 case Inline::U32:
-                    p = putUnsigned(p, loadValue<std::uint32_t>(data, c.spec->offset));
+                    p = putUnsigned(p, loadValue<std::uint32_t>(data, c.offset));
                     break;
                 case Inline::U64:
-                    p = putUnsigned(p, loadValue<std::uint64_t>(data, c.spec->offset));
+                    p = putUnsigned(p, loadValue<std::uint64_t>(data, c.offset));
                     break;
                 case Inline::F32:  // the float writer's own code, inline
-                    p = formatFloatJson(p, loadValue<float>(data, c.spec->offset));
+                    p = formatFloatJson(p, loadValue<float>(data, c.offset));
                     break;
                 case Inline::None:
                     p = c.write(p, *c.spec, data);

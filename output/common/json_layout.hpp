@@ -79,7 +79,12 @@ private:
 /// from its type (jsonValueWriter), so a value costs a fixed-size copy of the key and one call
 /// with no dispatch on the type. Unsigned scalars and floats (counters, flowstats' statistics)
 /// are written inline instead, the one-digit and whole values without any call, in the same
-/// bytes as their writers (docs/performance.md, "Session 21"). A record with plugin data is
+/// bytes as their writers (docs/performance.md, "Session 21"). Runs of 4 to 8 adjacent such
+/// columns whose values lie within 64 bytes of the instance (flowstats' eight statistics of a
+/// series, its eight flag counts of a direction) are checked first: when every byte of that
+/// span is zero (a direction without packets, a UDP flow's TCP flag counts), the run's text,
+/// built at start-up with each value 0, is copied whole (docs/performance.md, "Session 25").
+/// A record with plugin data is
 /// written as one object per instance line of its InstanceGroups
 /// (docs/design/process-runtime.md): object k holds the record's fields
 /// (JsonLayout::formatOpen), then writeFields(k), then "}". Shared by the json and kafka
@@ -110,11 +115,22 @@ private:
         std::size_t keyLength = 0;
         JsonValueFn write = nullptr;
         const FieldSpec* spec = nullptr;
+        std::uint16_t offset = 0;  ///< the value's offset in the instance (spec->offset)
         Inline kind = Inline::None;
+        std::int16_t run = -1;  ///< at the first column of a zero run: its index in `runs`
+    };
+    /// Adjacent inline columns written at once when the bytes of their values are all zero.
+    struct ZeroRun {
+        std::uint16_t begin = 0;  ///< the span of the instance holding the run's values
+        std::uint16_t end = 0;
+        std::uint16_t columns = 0;
+        std::string text;  ///< each column's key followed by 0
     };
     struct Plugin {
         std::vector<Column> columns;
+        std::vector<ZeroRun> runs;
     };
+    static void findZeroRuns(Plugin& plugin);
     std::vector<Plugin> m_plugins;
     std::size_t m_keyBytes = 0;
     std::size_t m_fieldCount = 0;

@@ -4,12 +4,15 @@
 // hold the fields.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fake_plugins.hpp"
@@ -161,6 +164,110 @@ TEST(JsonPluginColumns, AnInstanceTooShortForItsFieldsWritesWhatTheWritersWrite)
     EXPECT_EQ(text, expected(data));
     EXPECT_NE(text.find("\"u32\":123456789,\"u64\":0,\"f32\":0,\"i8s\":[]"), std::string::npos)
         << text;
+}
+
+/// Shaped like flowstats: a series of eight statistics (36 bytes), then sixteen counters whose
+/// columns take every other one (f0 flags[0], f1 flags[2], ..., f8 flags[1], ...), then a lone
+/// counter: three runs of eight columns, the last two with the other run's values inside their
+/// spans, and one column.
+struct Sparse {
+    std::uint64_t minPiat;
+    std::uint64_t maxPiat;
+    float mean;
+    float stddev;
+    float meanPiat;
+    float stddevPiat;
+    std::uint16_t minPs;
+    std::uint16_t maxPs;
+    std::array<std::uint32_t, 16> flags;
+    std::uint8_t last;
+};
+
+constexpr FieldSpec sparseField(std::string_view name, FieldType type, std::size_t offset) {
+    return {.name = name,
+            .type = type,
+            .origin = FieldOrigin::Plugin,
+            .offset = static_cast<std::uint16_t>(offset)};
+}
+
+constexpr std::string_view kFlagNames[] = {"f0", "f1", "f2",  "f3",  "f4",  "f5",  "f6",  "f7",
+                                           "f8", "f9", "f10", "f11", "f12", "f13", "f14", "f15"};
+
+std::vector<FieldSpec> sparseFields() {
+    std::vector<FieldSpec> f = {
+        sparseField("min_ps", FieldType::Unsigned16, offsetof(Sparse, minPs)),
+        sparseField("mean_ps", FieldType::Float32, offsetof(Sparse, mean)),
+        sparseField("stddev_ps", FieldType::Float32, offsetof(Sparse, stddev)),
+        sparseField("max_ps", FieldType::Unsigned16, offsetof(Sparse, maxPs)),
+        sparseField("min_piat_ms", FieldType::Unsigned64, offsetof(Sparse, minPiat)),
+        sparseField("mean_piat_ms", FieldType::Float32, offsetof(Sparse, meanPiat)),
+        sparseField("stddev_piat_ms", FieldType::Float32, offsetof(Sparse, stddevPiat)),
+        sparseField("max_piat_ms", FieldType::Unsigned64, offsetof(Sparse, maxPiat))};
+    for (std::size_t i = 0; i < 16; ++i) {
+        f.push_back(
+            sparseField(kFlagNames[i], FieldType::Unsigned32,
+                        offsetof(Sparse, flags) + ((i % 8) * 2 + i / 8) * sizeof(std::uint32_t)));
+    }
+    f.push_back(sparseField("last", FieldType::Unsigned8, offsetof(Sparse, last)));
+    return f;
+}
+
+/// What the fields' own writers make of `data`.
+std::string expectedOf(std::span<const FieldSpec> fields, std::span<const std::uint8_t> data) {
+    std::string out;
+    std::vector<char> buf(1 << 16);
+    for (const FieldSpec& f : fields) {
+        out += ",\"" + std::string(f.name) + "\":";
+        out.append(buf.data(), formatPluginValueJson(buf.data(), f, data));
+    }
+    return out;
+}
+
+TEST(JsonPluginColumns, RunsOfZeroValuesAreTheFieldWritersBytes) {
+    // Every value zero or not at random (zero-heavy, as a UDP flow's flag counts or a silent
+    // direction's statistics), -0.0 among the floats (not zero bytes: written as -0), and runs
+    // whose own values are zero while the other run's, inside their span, are not (then written
+    // column by column); each object must be what the writers make of it.
+    const std::vector<FieldSpec> fields = sparseFields();
+    const test::plugins::FakePlugin plugin("sparse", fields);
+    const ProcessPlugin* const plugins[] = {&plugin};
+    const JsonPluginColumns columns(plugins);
+    std::uint64_t x = 88172645463325252ULL;
+    auto next = [&x] {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        return x;
+    };
+    std::size_t allZero = 0;
+    for (int k = 0; k < 4000; ++k) {
+        Sparse v;
+        std::memset(&v, 0, sizeof v);        // padding included: the runs' spans are compared whole
+        const bool quiet = next() % 2 == 0;  // most values of a quiet record are zero
+        // A value that is not zero is `big` or one non-zero byte anywhere in 8 (cut to the
+        // field's width by the caller): a run's last byte must count as much as its first.
+        auto pick = [&](std::uint64_t big) -> std::uint64_t {
+            if (next() % (quiet ? 8 : 2) != 0) return 0;
+            if (next() % 2 == 0) return big;
+            return (next() % 255 + 1) << (8 * (next() % 8));
+        };
+        v.minPiat = pick(next() % 100000);
+        v.maxPiat = pick(next());
+        v.mean = static_cast<float>(pick(1)) * (next() % 3 == 0 ? -0.0F : 289.5F);
+        v.stddev = static_cast<float>(pick(next() % 1000)) / 7.0F;
+        v.meanPiat = static_cast<float>(pick(3));
+        v.stddevPiat = static_cast<float>(pick(1)) * 0.25F;
+        v.minPs = static_cast<std::uint16_t>(pick(next() % 65536));
+        v.maxPs = static_cast<std::uint16_t>(pick(1500));
+        for (std::uint32_t& f : v.flags) f = static_cast<std::uint32_t>(pick(next() % 5000000000U));
+        v.last = static_cast<std::uint8_t>(pick(next() % 256));
+        std::vector<std::uint8_t> data(sizeof v);
+        std::memcpy(data.data(), &v, sizeof v);
+        const std::string text = written(columns, data);
+        ASSERT_EQ(text, expectedOf(fields, data)) << "case " << k;
+        if (std::all_of(data.begin(), data.end(), [](std::uint8_t b) { return b == 0; })) ++allZero;
+    }
+    EXPECT_GT(allZero, 10U);  // the all-zero object itself was among them
 }
 
 }  // namespace
