@@ -80,6 +80,9 @@ T loadValue(std::span<const std::uint8_t> data, std::size_t offset) noexcept {
     return v;
 }
 
+/// A zero run's text is copied in blocks of this size (JsonPluginColumns::ZeroRun).
+constexpr std::size_t kRunBlock = 32;
+
 /// True when `data` holds [begin, end) and every byte of it is zero.
 bool zeroSpan(std::span<const std::uint8_t> data, std::size_t begin, std::size_t end) noexcept {
     if (end > data.size()) return false;
@@ -233,6 +236,9 @@ void JsonPluginColumns::findZeroRuns(Plugin& plugin) {
     constexpr std::size_t kMinColumns = 4;  // fewer: the check costs about what it saves
     constexpr std::size_t kMaxColumns = 8;  // more: the run is rarely all zero
     constexpr std::size_t kMaxSpan = 64;
+    // A run's last block may write kRunBlock - 1 bytes past its text, into the room its values
+    // did not take.
+    static_assert(kRunBlock - 1 <= kMinColumns * (pluginValueMaxChars(0) - 1));
     std::vector<Column>& cols = plugin.columns;
     std::size_t k = 0;
     while (k < cols.size()) {
@@ -259,6 +265,8 @@ void JsonPluginColumns::findZeroRuns(Plugin& plugin) {
                             c.keyLength);
             run.text += '0';
         }
+        run.length = static_cast<std::uint16_t>(run.text.size());
+        run.text.resize((run.text.size() + kRunBlock - 1) / kRunBlock * kRunBlock, '\0');
         cols[k].run = static_cast<std::int16_t>(plugin.runs.size());
         plugin.runs.push_back(std::move(run));
         k = j;
@@ -284,8 +292,9 @@ char* JsonPluginColumns::writeFields(char* p, const InstanceGroups& groups,
             if (c.run >= 0) {
                 const ZeroRun& z = plugin.runs[static_cast<std::size_t>(c.run)];
                 if (zeroSpan(data, z.begin, z.end)) {
-                    std::memcpy(p, z.text.data(), z.text.size());
-                    p += z.text.size();
+                    for (std::size_t off = 0; off < z.length; off += kRunBlock)
+                        std::memcpy(p + off, z.text.data() + off, kRunBlock);
+                    p += z.length;
                     k += z.columns - 1;
                     continue;
                 }

@@ -124,7 +124,11 @@ private:
         std::uint16_t begin = 0;  ///< the span of the instance holding the run's values
         std::uint16_t end = 0;
         std::uint16_t columns = 0;
-        std::string text;  ///< each column's key followed by 0
+        std::uint16_t length = 0;  ///< of the text
+        /// Each column's key followed by 0, padded with zeros to whole 32-byte blocks, which
+        /// are copied whole: the bytes past `length` land in the room reserved for the run's
+        /// values (maxObject: 64 per value), which the next key or value overwrites.
+        std::string text;
     };
     struct Plugin {
         std::vector<Column> columns;
