@@ -168,16 +168,16 @@ char* JsonLayout::formatOpen(char* p, const FlowRecord& r) const noexcept {
         p = putShort(p, c.key);
         switch (c.kind) {
             case Kind::U8:
-                p = formatUint(p, loadRecordField<std::uint8_t>(r, c.offset));
+                p = putUnsigned(p, loadRecordField<std::uint8_t>(r, c.offset));
                 break;
             case Kind::U16:
-                p = formatUint(p, loadRecordField<std::uint16_t>(r, c.offset));
+                p = putUnsigned(p, loadRecordField<std::uint16_t>(r, c.offset));
                 break;
             case Kind::U32:
-                p = formatUint(p, loadRecordField<std::uint32_t>(r, c.offset));
+                p = putUnsigned(p, loadRecordField<std::uint32_t>(r, c.offset));
                 break;
             case Kind::U64:
-                p = formatUint(p, loadRecordField<std::uint64_t>(r, c.offset));
+                p = putUnsigned(p, loadRecordField<std::uint64_t>(r, c.offset));
                 break;
             case Kind::Time:
                 p = formatTimeIso(p, loadRecordField<TimeNs>(r, c.offset), 9);
@@ -193,7 +193,7 @@ char* JsonLayout::formatOpen(char* p, const FlowRecord& r) const noexcept {
                 p = putShort(p, endReasonName(r.endReason));
                 break;
             case Kind::Other:
-                p = formatUint(p, readUnsigned(*c.spec, r, kNoConstants));
+                p = putUnsigned(p, readUnsigned(*c.spec, r, kNoConstants));
                 break;
         }
         if (c.quoted) *p++ = '"';
