@@ -9,6 +9,10 @@
 # writes its JSON, instead of only iterating them.
 # ROWPROBE_OUTPUT=ipfix: rowprobe writes an IPFIX file (every flowstats field under an example
 # PEN, SPLT as basicLists) to /dev/null instead of JSON lines.
+# SETTLE=S: seconds of idle before each run of either tool (default 10), so that no run pays
+# for the previous process's exit: on a VM that returns freed memory to its host (virtio free
+# page reporting), rowprobe's runs started right after NFStream's exit (4.5 GB resident on the
+# 1 M-flow capture) took ~0.5 s longer, with steal time (docs/performance.md, "Session 25").
 #
 # Usage: scripts/bench-nfstream.sh [RUNS] [CAPTURE ...]
 #   CAPTURE: large | small (scripts/bench-common.sh, made when missing) or a pcap path.
@@ -24,6 +28,7 @@ echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 for c in "${captures[@]}"; do
     f=$(capture "$c")
     python3 scripts/compare-nfstream.py --bench --runs "$runs" --splt 10 --rowprobe "$rowprobe" \
-        ${NFSTREAM_CSV:+--nfstream-csv} --rowprobe-output "${ROWPROBE_OUTPUT:-json}" "$f"
+        ${NFSTREAM_CSV:+--nfstream-csv} --rowprobe-output "${ROWPROBE_OUTPUT:-json}" \
+        --settle "${SETTLE:-10}" "$f"
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

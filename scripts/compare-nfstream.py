@@ -283,12 +283,14 @@ def bench(args, py):
         cmd[cmd.index("-o") + 1] = "ipfix;file=/dev/null"
     nfs, nfs_cpu, rp, rp_cpu, version, packets = [], [], [], [], "", 0
     for _ in range(args.runs):
+        time.sleep(args.settle)
         c0, t0 = children_cpu(), time.monotonic()
         info = run_nfstream(py, [(pcap, os.devnull)], args.splt, args.idle, args.active,
                             args.accounting, write=False, csv=args.nfstream_csv)[0]
         nfs.append(time.monotonic() - t0)
         nfs_cpu.append(children_cpu() - c0)
         version, packets = info["version"], info["packets"] or 0
+        time.sleep(args.settle)
         c0, t0 = children_cpu(), time.monotonic()
         subprocess.run(cmd, check=True, capture_output=True)
         rp.append(time.monotonic() - t0)
@@ -300,7 +302,8 @@ def bench(args, py):
         return f", {packets / t:,.0f} packets/s" if packets else ""
     counted = f"{packets} packets (as NFStream counts them)" if packets else "(packets not counted)"
     print(f"capture {pcap}: {counted}, {args.runs} "
-          f"interleaved runs, medians, whole processes (start-up included)")
+          f"interleaved runs, medians, whole processes (start-up included), each run "
+          f"{args.settle:g} s after the previous one ended")
     what = "every flow written by to_csv to /dev/null" if args.nfstream_csv else "flows iterated"
     print(f"  NFStream {version} (n_meters=1, statistical_analysis, splt_analysis={args.splt}, "
           f"n_dissections=0, {what}): {med(nfs):.3f} s wall, {med(nfs_cpu):.3f} s CPU"
@@ -337,6 +340,11 @@ def main():
     ap.add_argument("--nfstream-csv", action="store_true",
                     help="--bench: NFStream writes every flow with its to_csv (to /dev/null), "
                          "as rowprobe writes JSON, instead of only iterating the flows")
+    ap.add_argument("--settle", type=float, default=10,
+                    help="--bench: seconds of idle before each run (default 10), so that no run "
+                         "pays for the previous process's exit: on a VM that returns freed "
+                         "memory to its host, rowprobe's runs right after NFStream's (4.5 GB "
+                         "resident) took ~0.5 s longer, with steal time")
     ap.add_argument("--rowprobe-output", choices=["json", "ipfix"], default="json",
                     help="--bench: rowprobe writes JSON lines (default) or an IPFIX file with "
                          "every flowstats field (under an example PEN), both to /dev/null")
