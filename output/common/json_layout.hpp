@@ -84,8 +84,7 @@ private:
 /// series, its eight flag counts of a direction) are checked first: when every byte of that
 /// span is zero (a direction without packets, a UDP flow's TCP flag counts), the run's text,
 /// built at start-up with each value 0, is copied whole (docs/performance.md, "Session 25").
-/// A record with plugin data is
-/// written as one object per instance line of its InstanceGroups
+/// A record with plugin data is written as one object per instance line of its InstanceGroups
 /// (docs/design/process-runtime.md): object k holds the record's fields
 /// (JsonLayout::formatOpen), then writeFields(k), then "}". Shared by the json and kafka
 /// outputs so both write the same bytes.
