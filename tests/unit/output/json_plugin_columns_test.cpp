@@ -62,15 +62,17 @@ constexpr FieldSpec kFields[] = {
 };
 
 /// What the fields' own writers make of `data`: `,"name":value` per field.
-std::string expected(std::span<const std::uint8_t> data) {
+std::string expectedOf(std::span<const FieldSpec> fields, std::span<const std::uint8_t> data) {
     std::string out;
     std::vector<char> buf(1 << 16);
-    for (const FieldSpec& f : kFields) {
+    for (const FieldSpec& f : fields) {
         out += ",\"" + std::string(f.name) + "\":";
         out.append(buf.data(), formatPluginValueJson(buf.data(), f, data));
     }
     return out;
 }
+
+std::string expected(std::span<const std::uint8_t> data) { return expectedOf(kFields, data); }
 
 /// What writeFields writes for a record carrying `data` as its one instance.
 std::string written(const JsonPluginColumns& columns, std::span<const std::uint8_t> data) {
@@ -210,17 +212,6 @@ std::vector<FieldSpec> sparseFields() {
     }
     f.push_back(sparseField("last", FieldType::Unsigned8, offsetof(Sparse, last)));
     return f;
-}
-
-/// What the fields' own writers make of `data`.
-std::string expectedOf(std::span<const FieldSpec> fields, std::span<const std::uint8_t> data) {
-    std::string out;
-    std::vector<char> buf(1 << 16);
-    for (const FieldSpec& f : fields) {
-        out += ",\"" + std::string(f.name) + "\":";
-        out.append(buf.data(), formatPluginValueJson(buf.data(), f, data));
-    }
-    return out;
 }
 
 TEST(JsonPluginColumns, RunsOfZeroValuesAreTheFieldWritersBytes) {
