@@ -65,7 +65,8 @@ run() {  # run BINARY OUTDIR NAME CAPTURE
                 }
                 /^--- / {put(); r = $0; sub(/ [0-9]+ ---$/, "", r); next}
                 {r = r " | " $0}
-                END {put(); for (k in once) print k}' | LC_ALL=C sort > "$x.txt" || true
+                END {put(); for (k in once) print k}' | LC_ALL=C sort > "$x.txt" ||
+                echo "ipfixDump could not read $(basename "$x")" >> "$x.txt"
             rm -f "$x"
         done
     fi
