@@ -3,7 +3,8 @@
 # at least 50x faster): NFStream (NFStreamer with statistical_analysis=True, splt_analysis=10,
 # n_dissections=0, one meter, a year's timeouts, flows iterated but not written) and rowprobe
 # (-p 'flowstats;splt=10' -o json to /dev/null, same timeouts), interleaved, RUNS times; prints
-# the median wall times, packets per second of each (NFStream's packet count) and the ratio.
+# the median wall times, packets per second of each (NFStream's packet count) and the ratio,
+# then every run's pair of wall times and its ratio (on a noisy host the spread matters).
 # NFStream comes from ~/.cache/rowprobe-venv (scripts/setup.sh) or ROWPROBE_NFSTREAM_PYTHON.
 # NFSTREAM_CSV=1: NFStream writes every flow with its own to_csv (to /dev/null), as rowprobe
 # writes its JSON, instead of only iterating them.

@@ -313,6 +313,9 @@ def bench(args, py):
           f"{med(rp_cpu):.3f} s CPU{rate(med(rp))}")
     print(f"  rowprobe is {med(nfs) / med(rp):.1f}x faster in wall time, "
           f"{med(nfs_cpu) / med(rp_cpu):.1f}x in CPU time")
+    # Every run, in order: on a noisy host the spread says more than one median.
+    print("  each run, NFStream / rowprobe wall s (ratio): " + ", ".join(
+        f"{n:.3f} / {r:.3f} ({n / r:.1f}x)" for n, r in zip(nfs, rp)))
     print("  rowprobe command: " + " ".join(f"'{c}'" if ";" in c else c for c in cmd))
     return 0
 
