@@ -9,7 +9,14 @@
 //
 //   bench_format [--records N] [--rounds R] [--v6 PERCENT] [--plugins PERCENT]
 //                [--outputs json,text,ipfix] [--out PATH] [--cpu N]
+//   bench_format --process 'PLUGIN;...' [--process ...] [--records N] ...
 //   bench_format --primitives [--cpu N]
+//
+// `--process` replaces the mix by records that a real flow table (`cache`) with those real
+// process plugins exported at its final flush (as at the end of a capture): N IPv4 flows,
+// half TCP with SYN/ACK/PSH/FIN flags, of 1-13 packets (7 on average; a third of them one-way)
+// of 40-1500 bytes, 0-500 ms apart. Every record then carries each plugin's instance, so this
+// times what the final flush of the NFStream benchmark (`flowstats;splt=10`) formats.
 //
 // Each round formats every record once through each output (outputs interleaved round by
 // round); the median round is reported. `--primitives` instead times the formatting functions
@@ -28,8 +35,11 @@
 #include <vector>
 
 #include "fake_plugins.hpp"
+#include "rowprobe/errors.hpp"
 #include "rowprobe/format.hpp"
 #include "rowprobe/plugin.hpp"
+#include "rowprobe/plugin_data.hpp"
+#include "rowprobe/process.hpp"
 #include "rowprobe/registry.hpp"
 
 namespace {
@@ -147,6 +157,79 @@ Workload makeWorkload(std::size_t n, unsigned v6Percent, unsigned pluginPercent)
     return w;
 }
 
+/// Records as a `cache` table with `plugins` exports them at its final flush: n synthetic IPv4
+/// flows (see the header), their packets sent flow after flow. The plugin data is copied into
+/// the workload's arena.
+Workload tableWorkload(std::size_t n, std::span<ProcessPlugin* const> plugins) {
+    std::unique_ptr<StoragePlugin> table = Registry::instance().createAs<StoragePlugin>(
+        PluginKind::Storage,
+        "cache;active=31536000;inactive=31536000;size=" + std::to_string(std::bit_width(n) + 1),
+        "-s");
+    if (!table->enableProcessPlugins(plugins)) {
+        std::fprintf(stderr, "bench_format: the cache storage takes no process plugins\n");
+        std::exit(2);
+    }
+    ExportRing ring(std::bit_ceil(n) * 2);
+    ExtRing ext((n + 64) * 2048);  // room for every record's data: no consumer while filling
+    const std::atomic<bool> abandon{false};
+    table->attach(ExportTarget{.ring = &ring, .abandon = &abandon, .queue = 0, .ext = &ext});
+    std::mt19937_64 rng(7);
+    TimeNs ts = 1700000000ULL * kNsPerSec;
+    std::vector<ParsedPacket> batch;
+    for (std::size_t f = 0; f < n; ++f) {
+        ParsedPacket p{};
+        p.key.ipVersion = 4;
+        p.key.addrA[10] = p.key.addrA[11] = 0xFF;
+        p.key.addrB = p.key.addrA;
+        const auto a = static_cast<std::uint32_t>(rng());
+        const auto b = static_cast<std::uint32_t>(rng());
+        std::memcpy(p.key.addrA.data() + 12, &a, 4);
+        std::memcpy(p.key.addrB.data() + 12, &b, 4);
+        if (std::memcmp(p.key.addrA.data(), p.key.addrB.data(), 16) > 0)
+            std::swap(p.key.addrA, p.key.addrB);
+        p.key.portA = static_cast<std::uint16_t>(1024 + rng() % 60000);
+        p.key.portB = static_cast<std::uint16_t>(rng() % 2 ? 443 : 53);
+        p.key.proto = rng() % 2 ? 6 : 17;
+        p.hasPorts = true;
+        p.ttl = 64;
+        const bool oneWay = rng() % 3 == 0;
+        const std::size_t packets = 1 + rng() % 13;
+        const bool initiator = rng() % 2 != 0;
+        for (std::size_t k = 0; k < packets; ++k) {
+            const bool forward = k == 0 || oneWay || rng() % 10 < 6;
+            p.fromA = forward == initiator;
+            p.ipLen = static_cast<std::uint32_t>(40 + rng() % 1461);
+            p.wireLen = p.ipLen + 14;
+            p.tcpFlags = p.key.proto != 6   ? 0
+                         : k == 0           ? 0x02
+                         : k + 1 == packets ? 0x11
+                                            : static_cast<std::uint8_t>(rng() % 2 ? 0x10 : 0x18);
+            ts += 1 + rng() % 500'000'000;
+            p.ts = ts;
+            batch.push_back(p);
+            if (batch.size() == kMaxBatch) {
+                table->processBatch(batch);
+                batch.clear();
+            }
+        }
+    }
+    if (!batch.empty()) table->processBatch(batch);
+    table->flushAll();
+    Workload w;
+    std::vector<std::size_t> extAt;
+    for (FlowRecord r; ring.tryPop(r);) {
+        extAt.push_back(w.arena.size());
+        w.arena.insert(w.arena.end(), r.ext, r.ext + r.extLen);
+        w.withPlugins += r.extLen != 0 ? 1 : 0;
+        w.records.push_back(r);
+    }
+    for (std::size_t i = 0; i < w.records.size(); ++i) {
+        FlowRecord& r = w.records[i];
+        r.ext = r.extLen != 0 ? w.arena.data() + extAt[i] : nullptr;
+    }
+    return w;
+}
+
 double threadCpuSeconds() {
     timespec ts{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -200,7 +283,7 @@ int benchPrimitives() {
                  "usage: bench_format [--records N] [--rounds R] [--v6 PERCENT] "
                  "[--plugins PERCENT]\n"
                  "                    [--outputs json,text,ipfix] [--out PATH] [--cpu N]\n"
-                 "                    [--threads N] [--batch N]\n"
+                 "                    [--threads N] [--batch N] [--process 'PLUGIN;...']...\n"
                  "       bench_format --primitives [--cpu N]\n");
     std::exit(2);
 }
@@ -226,6 +309,7 @@ int main(int argc, char** argv) {
     unsigned threads = 1;
     std::size_t batch = 256;
     bool primitives = false;
+    std::vector<std::string> process;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--primitives") {
@@ -252,6 +336,8 @@ int main(int argc, char** argv) {
             threads = static_cast<unsigned>(std::strtoul(v, nullptr, 10));
         else if (a == "--batch")
             batch = std::max<std::size_t>(1, std::strtoull(v, nullptr, 10));
+        else if (a == "--process")
+            process.emplace_back(v);
         else
             usage();
     }
@@ -262,11 +348,30 @@ int main(int argc, char** argv) {
         if (sched_setaffinity(0, sizeof set, &set) != 0) std::perror("sched_setaffinity");
     }
     if (primitives) return benchPrimitives();
-    const Workload w = makeWorkload(count, v6Percent, pluginPercent);
     const FakePlugin http("http", kHttpFields);
     const FakePlugin stats("pstats", kStatsFields);
     const FakePlugin dns("passivedns", kDnsFields);
-    const ProcessPlugin* const plugins[] = {&http, &stats, &dns};
+    std::vector<const ProcessPlugin*> plugins = {&http, &stats, &dns};
+    std::vector<std::unique_ptr<ProcessPlugin>> real;  // --process: outlive the outputs
+    Workload w;
+    try {
+        if (process.empty()) {
+            w = makeWorkload(count, v6Percent, pluginPercent);
+        } else {
+            std::vector<ProcessPlugin*> enabled;
+            for (const std::string& spec : process) {
+                real.push_back(Registry::instance().createAs<ProcessPlugin>(PluginKind::Process,
+                                                                            spec, "--process"));
+                enabled.push_back(real.back().get());
+            }
+            plugins.assign(enabled.begin(), enabled.end());
+            w = tableWorkload(count, enabled);
+            count = w.records.size();
+        }
+    } catch (const ConfigError& e) {
+        std::fprintf(stderr, "bench_format: %s\n", e.render().c_str());
+        return 2;
+    }
 
     std::vector<Bench> benches;
     for (std::size_t pos = 0; pos <= outputs.size();) {
@@ -304,9 +409,10 @@ int main(int argc, char** argv) {
         }
     }
     std::printf(
-        "%zu records (%u%% IPv6, %zu with plugin data), batches of %zu, %u json/text "
+        "%zu records (%s, %zu with plugin data), batches of %zu, %u json/text "
         "thread(s), %u rounds, median round\n",
-        count, v6Percent, w.withPlugins, batch, threads, rounds);
+        count, process.empty() ? (std::to_string(v6Percent) + "% IPv6").c_str() : "from the table",
+        w.withPlugins, batch, threads, rounds);
     if (threads > 1)
         std::printf(
             "(ns/rec and MB/s count the calling thread's CPU only: read the wall column)\n");
