@@ -32,6 +32,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fake_plugins.hpp"
@@ -169,9 +170,28 @@ Workload tableWorkload(std::size_t n, std::span<ProcessPlugin* const> plugins) {
         std::fprintf(stderr, "bench_format: the cache storage takes no process plugins\n");
         std::exit(2);
     }
-    ExportRing ring(std::bit_ceil(n) * 2);
-    ExtRing ext((n + 64) * 2048);  // room for every record's data: no consumer while filling
+    // A thread takes the records as the export thread would: copies each one's plugin data into
+    // the arena, then releases it from the ring.
+    ExportRing ring(std::size_t{1} << 16);
+    ExtRing ext(std::size_t{16} << 20);
     const std::atomic<bool> abandon{false};
+    std::atomic<bool> done{false};
+    Workload w;
+    std::vector<std::size_t> extAt;
+    std::thread drain([&] {
+        FlowRecord r;
+        for (bool last = false; !last;) {
+            last = done.load(std::memory_order_acquire);
+            while (ring.tryPop(r)) {
+                extAt.push_back(w.arena.size());
+                w.arena.insert(w.arena.end(), r.ext, r.ext + r.extLen);
+                if (r.extLen != 0) ext.releaseThrough(r.ext, r.extLen);
+                w.withPlugins += r.extLen != 0 ? 1 : 0;
+                w.records.push_back(r);
+            }
+            if (!last) std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
+    });
     table->attach(ExportTarget{.ring = &ring, .abandon = &abandon, .queue = 0, .ext = &ext});
     std::mt19937_64 rng(7);
     TimeNs ts = 1700000000ULL * kNsPerSec;
@@ -215,14 +235,8 @@ Workload tableWorkload(std::size_t n, std::span<ProcessPlugin* const> plugins) {
     }
     if (!batch.empty()) table->processBatch(batch);
     table->flushAll();
-    Workload w;
-    std::vector<std::size_t> extAt;
-    for (FlowRecord r; ring.tryPop(r);) {
-        extAt.push_back(w.arena.size());
-        w.arena.insert(w.arena.end(), r.ext, r.ext + r.extLen);
-        w.withPlugins += r.extLen != 0 ? 1 : 0;
-        w.records.push_back(r);
-    }
+    done.store(true, std::memory_order_release);
+    drain.join();
     for (std::size_t i = 0; i < w.records.size(); ++i) {
         FlowRecord& r = w.records[i];
         r.ext = r.extLen != 0 ? w.arena.data() + extAt[i] : nullptr;
