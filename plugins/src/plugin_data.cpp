@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <type_traits>
 
 #include "rowprobe/format.hpp"
 
@@ -120,18 +121,67 @@ char* putAddress(char* p, FieldType t, std::span<const std::uint8_t> b) noexcept
     return p;
 }
 
+/// "-1," 32 times: a run of NFStream's SPLT padding is copied from it, 32 values at a time.
+constexpr std::array<char, 96> kMinusOnes = [] {
+    std::array<char, 96> t{};
+    for (std::size_t i = 0; i < t.size(); i += 3) {
+        t[i] = '-';
+        t[i + 1] = '1';
+        t[i + 2] = ',';
+    }
+    return t;
+}();
+
+/// The bytes at the end of `b` that are 0xFF, in whole elements of `size` bytes: the length of
+/// a trailing run of -1 in an array of signed integers (all ones at any width).
+std::size_t trailingMinusOnes(std::span<const std::uint8_t> b, std::size_t size) noexcept {
+    std::size_t ones = 0;
+    for (; ones + 8 <= b.size(); ones += 8) {
+        std::uint64_t w = 0;
+        std::memcpy(&w, b.data() + b.size() - ones - 8, 8);
+        if (w != ~std::uint64_t{0}) break;
+    }
+    while (ones < b.size() && b[b.size() - ones - 1] == 0xFF) ++ones;
+    return ones / size;
+}
+
+/// Writes "-1," k times from kMinusOnes, with fixed-size copies only.
+char* putMinusOnes(char* p, std::size_t k) noexcept {
+    for (; k >= 32; k -= 32, p += 96) std::memcpy(p, kMinusOnes.data(), 96);
+    if (k >= 16) {
+        std::memcpy(p, kMinusOnes.data(), 48);
+        p += 48;
+        k -= 16;
+    }
+    if (k >= 8) {
+        std::memcpy(p, kMinusOnes.data(), 24);
+        p += 24;
+        k -= 8;
+    }
+    for (; k > 0; --k, p += 3) std::memcpy(p, kMinusOnes.data(), 3);
+    return p;
+}
+
 /// [v,...] of the elements of type T in `b` (a partial last element left out); each value is
-/// followed by a ',' and the last one is overwritten by the ']'.
+/// followed by a ',' and the last one is overwritten by the ']'. Signed arrays often end in a
+/// run of -1 (flowstats pads its SPLT arrays to their length with it, as NFStream does: with
+/// `splt=255` most of a record's text): that run is found 8 bytes at a time and its text
+/// copied whole, "-1," per value, instead of written value by value.
 template <typename T, auto Put>
 char* putArrayOf(char* p, std::span<const std::uint8_t> b) noexcept {
     const std::size_t n = b.size() / sizeof(T);
+    b = b.first(n * sizeof(T));
+    std::size_t run = 0;  // the trailing run of -1
+    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+        run = trailingMinusOnes(b, sizeof(T));
     *p++ = '[';
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t i = 0; i < n - run; ++i) {
         T v;
         std::memcpy(&v, b.data() + i * sizeof(T), sizeof v);
         p = Put(p, v);
         *p++ = ',';
     }
+    p = putMinusOnes(p, run);
     if (n != 0) --p;
     *p++ = ']';
     return p;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <charconv>
@@ -371,6 +372,42 @@ TEST(PluginData, JsonArraysOfEveryElementTypeEdges) {
     const std::uint8_t odd[] = {1, 0, 2};
     const OneVar v(FieldType::Array, FieldType::Unsigned16, odd);
     EXPECT_EQ(json(v.spec, v.data), "[1]");
+}
+
+/// The text of `values` written one by one, as the writer did before its -1 runs.
+template <typename T>
+std::string oneByOne(const std::vector<T>& values) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < values.size(); ++i)
+        s += (i == 0 ? "" : ",") + std::to_string(static_cast<long long>(values[i]));
+    return s + "]";
+}
+
+// flowstats' SPLT arrays end in NFStream's -1 padding, which the writer copies as whole runs:
+// every run length around its 32-value blocks, after heads with and without -1 in them, reads
+// as the values written one by one.
+TEST(PluginData, JsonSignedArraysEndingInMinusOneRuns) {
+    for (const std::size_t run : {0, 1, 2, 31, 32, 33, 64, 65, 254, 255, 1000}) {
+        for (const std::vector<std::int32_t>& head : std::vector<std::vector<std::int32_t>>{
+                 {}, {0}, {-1, 7}, {1500, -1, -2}, {-2'147'483'647 - 1}}) {
+            std::vector<std::int32_t> v32 = head;
+            v32.insert(v32.end(), run, -1);
+            EXPECT_EQ(jsonArray<std::int32_t>(FieldType::Int32, v32), oneByOne(v32))
+                << "run " << run << " after " << head.size();
+            std::vector<std::int16_t> v16(v32.begin(), v32.end());
+            for (auto& x : v16) x = x == -2'147'483'647 - 1 ? std::int16_t{-32768} : x;
+            EXPECT_EQ(jsonArray<std::int16_t>(FieldType::Int16, v16), oneByOne(v16));
+            std::vector<std::int8_t> v8(v16.size());
+            for (std::size_t i = 0; i < v8.size(); ++i)
+                v8[i] = static_cast<std::int8_t>(std::clamp<int>(v16[i], -128, 127));
+            EXPECT_EQ(jsonArray<std::int8_t>(FieldType::Int8, v8), oneByOne(v8));
+        }
+    }
+    EXPECT_EQ(jsonArray<std::int8_t>(FieldType::Int8, {-1}), "[-1]");
+    EXPECT_EQ(jsonArray<std::int8_t>(FieldType::Int8, {-1, -1, 0}), "[-1,-1,0]");
+    // Unsigned arrays have no such run: 255 and 65535 are values, not padding.
+    EXPECT_EQ(jsonArray<std::uint8_t>(FieldType::Unsigned8, {255, 255}), "[255,255]");
+    EXPECT_EQ(jsonArray<std::uint16_t>(FieldType::Unsigned16, {65535}), "[65535]");
 }
 
 // Floats are written as std::to_chars writes them (shortest exact form); whole values below
