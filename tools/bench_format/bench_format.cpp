@@ -199,12 +199,8 @@ Workload tableWorkload(std::size_t n, std::span<ProcessPlugin* const> plugins) {
     for (std::size_t f = 0; f < n; ++f) {
         ParsedPacket p{};
         p.key.ipVersion = 4;
-        p.key.addrA[10] = p.key.addrA[11] = 0xFF;
-        p.key.addrB = p.key.addrA;
-        const auto a = static_cast<std::uint32_t>(rng());
-        const auto b = static_cast<std::uint32_t>(rng());
-        std::memcpy(p.key.addrA.data() + 12, &a, 4);
-        std::memcpy(p.key.addrB.data() + 12, &b, 4);
+        p.key.addrA = ipv4(static_cast<std::uint32_t>(rng()));
+        p.key.addrB = ipv4(static_cast<std::uint32_t>(rng()));
         if (std::memcmp(p.key.addrA.data(), p.key.addrB.data(), 16) > 0)
             std::swap(p.key.addrA, p.key.addrB);
         p.key.portA = static_cast<std::uint16_t>(1024 + rng() % 60000);
