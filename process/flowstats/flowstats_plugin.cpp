@@ -288,13 +288,20 @@ class FlowstatsPlugin final : public ProcessPluginBase<FlowstatsPlugin> {
 public:
     /// The hooks use the parsed sizes, times and flags only (ProcessHooks::readsPayload).
     static constexpr bool kReadsPayload = false;
-    /// Tier 2: the running statistics; with `basic` a Volume, then `m_splt` SPLT entries of 8
-    /// bytes follow in the same record.
-    struct Ext {
-        FlowStats stats;
+    /// Tier 1: the form of the flow's Record (flowstats_stats.hpp): kFull, or the number of
+    /// packets in its Pending. One byte, so the table keeps it in the flow's own record
+    /// (CachedFlow::inlineState) when no plugin before this one in -p has a state that small:
+    /// the touch hook then knows which lines the next packet writes without a miss of its own.
+    struct State {
+        std::uint8_t form;
     };
-    /// postCreate clears the statistics and SPLT entries are written before they are read, so
-    /// a new flow does not zero up to 2 KiB of record.
+    /// Tier 2: the statistics (a Record); with `basic` a Volume, then `m_splt` SPLT entries of 6
+    /// bytes follow in the same record. Written only once the flow is no longer short.
+    struct Ext {
+        Record record;
+    };
+    /// The form (tier 1, zeroed with the flow) says what of the record was written, and SPLT
+    /// entries are written before they are read, so a new flow does not zero up to 2 KiB.
     static constexpr bool kZeroExt = false;
 
     explicit FlowstatsPlugin(const Options& options)
@@ -334,17 +341,22 @@ public:
         return h;
     }
 
-    /// What the next packet touches, fetched for writing. A record of at most kPrefetchAll
-    /// bytes (up to 21 SPLT entries, 14 with `basic`) is prefetched whole and nothing is
-    /// loaded: no miss of the batch waits behind this record's. A larger one: the statistics'
-    /// four lines (the first is loaded: it holds the packet count, so the SPLT entry's place),
-    /// the Volume's line with `basic` and, while SPLT records, one entry. Loading the first
-    /// line had cost little while the pools were on huge pages; on 4 KiB pages the load also
-    /// waits for a page walk, and prefetching instead took the benchmark command
-    /// (`flowstats;splt=10`) from 0.37 to 0.32 s on the 100k-flow capture and from 1.84 to
-    /// 1.65 s on the 1 M-flow one (docs/performance.md, "Session 19").
-    std::uint64_t touch(const Ext& e) const noexcept {
+    /// What the next packet touches, fetched for writing. A short flow's (its form, loaded
+    /// with the flow, says so): the Pending's one line. Otherwise a record of at most
+    /// kPrefetchAll bytes (up to 21 SPLT entries, 14 with `basic`) is prefetched whole and
+    /// nothing is loaded: no miss of the batch waits behind this record's. A larger one: the
+    /// statistics' four lines (the first is loaded: it holds the packet count, so the SPLT
+    /// entry's place), the Volume's line with `basic` and, while SPLT records, one entry.
+    /// Loading the first line had cost little while the pools were on huge pages; on 4 KiB
+    /// pages the load also waits for a page walk, and prefetching instead took the benchmark
+    /// command (`flowstats;splt=10`) from 0.37 to 0.32 s on the 100k-flow capture and from 1.84
+    /// to 1.65 s on the 1 M-flow one (docs/performance.md, "Session 19").
+    std::uint64_t touch(const State& st, const Ext& e) const noexcept {
         const auto* base = reinterpret_cast<const unsigned char*>(&e);
+        if (st.form < kPendingPackets) {
+            prefetchWrite(base);
+            return st.form;
+        }
         if (recordBytes() <= kPrefetchAll) {
             for (std::size_t off = 0; off < recordBytes(); off += 64) prefetchWrite(base + off);
             return 0;
@@ -353,7 +365,9 @@ public:
             prefetchWrite(base + line * 64);
         }
         if (m_basic) prefetchWrite(base + sizeof(Ext));
-        const std::uint32_t n = e.stats.both.packets;
+        // A full Pending (the next packet replays it into the statistics) has no count there:
+        // its replay writes the SPLT entries from the first.
+        const std::uint32_t n = st.form == kFull ? e.record.stats.both.packets : 0;
         if (n < m_splt) prefetchWrite(base + spltOffset() + n * kSpltEntryBytes);
         return n;
     }
@@ -361,29 +375,52 @@ public:
     HookResult postCreate(FlowContext& ctx) const noexcept {
         Ext* e = ctx.attachExt<Ext>();
         if (e == nullptr) return kDone;  // pool exhausted: exported without flowstats
-        start(e->stats);
-        return onPacket(ctx, *e);
+        return onPacket(ctx, ctx.stateAs<State>(), *e);
     }
     HookResult postUpdate(FlowContext& ctx) const noexcept {
         Ext* e = ctx.ext<Ext>();
         if (e == nullptr) return kDone;
-        return onPacket(ctx, *e);
+        return onPacket(ctx, ctx.stateAs<State>(), *e);
     }
 
     void write(FlowContext& ctx, InstanceWriter& out) const noexcept {
         Ext* e = ctx.ext<Ext>();
-        if (e == nullptr || e->stats.both.packets == 0) return;
+        if (e == nullptr) return;
+        const std::uint8_t form = ctx.stateAs<State>().form;
+        if (form == 0) return;  // no metered packet
+        if (form == kFull) {
+            write(e->record.stats, volume(*e), view(*e), *ctx.flow, out);
+            return;
+        }
+        // A short flow: its packets replayed into scratch copies; the record stays unwritten.
+        FlowStats s;
+        Volume v;
+        std::array<SpltEntry, kPendingPackets> entries;
+        const SpltView splt{entries.data(), std::min(m_splt, kPendingPackets)};
+        replay(e->record.pending, form, s, splt, m_basic ? &v : nullptr);
+        write(s, m_basic ? &v : nullptr, splt, *ctx.flow, out);
+    }
+
+private:
+    static constexpr std::size_t kSpltEntryBytes = sizeof(SpltEntry);
+    /// The largest record the touch hook prefetches whole instead of loading its count: six
+    /// lines, the statistics' four and two of SPLT entries (five lines with `splt=10`).
+    static constexpr std::size_t kPrefetchAll = 384;
+
+    /// The instance of a flow with statistics `s`, Volume `vol` (with `basic`) and SPLT entries
+    /// `v` (the first min(packets, N) of them are the flow's).
+    void write(const FlowStats& s, const Volume* vol, const SpltView& v, const FlowView& flow,
+               InstanceWriter& out) const noexcept {
         Fields* f = nullptr;
         if (m_basic) {
             auto* fb = out.begin<FieldsWithBasic>();
             if (fb == nullptr) return;
-            fillBasic(fb->basic, *ctx.flow, e->stats, *volume(*e));
+            fillBasic(fb->basic, flow, s, *vol);
             f = &fb->stats;
         } else {
             f = out.begin<Fields>();
             if (f == nullptr) return;
         }
-        const FlowStats& s = e->stats;
         fill(f->series[0], finish(s.both));
         for (std::size_t d = 0; d < 2; ++d) {
             fill(f->series[d + 1], finish(s.dir[d].s));
@@ -393,7 +430,6 @@ public:
             }
         }
         if (m_splt != 0) {
-            const SpltView v = view(*e);
             const std::size_t n = std::min<std::size_t>(s.both.packets, m_splt);
             // The N values only (N = splt, not kMaxSplt): the packets' then NFStream's -1.
             std::array<std::int8_t, kMaxSplt> direction;
@@ -415,12 +451,6 @@ public:
         out.commit();
     }
 
-private:
-    static constexpr std::size_t kSpltEntryBytes = sizeof(SpltEntry);
-    /// The largest record the touch hook prefetches whole instead of loading its count: six
-    /// lines, the statistics' four and two of SPLT entries (five lines with `splt=10`).
-    static constexpr std::size_t kPrefetchAll = 384;
-
     /// Where the SPLT entries start in the record: after the statistics and, with `basic`, the
     /// Volume.
     std::size_t spltOffset() const noexcept { return sizeof(Ext) + (m_basic ? sizeof(Volume) : 0); }
@@ -436,11 +466,12 @@ private:
                        : nullptr;
     }
 
-    HookResult onPacket(const FlowContext& ctx, Ext& e) const noexcept {
+    HookResult onPacket(const FlowContext& ctx, State& st, Ext& e) const noexcept {
         const ParsedPacket& p = *ctx.packet;
         if (skippedByNfstream(p)) return kContinue;
         const std::uint8_t flags = p.key.proto == 6 ? p.tcpFlags : 0;
-        add(e.stats, packetSize(p, m_mode), p.ts, ctx.forward, flags, view(e), volume(e));
+        addPacket(e.record, st.form, packetSize(p, m_mode), p.ts, ctx.forward, flags, view(e),
+                  volume(e));
         return kContinue;
     }
 

@@ -62,6 +62,42 @@ void addToSeries(Series& s, std::uint16_t size, std::uint64_t ms) noexcept {
     }
 }
 
+/// `s` (zeroed) over the `n` packets of `sizes` and `times` (ms, in arrival order, never
+/// decreasing): what addToSeries makes of them one by one, the same operations in the same
+/// order, with the running values in registers instead of the record.
+void replaySeries(Series& s, const std::uint16_t* sizes, const std::uint64_t* times,
+                  std::size_t n) noexcept {
+    if (n == 0) return;
+    s.packets = static_cast<std::uint32_t>(n);
+    std::uint16_t minPs = sizes[0];
+    std::uint16_t maxPs = sizes[0];
+    Running ps{.mean = static_cast<double>(sizes[0]), .m2 = 0};
+    Running piat{.mean = 0, .m2 = 0};
+    std::uint64_t minPiat = 0;
+    std::uint64_t maxPiat = 0;
+    for (std::size_t k = 1; k < n; ++k) {
+        const std::uint64_t gap = times[k] - times[k - 1];
+        minPs = std::min(minPs, sizes[k]);
+        maxPs = std::max(maxPs, sizes[k]);
+        welford(ps, sizes[k], k + 1);
+        if (k == 1) {
+            minPiat = maxPiat = gap;
+            first(piat, static_cast<double>(gap));
+        } else {
+            minPiat = std::min(minPiat, gap);
+            maxPiat = std::max(maxPiat, gap);
+            welford(piat, static_cast<double>(gap), k);
+        }
+    }
+    s.ps = ps;
+    s.piat = piat;
+    s.minPiat = minPiat;
+    s.maxPiat = maxPiat;
+    s.lastMs = times[n - 1];
+    s.minPs = minPs;
+    s.maxPs = maxPs;
+}
+
 }  // namespace
 
 std::uint16_t packetSize(const ParsedPacket& p, Accounting mode) noexcept {
@@ -119,6 +155,76 @@ void add(FlowStats& s, std::uint16_t size, std::uint64_t timeNs, bool forward,
         const std::uint64_t piat = index == 0 || ms <= previous ? 0 : ms - previous;
         splt.entries[index].set(piat, size, !forward);
     }
+}
+
+void replay(const Pending& p, std::size_t count, FlowStats& s, const SpltView& splt,
+            Volume* volume) noexcept {
+    const Pending copy = p;  // p may be s' first line, which start() clears
+    start(s);
+    if (count == 0) return;
+    // The packets' times from the latest one back, gap by gap (at most 8 gaps of 23 bits),
+    // and each series' packets: add()'s inputs, replayed series by series (each series depends
+    // only on its own packets, so the six chains of divisions overlap).
+    std::array<std::uint64_t, kPendingPackets> ms;
+    ms[count - 1] = copy.lastMs;
+    for (std::size_t i = count - 1; i > 0; --i) ms[i - 1] = ms[i] - copy.packets[i].gap();
+    std::array<std::uint16_t, kPendingPackets> sizes;
+    std::array<std::array<std::uint16_t, kPendingPackets>, 2> dirSizes;
+    std::array<std::array<std::uint64_t, kPendingPackets>, 2> dirMs;
+    std::array<std::size_t, 2> dirCount = {0, 0};
+    std::array<std::uint64_t, 2> bytes = {0, 0};
+    for (std::size_t i = 0; i < count; ++i) {
+        const PendingPacket& x = copy.packets[i];
+        const std::size_t d = x.reverse() ? 1 : 0;
+        sizes[i] = x.size;
+        dirSizes[d][dirCount[d]] = x.size;
+        dirMs[d][dirCount[d]++] = ms[i];
+        bytes[d] += x.size;
+        const std::uint8_t flags = x.tcpFlags();
+        if (flags != 0) {
+            for (std::size_t f = 0; f < kFlagBits.size(); ++f) {
+                s.dir[d].flags[f] += (flags & kFlagBits[f]) != 0 ? 1U : 0U;
+            }
+        }
+        if (i < splt.capacity) splt.entries[i].set(x.gap(), x.size, d == 1);
+    }
+    replaySeries(s.both, sizes.data(), ms.data(), count);
+    for (std::size_t d = 0; d < 2; ++d) {
+        replaySeries(s.dir[d].s, dirSizes[d].data(), dirMs[d].data(), dirCount[d]);
+    }
+    if (volume != nullptr) {
+        volume->firstMs[0] = ms[0];
+        for (std::size_t d = 0; d < 2; ++d) {
+            if (dirCount[d] != 0) volume->firstMs[1 + d] = dirMs[d][0];
+        }
+        volume->bytes = bytes;
+    }
+}
+
+void addPacket(Record& r, std::uint8_t& form, std::uint16_t size, std::uint64_t timeNs,
+               bool forward, std::uint8_t tcpFlags, const SpltView& splt,
+               Volume* volume) noexcept {
+    if (form < kPendingPackets) {
+        Pending& p = r.pending;
+        // add()'s time: truncated to ms, never before the flow's latest packet.
+        const std::uint64_t t = timeNs / kNsPerMs;
+        const std::uint64_t ms = form == 0 ? t : std::max(t, p.lastMs);
+        const std::uint64_t gap = form == 0 ? 0 : ms - p.lastMs;
+        if (gap <= PendingPacket::kMaxGap) {
+            p.lastMs = ms;
+            p.packets[form] = {.word = static_cast<std::uint32_t>(gap) |
+                                       (std::uint32_t{tcpFlags} << 23) |
+                                       (forward ? 0U : 0x80000000U),
+                               .size = size};
+            ++form;
+            return;
+        }
+    }
+    if (form != kFull) {
+        replay(r.pending, form, r.stats, splt, volume);
+        form = kFull;
+    }
+    add(r.stats, size, timeNs, forward, tcpFlags, splt, volume);
 }
 
 SeriesResult finish(const Series& s) noexcept {

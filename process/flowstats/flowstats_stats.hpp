@@ -42,6 +42,17 @@
 // packet of N (piat in 31 bits with the direction bit, size u16), written only up to the
 // packets seen. With N = 10 the record is 316 bytes: five lines in the pool (320-byte slots),
 // where 8-byte entries made it 336 and six lines.
+//
+// Short flows in one line (Record, addPacket): a flow's first kPendingPackets (9) packets are
+// kept as they came, in a Pending that overlays FlowStats' first line: the latest time and,
+// per packet, its gap since the previous one (23 bits of ms), TCP flags, direction and size,
+// 6 bytes. A packet of such a flow writes that one line, not the four to five of the running
+// statistics, SPLT entry and Volume (most flows are short: on the 1 M-flow benchmark capture
+// every flow has 7 packets). The flow's tier-1 state byte says which form its record is in.
+// The 10th packet (or a gap of 2^23 ms, 2.3 hours, or more) replays the buffered packets
+// through add(), in order, with their exact times in ms, then adds itself: the same
+// operations on the same values as if every packet had gone through add(), so the statistics
+// are bit-identical. A flow exported while still short is replayed into scratch copies.
 #pragma once
 
 #include <algorithm>
@@ -135,6 +146,38 @@ struct Volume {
 };
 static_assert(sizeof(Volume) == 40);
 
+/// A short flow's packets as they came (see the top of this file): one cache line.
+inline constexpr std::size_t kPendingPackets = 9;
+
+/// One buffered packet in 6 bytes: the gap since the flow's previous packet (ms, low 23 bits),
+/// its TCP flags (8 bits) and its direction (top bit), then its size.
+struct [[gnu::packed]] PendingPacket {
+    std::uint32_t word;
+    std::uint16_t size;
+
+    static constexpr std::uint32_t kMaxGap = (1U << 23) - 1;
+    std::uint32_t gap() const noexcept { return word & kMaxGap; }
+    std::uint8_t tcpFlags() const noexcept { return static_cast<std::uint8_t>(word >> 23); }
+    bool reverse() const noexcept { return (word >> 31) != 0; }
+};
+static_assert(sizeof(PendingPacket) == 6);
+
+struct Pending {
+    std::uint64_t lastMs;  ///< the latest packet's time, ms (after add()'s arrival-order rule)
+    std::array<PendingPacket, kPendingPackets> packets;
+};
+static_assert(sizeof(Pending) <= 64, "one cache line");
+
+/// A flow's statistics in one of two forms; its `form` byte (kept by the caller) says which.
+union Record {
+    FlowStats stats;  ///< form == kFull
+    Pending pending;  ///< form == the number of packets in it (0 before the first)
+};
+static_assert(sizeof(Record) == sizeof(FlowStats));
+
+/// The form of a Record whose packets went into its FlowStats.
+inline constexpr std::uint8_t kFull = 0xFF;
+
 /// Clears `s` (a flow's first packet then goes through `add`).
 void start(FlowStats& s) noexcept;
 
@@ -143,6 +186,18 @@ void start(FlowStats& s) noexcept;
 /// and, when `volume` is not null, the first-packet times and byte counts.
 void add(FlowStats& s, std::uint16_t size, std::uint64_t timeNs, bool forward,
          std::uint8_t tcpFlags, const SpltView& splt, Volume* volume = nullptr) noexcept;
+
+/// One packet into a record of form `form` (0 for a new flow's; updated): into its Pending
+/// while that has room and the gap fits, else through add(), the Pending's packets replayed
+/// first when the record was still short. The arguments are add()'s.
+void addPacket(Record& r, std::uint8_t& form, std::uint16_t size, std::uint64_t timeNs,
+               bool forward, std::uint8_t tcpFlags, const SpltView& splt,
+               Volume* volume = nullptr) noexcept;
+
+/// The first `count` packets of `p` through add() into `s`, started first, with their SPLT
+/// entries and Volume: bit for bit what add() made of them as they came. `p` may overlay `s`.
+void replay(const Pending& p, std::size_t count, FlowStats& s, const SpltView& splt,
+            Volume* volume = nullptr) noexcept;
 
 /// The exported values of one series (NFStream's sync).
 struct SeriesResult {

@@ -2,9 +2,11 @@
 // records [u16 length][u32 time step, may go backwards][frame bytes], each frame parsed as
 // Ethernet and, when it parses, sized in all four accounting modes and added to one flow's
 // statistics with SPLT 255. Besides memory errors it aborts when a result is NaN or infinite, a
-// deviation is negative, a minimum exceeds its maximum or a mean leaves [min, max].
+// deviation is negative, a minimum exceeds its maximum or a mean leaves [min, max], or when
+// the plugin's path (short flows buffered, then replayed) ends in other bits than add()'s.
 //
 //   ./flowstats_fuzz -max_total_time=60
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -42,6 +44,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::array<std::uint64_t, 4> sizes{};  // the sizes summed here, against the Volume's bytes
     static std::array<SpltEntry, kMaxSplt> entries;
     const SpltView splt{entries.data(), kMaxSplt};
+    // The plugin's path (addPacket: short flows buffered, then replayed) beside add()'s, in the
+    // link mode: it must end in the same bits.
+    Record record;
+    std::memset(&record, 0xA5, sizeof record);
+    std::uint8_t form = 0;
+    static std::array<SpltEntry, kMaxSplt> bufferedEntries;
+    const SpltView bufferedSplt{bufferedEntries.data(), kMaxSplt};
+    Volume bufferedVolume{};
     std::uint64_t t = 1700000000ULL * 1000000000ULL;
     bool haveFirst = false;
     bool firstFromA = true;
@@ -72,8 +82,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             add(stats[m], ps, p.ts, p.fromA == firstFromA, p.key.proto == 6 ? p.tcpFlags : 0,
                 m == 0 ? splt : SpltView{}, &volumes[m]);
             sizes[m] += ps;
+            if (m == 0) {
+                addPacket(record, form, ps, p.ts, p.fromA == firstFromA,
+                          p.key.proto == 6 ? p.tcpFlags : 0, bufferedSplt, &bufferedVolume);
+            }
         }
     }
+    if (form != kFull) {
+        replay(record.pending, form, record.stats, bufferedSplt, &bufferedVolume);
+    }
+    const std::size_t recorded = std::min<std::size_t>(stats[0].both.packets, kMaxSplt);
+    if (std::memcmp(&record.stats, &stats[0], sizeof(FlowStats)) != 0 ||
+        std::memcmp(bufferedEntries.data(), entries.data(), recorded * sizeof(SpltEntry)) != 0 ||
+        (stats[0].both.packets != 0 && (bufferedVolume.bytes != volumes[0].bytes ||
+                                        bufferedVolume.firstMs != volumes[0].firstMs)))
+        std::abort();
     for (std::size_t m = 0; m < stats.size(); ++m) {
         const FlowStats& s = stats[m];
         check(s.both);

@@ -10,6 +10,8 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <random>
 #include <vector>
 
 #include "tests/unit/process/flow_driver.hpp"
@@ -177,6 +179,116 @@ TEST(FlowstatsStats, MaximalSizesZeroGapsAndAMillionPacketsStayFinite) {
     expectRel(r.meanPs, mean);
     expectRel(r.stddevPs, sd);
     EXPECT_TRUE(std::isfinite(r.stddevPiat));
+}
+
+/// A flow's statistics, SPLT entries and Volume as the plugin exports them when its packets go
+/// through addPacket: the record's own when full, else its Pending replayed into scratch copies.
+struct Exported {
+    FlowStats stats;
+    Splt splt;
+    Volume volume{};
+};
+Exported exportedFrom(const Record& r, std::uint8_t form, const Splt& splt, const Volume& volume,
+                      std::size_t capacity) {
+    Exported x;
+    if (form == kFull) {
+        x.stats = r.stats;
+        x.splt = splt;
+        x.volume = volume;
+    } else {
+        replay(r.pending, form, x.stats, x.splt.view(std::min(capacity, kPendingPackets)),
+               &x.volume);
+    }
+    return x;
+}
+
+void expectSameBits(const FlowStats& got, const Splt& gotSplt, const Volume& gotVolume,
+                    const FlowStats& want, const Splt& wantSplt, const Volume& wantVolume,
+                    std::size_t capacity) {
+    EXPECT_EQ(std::memcmp(&got, &want, sizeof got), 0);
+    const std::size_t n = std::min<std::size_t>(want.both.packets, capacity);
+    EXPECT_EQ(std::memcmp(gotSplt.e.data(), wantSplt.e.data(), n * sizeof(SpltEntry)), 0);
+    EXPECT_EQ(gotVolume.bytes, wantVolume.bytes);
+    EXPECT_EQ(gotVolume.firstMs, wantVolume.firstMs);
+}
+
+// Short flows (addPacket): the first 9 packets kept as they came and replayed through add() on
+// the 10th, on a gap of 2^23 ms or more, or at export give bit for bit the statistics, SPLT
+// entries and Volume of adding each packet as it came. Random flows of 0-40 packets: gaps of
+// 0 ms to past 2^23 ms, times going backwards, both directions, any flag byte, sizes up to
+// 65535, SPLT capacities on both sides of the buffer's 9.
+TEST(FlowstatsStats, ShortFlowsReplayToTheSameBitsAsAddingEachPacket) {
+    std::mt19937_64 rng(24);
+    constexpr std::uint64_t kBigGap = PendingPacket::kMaxGap;
+    std::size_t replayedEarly = 0;
+    for (int flow = 0; flow < 20000; ++flow) {
+        const std::size_t n = rng() % 41;
+        const std::size_t capacity = std::array<std::size_t, 4>{0, 3, 10, 255}[rng() % 4];
+        FlowStats direct;
+        start(direct);
+        Splt directSplt;
+        Volume directVolume{};
+        Record r;
+        std::memset(&r, 0xA5, sizeof r);  // a pool record is not cleared
+        std::uint8_t form = 0;
+        Splt splt;
+        Volume volume{};
+        std::uint64_t t = 1'700'000'000'000ULL * kMs + rng() % kMs;
+        for (std::size_t i = 0; i < n; ++i) {
+            switch (rng() % 8) {
+                case 0:
+                    break;  // the same time
+                case 1:
+                    t -= std::min<std::uint64_t>(t, rng() % (50 * kMs));  // earlier
+                    break;
+                case 2:  // around the buffer's largest gap
+                    t += (kBigGap - 1 + rng() % 3) * kMs + rng() % kMs;
+                    break;
+                default:
+                    t += rng() % (200 * kMs);
+            }
+            const auto size = static_cast<std::uint16_t>(rng() % 4 == 0 ? 65535 : rng() % 1600);
+            const bool forward = rng() % 3 != 0;
+            const auto flags = static_cast<std::uint8_t>(rng() % 2 == 0 ? 0 : rng());
+            const std::uint8_t before = form;
+            add(direct, size, t, forward, flags, directSplt.view(capacity), &directVolume);
+            addPacket(r, form, size, t, forward, flags, splt.view(capacity), &volume);
+            if (before < kPendingPackets && form == kFull) replayedEarly += i < kPendingPackets;
+            ASSERT_TRUE(form == kFull || form == i + 1) << i;
+        }
+        const Exported x = exportedFrom(r, form, splt, volume, capacity);
+        SCOPED_TRACE(testing::Message() << "flow " << flow << ", " << n << " packets");
+        expectSameBits(x.stats, x.splt, x.volume, direct, directSplt, directVolume, capacity);
+        if (testing::Test::HasFailure()) return;
+    }
+    EXPECT_GT(replayedEarly, 100U);  // the gap rule was exercised
+}
+
+// Where the buffer ends: 9 packets stay short, the 10th replays them; a gap of 2^23 - 1 ms is
+// kept, one of 2^23 ms replays at once.
+TEST(FlowstatsStats, ShortFlowBufferEndsAtTheTenthPacketOrA23BitGap) {
+    Record r;
+    std::uint8_t form = 0;
+    Splt sp;
+    for (std::uint64_t i = 0; i < kPendingPackets; ++i) {
+        addPacket(r, form, 60, (1000 + i) * kMs, true, 0, sp.view(10));
+    }
+    EXPECT_EQ(form, kPendingPackets);
+    addPacket(r, form, 60, 1100 * kMs, false, 0, sp.view(10));
+    EXPECT_EQ(form, kFull);
+    EXPECT_EQ(r.stats.both.packets, 10U);
+    EXPECT_EQ(sp.e[8].piat(), 1U);
+    EXPECT_EQ(sp.e[9].piat(), 92U);
+
+    form = 0;
+    addPacket(r, form, 60, 0, true, 0, sp.view(10));
+    addPacket(r, form, 60, PendingPacket::kMaxGap * kMs, true, 0, sp.view(10));
+    EXPECT_EQ(form, 2);
+    addPacket(r, form, 60, (2 * PendingPacket::kMaxGap + 1) * kMs, true, 0, sp.view(10));
+    EXPECT_EQ(form, kFull);
+    EXPECT_EQ(r.stats.both.packets, 3U);
+    EXPECT_EQ(r.stats.both.maxPiat, PendingPacket::kMaxGap + 1);
+    EXPECT_EQ(r.stats.both.minPiat, PendingPacket::kMaxGap);
 }
 
 TEST(FlowstatsStats, EarlierPacketTakesTheFlowsLatestTime) {
