@@ -202,8 +202,7 @@ void replay(const Pending& p, std::size_t count, FlowStats& s, const SpltView& s
 }
 
 void addPacket(Record& r, std::uint8_t& form, std::uint16_t size, std::uint64_t timeNs,
-               bool forward, std::uint8_t tcpFlags, const SpltView& splt,
-               Volume* volume) noexcept {
+               bool forward, std::uint8_t tcpFlags, const SpltView& splt, Volume* volume) noexcept {
     if (form < kPendingPackets) {
         Pending& p = r.pending;
         // add()'s time: truncated to ms, never before the flow's latest packet.
