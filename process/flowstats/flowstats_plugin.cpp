@@ -3,10 +3,11 @@
 // packets' direction, size and inter-arrival time), under NFStream's column names so that
 // pipelines written for NFStream read rowprobe's JSON unchanged. Definitions and arithmetic:
 // flowstats_stats.hpp. Per flow: one tier-2 record of 256 bytes of running statistics plus
-// 6 bytes per SPLT packet (the record's size comes from the `splt` option at start-up); every
-// packet of the flow updates it. With `basic`, also NFStream's basic columns (protocol, VLAN,
-// and first/last seen, duration, packets and bytes per direction and for both) under its
-// names, from 40 more bytes per flow. IPFIX elements exist only under the operator's PEN
+// 6 bytes per SPLT packet (the record's size comes from the `splt` option at start-up), and a
+// one-byte tier-1 state, the record's form: every packet of the flow updates the record, a
+// short flow's only in its first line. With `basic`, also NFStream's basic columns (protocol,
+// VLAN, and first/last seen, duration, packets and bytes per direction and for both) under
+// its names, from 40 more bytes per flow. IPFIX elements exist only under the operator's PEN
 // (`pen=`).
 #include <algorithm>
 #include <array>

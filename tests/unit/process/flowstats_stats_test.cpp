@@ -2,7 +2,7 @@
 // two-pass definitions, NFStream's conventions (sample standard deviation, the first packet's
 // gap, -1 SPLT padding, 16-bit sizes), the accounting modes on parsed frames, and the overflow
 // cases of issue 24 (65535-byte packets, 0 s gaps, 255 SPLT packets, one-packet flows, a
-// million packets).
+// million packets), and short flows kept as their packets and replayed, bit for bit.
 #include "process/flowstats/flowstats_stats.hpp"
 
 #include <gtest/gtest.h>
