@@ -164,7 +164,8 @@ void replay(const Pending& p, std::size_t count, FlowStats& s, const SpltView& s
     if (count == 0) return;
     // The packets' times from the latest one back, gap by gap (at most 8 gaps of 23 bits),
     // and each series' packets: add()'s inputs, replayed series by series (each series depends
-    // only on its own packets, so the six chains of divisions overlap).
+    // only on its own packets, so the six chains of divisions overlap). Flag counts, SPLT
+    // entries and the Volume as add() writes them.
     std::array<std::uint64_t, kPendingPackets> ms;
     ms[count - 1] = copy.lastMs;
     for (std::size_t i = count - 1; i > 0; --i) ms[i - 1] = ms[i] - copy.packets[i].gap();

@@ -49,10 +49,11 @@
 // 6 bytes. A packet of such a flow writes that one line, not the four to five of the running
 // statistics, SPLT entry and Volume (most flows are short: on the 1 M-flow benchmark capture
 // every flow has 7 packets). The flow's tier-1 state byte says which form its record is in.
-// The 10th packet (or a gap of 2^23 ms, 2.3 hours, or more) replays the buffered packets
-// through add(), in order, with their exact times in ms, then adds itself: the same
-// operations on the same values as if every packet had gone through add(), so the statistics
-// are bit-identical. A flow exported while still short is replayed into scratch copies.
+// The 10th packet (or a gap of 2^23 ms, 2.3 hours, or more) replays the buffered packets into
+// the statistics, with their exact times in ms, then adds itself. The replay runs each series'
+// recurrence over that series' packets in order: the same operations on the same values as
+// add() packet by packet, so the statistics are bit-identical (the six series' chains of
+// divisions then overlap). A flow exported while still short is replayed into scratch copies.
 #pragma once
 
 #include <algorithm>
@@ -162,6 +163,7 @@ struct [[gnu::packed]] PendingPacket {
 };
 static_assert(sizeof(PendingPacket) == 6);
 
+/// A short flow: its latest time, then its packets in arrival order (`form` of them).
 struct Pending {
     std::uint64_t lastMs;  ///< the latest packet's time, ms (after add()'s arrival-order rule)
     std::array<PendingPacket, kPendingPackets> packets;
@@ -194,8 +196,9 @@ void addPacket(Record& r, std::uint8_t& form, std::uint16_t size, std::uint64_t 
                bool forward, std::uint8_t tcpFlags, const SpltView& splt,
                Volume* volume = nullptr) noexcept;
 
-/// The first `count` packets of `p` through add() into `s`, started first, with their SPLT
-/// entries and Volume: bit for bit what add() made of them as they came. `p` may overlay `s`.
+/// The statistics, SPLT entries and Volume of the first `count` packets of `p` into `s` (started
+/// first), `splt` and `volume`: bit for bit what add() makes of them packet by packet, computed
+/// series by series. `p` may overlay `s`.
 void replay(const Pending& p, std::size_t count, FlowStats& s, const SpltView& splt,
             Volume* volume = nullptr) noexcept;
 
