@@ -62,6 +62,14 @@ void addToSeries(Series& s, std::uint16_t size, std::uint64_t ms) noexcept {
     }
 }
 
+/// One packet's TCP flags into its direction's counts (kFlagBits' order).
+void countFlags(Direction& d, std::uint8_t tcpFlags) noexcept {
+    if (tcpFlags == 0) return;
+    for (std::size_t i = 0; i < kFlagBits.size(); ++i) {
+        d.flags[i] += (tcpFlags & kFlagBits[i]) != 0 ? 1U : 0U;
+    }
+}
+
 /// `s` (zeroed) over the `n` packets of `sizes` and `times` (ms, in arrival order, never
 /// decreasing): what addToSeries makes of them one by one, the same operations in the same
 /// order, with the running values in registers instead of the record.
@@ -146,11 +154,7 @@ void add(FlowStats& s, std::uint16_t size, std::uint64_t timeNs, bool forward,
     }
     addToSeries(s.both, size, ms);
     addToSeries(d.s, size, ms);
-    if (tcpFlags != 0) {
-        for (std::size_t i = 0; i < kFlagBits.size(); ++i) {
-            d.flags[i] += (tcpFlags & kFlagBits[i]) != 0 ? 1U : 0U;
-        }
-    }
+    countFlags(d, tcpFlags);
     if (index < splt.capacity) {
         const std::uint64_t piat = index == 0 || ms <= previous ? 0 : ms - previous;
         splt.entries[index].set(piat, size, !forward);
@@ -181,12 +185,7 @@ void replay(const Pending& p, std::size_t count, FlowStats& s, const SpltView& s
         dirSizes[d][dirCount[d]] = x.size;
         dirMs[d][dirCount[d]++] = ms[i];
         bytes[d] += x.size;
-        const std::uint8_t flags = x.tcpFlags();
-        if (flags != 0) {
-            for (std::size_t f = 0; f < kFlagBits.size(); ++f) {
-                s.dir[d].flags[f] += (flags & kFlagBits[f]) != 0 ? 1U : 0U;
-            }
-        }
+        countFlags(s.dir[d], x.tcpFlags());
         if (i < splt.capacity) splt.entries[i].set(x.gap(), x.size, d == 1);
     }
     replaySeries(s.both, sizes.data(), ms.data(), count);
